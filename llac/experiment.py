@@ -1,0 +1,61 @@
+"""An experiment's records as an immutable column table, with its formula and provenance."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Mapping
+
+import numpy as np
+
+from llac.formula import Formula
+
+STANDARD_COLUMNS = ("rank", "thread", "time")
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """The records of one experiment: equal-length float64 columns keyed by name.
+
+    `columns` always holds `time` and the formula's variables; traces add `rank` and
+    `thread`, MPI traces add communication columns. `origin` says where the data came from
+    (file names), `header` keeps the trace header's fields (procs, timer, status, ...).
+    Operations return new experiments; nothing is changed in place.
+    """
+    name: str
+    formula: Formula
+    columns: Mapping[str, np.ndarray]
+    origin: str = ""
+    header: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        cols = {k: np.asarray(v, dtype=float) for k, v in self.columns.items()}
+        lengths = {len(v) for v in cols.values()}
+        if len(lengths) > 1:
+            raise ValueError(f"columns of {self.name!r} have different lengths: {sorted(lengths)}")
+        for v in cols.values():
+            v.flags.writeable = False
+        object.__setattr__(self, "columns", MappingProxyType(cols))
+        object.__setattr__(self, "header", MappingProxyType(dict(self.header)))
+
+    def __len__(self) -> int:
+        return len(next(iter(self.columns.values()))) if self.columns else 0
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        """Column names in table order."""
+        return tuple(self.columns)
+
+    def replace(self, **changes) -> "Experiment":
+        """A copy with some fields changed (name, formula, columns, origin, header)."""
+        return replace(self, **changes)
+
+    def select(self, mask: np.ndarray) -> "Experiment":
+        """The records where the boolean `mask` is true."""
+        mask = np.asarray(mask, dtype=bool)
+        return self.replace(columns={k: v[mask] for k, v in self.columns.items()})
+
+    def with_column(self, name: str, values) -> "Experiment":
+        """A copy with column `name` added or replaced (a scalar is broadcast)."""
+        cols = dict(self.columns)
+        cols[name] = np.broadcast_to(np.asarray(values, dtype=float), (len(self),)).copy()
+        return self.replace(columns=cols)

@@ -1,0 +1,434 @@
+"""The one model of a complexity formula, shared by `call` (validation, which variables to
+record) and `llac` (design matrices, evaluation, conditions).
+
+A formula is in canonical form when it is a sum of terms and each term holds exactly one
+constant `NAME[i]` as a multiplicative factor, e.g. `f[0] + f[1]*N*log(N)`; the indices are
+0..k-1, each once. Every other identifier is a program variable, except function names.
+Arithmetic is real (`N/P` is not C integer division) and `log` is the natural logarithm, as
+in C's <math.h>.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+from lark import Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from llac.grammars import open_grammar
+
+FUNCTIONS: dict[str, tuple[int, Callable]] = {
+    "log": (1, np.log), "log2": (1, np.log2), "log10": (1, np.log10), "sqrt": (1, np.sqrt),
+    "exp": (1, np.exp), "floor": (1, np.floor), "ceil": (1, np.ceil), "abs": (1, np.abs),
+    "pow": (2, np.power), "min": (2, np.minimum), "max": (2, np.maximum),
+}
+
+
+class FormulaError(ValueError):
+    """A formula or expression that does not parse or is not canonical.
+
+    `column` is 1-based within the formula text (0 when unknown), so callers can turn it into
+    file:line:col by adding the formula's own position in the file.
+    """
+
+    def __init__(self, message: str, column: int = 0):
+        super().__init__(message)
+        self.message = message
+        self.column = column
+
+
+# ---------------------------------------------------------------- expression nodes
+
+@dataclass(frozen=True)
+class Node:
+    """Base of the immutable expression tree; `column` is where the node starts (1-based)."""
+    column: int = field(default=0, compare=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Number(Node):
+    value: float
+
+    def __str__(self):
+        return repr(self.value) if self.value != int(self.value) else str(int(self.value))
+
+
+@dataclass(frozen=True)
+class Variable(Node):
+    name: str
+
+    def __str__(self):
+        return self.name
+
+
+@dataclass(frozen=True)
+class Constant(Node):
+    name: str
+    index: int
+
+    def __str__(self):
+        return f"{self.name}[{self.index}]"
+
+
+@dataclass(frozen=True)
+class Call(Node):
+    function: str
+    args: tuple[Node, ...]
+
+    def __str__(self):
+        return f"{self.function}({', '.join(map(str, self.args))})"
+
+
+@dataclass(frozen=True)
+class Neg(Node):
+    operand: Node
+
+    def __str__(self):
+        return f"-{_wrap(self.operand, 3)}"
+
+
+@dataclass(frozen=True)
+class Not(Node):
+    operand: Node
+
+    def __str__(self):
+        return f"not {self.operand}"
+
+
+@dataclass(frozen=True)
+class BinOp(Node):
+    """Arithmetic (+ - * / ^), comparison (< <= == != >= >) or boolean (and, or) operation."""
+    op: str
+    left: Node
+    right: Node
+
+    def __str__(self):
+        prec = PRECEDENCE[self.op]
+        right_prec = prec + (0 if self.op in ("*", "+", "and", "or") else 1)
+        if self.op == "^":
+            return f"{_wrap(self.left, prec + 1)}^{_wrap(self.right, prec)}"
+        spaced = self.op in ("+", "-") or prec <= 1
+        sep = f" {self.op} " if spaced else self.op
+        return f"{_wrap(self.left, prec)}{sep}{_wrap(self.right, right_prec)}"
+
+
+PRECEDENCE = {"or": 0, "and": 0.5, "<": 1, "<=": 1, "==": 1, "!=": 1, ">=": 1, ">": 1,
+              "+": 2, "-": 2, "*": 3, "/": 3, "^": 4}
+
+
+def _wrap(node: Node, min_prec: float) -> str:
+    text = str(node)
+    if isinstance(node, BinOp) and PRECEDENCE[node.op] < min_prec:
+        return f"({text})"
+    if isinstance(node, Neg) and min_prec > 3:
+        return f"({text})"
+    return text
+
+
+# ---------------------------------------------------------------- parse tree -> nodes
+
+def _col(meta_or_token) -> int:
+    return getattr(meta_or_token, "column", 0) or 0
+
+
+@v_args(meta=True)
+class ExpressionBuilder(Transformer):
+    """Turns formula.lark parse trees into immutable `Node`s. Reuse it from other grammars
+    with `lark.visitors.merge_transformers(..., formula=ExpressionBuilder())`."""
+
+    def number(self, meta, children):
+        return Number(float(children[0]), column=_col(children[0]))
+
+    def constant(self, meta, children):
+        name, index = children
+        return Constant(str(name), int(index), column=_col(name))
+
+    def variable(self, meta, children):
+        return Variable("".join(str(c) for c in children), column=_col(children[0]))
+
+    def call(self, meta, children):
+        name, *args = children
+        args = tuple(a for a in args if a is not None)
+        return Call(str(name), args, column=_col(name))
+
+    def neg(self, meta, children):
+        return Neg(children[0], column=_col(meta))
+
+    def not_(self, meta, children):
+        return Not(children[0], column=_col(meta))
+
+    def compare(self, meta, children):
+        left, op, right = children
+        return BinOp(str(op), left, right, column=_col(meta))
+
+    def _binop(op):  # noqa: N805 - a method factory used while the class body runs
+        def build(self, meta, children):
+            return BinOp(op, children[0], children[-1], column=_col(meta))
+        return build
+
+    add, sub, mul, div, pow = _binop("+"), _binop("-"), _binop("*"), _binop("/"), _binop("^")
+    and_, or_ = _binop("and"), _binop("or")
+    del _binop
+
+    def formula(self, meta, children):
+        return children[0]
+
+    def start(self, meta, children):
+        return children[0]
+
+
+def _parse(text: str, start: str) -> Node:
+    try:
+        tree = open_grammar("formula.lark", start=start).parse(text)
+        return ExpressionBuilder().transform(tree)
+    except UnexpectedInput as err:
+        raise FormulaError(_describe_syntax_error(err, text), err.column if err.column > 0 else len(text) + 1) from None
+    except VisitError as err:
+        raise FormulaError(str(err.orig_exc)) from None
+
+
+def _describe_syntax_error(err: UnexpectedInput, text: str) -> str:
+    if isinstance(err, UnexpectedEOF) or (isinstance(err, UnexpectedToken) and err.token.type == "$END"):
+        return "the expression ends too early"
+    if isinstance(err, UnexpectedCharacters):
+        return f"unexpected character {text[err.pos_in_stream]!r}"
+    if isinstance(err, UnexpectedToken):
+        return f"unexpected {str(err.token)!r}"
+    return "syntax error"
+
+
+def parse_expression(text: str) -> Node:
+    """Parse an arithmetic expression over columns (`time * 1e6`, `N*log(N)`)."""
+    node = _parse(text, "expr")
+    check_functions(node)
+    return node
+
+
+def parse_condition(text: str) -> Node:
+    """Parse a condition over columns (`N <= 512 and rank == 0`)."""
+    node = _parse(text, "condition")
+    check_functions(node)
+    return node
+
+
+# ---------------------------------------------------------------- evaluation
+
+def walk(node: Node):
+    """Yield `node` and every node below it, depth first."""
+    yield node
+    for child in _children(node):
+        yield from walk(child)
+
+
+def _children(node: Node) -> tuple[Node, ...]:
+    if isinstance(node, BinOp):
+        return (node.left, node.right)
+    if isinstance(node, (Neg, Not)):
+        return (node.operand,)
+    if isinstance(node, Call):
+        return node.args
+    return ()
+
+
+def variables_of(node: Node) -> tuple[str, ...]:
+    """The variable names in `node`, in order of first appearance."""
+    return tuple(dict.fromkeys(n.name for n in walk(node) if isinstance(n, Variable)))
+
+
+def check_functions(node: Node) -> None:
+    """Reject unknown functions and wrong argument counts, naming the column."""
+    for n in walk(node):
+        if isinstance(n, Call):
+            if n.function not in FUNCTIONS:
+                known = ", ".join(sorted(FUNCTIONS))
+                raise FormulaError(f"unknown function {n.function!r} (known: {known})", n.column)
+            arity = FUNCTIONS[n.function][0]
+            if len(n.args) != arity:
+                raise FormulaError(f"{n.function}() takes {arity} argument{'s' * (arity > 1)}, "
+                                   f"got {len(n.args)}", n.column)
+
+
+_ARITH = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide, "^": np.power,
+          "<": np.less, "<=": np.less_equal, "==": np.equal, "!=": np.not_equal,
+          ">=": np.greater_equal, ">": np.greater, "and": np.logical_and, "or": np.logical_or}
+
+
+def evaluate(node: Node, columns: Mapping[str, np.ndarray],
+             constants: Mapping[tuple[str, int], float] | None = None):
+    """Evaluate `node` with numpy over `columns` (name -> array), in real arithmetic.
+
+    Raises KeyError naming the first variable that is not a column; constants are looked up
+    in `constants` as (name, index) -> value.
+    """
+    if isinstance(node, Number):
+        return node.value
+    if isinstance(node, Variable):
+        if node.name not in columns:
+            raise KeyError(node.name)
+        return np.asarray(columns[node.name], dtype=float)
+    if isinstance(node, Constant):
+        if constants is None or (node.name, node.index) not in constants:
+            raise KeyError(str(node))
+        return constants[(node.name, node.index)]
+    if isinstance(node, Neg):
+        return np.negative(evaluate(node.operand, columns, constants))
+    if isinstance(node, Not):
+        return np.logical_not(evaluate(node.operand, columns, constants))
+    if isinstance(node, Call):
+        return FUNCTIONS[node.function][1](*(evaluate(a, columns, constants) for a in node.args))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return _ARITH[node.op](evaluate(node.left, columns, constants),
+                               evaluate(node.right, columns, constants))
+
+
+# ---------------------------------------------------------------- canonical formulas
+
+@dataclass(frozen=True)
+class Term:
+    """One term of a canonical formula: `constant * factor` (factor is Number(1) for `f[0]`)."""
+    constant: Constant
+    factor: Node
+
+    def __str__(self):
+        if isinstance(self.factor, Neg):
+            return "-" + str(Term(self.constant, self.factor.operand))
+        if isinstance(self.factor, Number) and self.factor.value == 1:
+            return str(self.constant)
+        return f"{self.constant}*{_wrap(self.factor, 3)}"
+
+
+@dataclass(frozen=True)
+class Formula:
+    """A validated canonical formula: its constants' family name, terms and variables."""
+    text: str
+    name: str
+    terms: tuple[Term, ...]
+    variables: tuple[str, ...]
+
+    @property
+    def constants(self) -> tuple[str, ...]:
+        """Constant names in index order: ('f[0]', 'f[1]', ...)."""
+        return tuple(str(t.constant) for t in self.terms)
+
+    def __str__(self):
+        return " + ".join(str(t) for t in self.terms).replace("+ -", "- ")
+
+    def design_matrix(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The n x k matrix whose column i is term i's factor evaluated on the data."""
+        n = len(next(iter(columns.values()))) if columns else 1
+        cols = [np.broadcast_to(np.asarray(evaluate(t.factor, columns), dtype=float), (n,))
+                for t in self.terms]
+        return np.column_stack(cols) if cols else np.empty((n, 0))
+
+    def evaluate(self, constants: Sequence[float], columns: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The formula's value for the given constants (in index order) over `columns`."""
+        return self.design_matrix(columns) @ np.asarray(constants, dtype=float)
+
+    def without(self, indices) -> "Formula":
+        """This formula with the terms of the given constant indices dropped (names kept)."""
+        drop = set(indices)
+        kept = tuple(t for t in self.terms if t.constant.index not in drop)
+        if not kept:
+            raise FormulaError("a formula needs at least one term")
+        text = " + ".join(str(t) for t in kept).replace("+ -", "- ")
+        variables = tuple(dict.fromkeys(v for t in kept for v in variables_of(t.factor)))
+        return Formula(text, self.name, kept, variables)
+
+
+def parse_formula(text: str, experiment: str | None = None) -> Formula:
+    """Parse and validate a canonical formula; `experiment`, when given, must name its constants.
+
+    Raises FormulaError with the 1-based column of the offending part.
+    """
+    root = _parse(text, "formula")
+    check_functions(root)
+    terms = [_split_term(node, sign) for node, sign in _signed_terms(root, 1)]
+    if not terms:
+        raise FormulaError("a formula needs at least one constant such as f[0]", 1)
+    name = experiment or terms[0].constant.name
+    for term in terms:
+        if term.constant.name != name:
+            whose = f"experiment {name!r}" if experiment else f"the first term ({name}[...])"
+            raise FormulaError(f"constant {term.constant} does not belong to {whose}: "
+                               f"its constants are {name}[0], {name}[1], ...", term.constant.column)
+    _check_indices(terms, name)
+    terms.sort(key=lambda t: t.constant.index)
+    variables = tuple(dict.fromkeys(v for t in terms for v in variables_of(t.factor)))
+    return Formula(text.strip(), name, tuple(terms), variables)
+
+
+def _signed_terms(node: Node, sign: int):
+    if isinstance(node, BinOp) and node.op in "+-":
+        yield from _signed_terms(node.left, sign)
+        yield from _signed_terms(node.right, sign if node.op == "+" else -sign)
+    else:
+        yield node, sign
+
+
+def _split_term(node: Node, sign: int) -> Term:
+    constants = [n for n in walk(node) if isinstance(n, Constant)]
+    if not constants:
+        raise FormulaError(f"term {node} has no constant: in canonical form every term is "
+                           f"multiplied by exactly one constant such as f[1]", node.column)
+    if len(constants) > 1:
+        raise FormulaError(f"term {node} has {len(constants)} constants ({', '.join(map(str, constants))}): "
+                           f"in canonical form each term has exactly one", constants[1].column)
+    factor = _factor_without(node, constants[0])
+    if sign < 0:
+        factor = Neg(factor, column=factor.column)
+    return Term(constants[0], _simplify(factor))
+
+
+def _factor_without(node: Node, constant: Constant) -> Node:
+    """`node` with `constant` replaced by 1, provided it is a multiplicative factor of it."""
+    if node is constant:
+        return Number(1.0, column=node.column)
+    if isinstance(node, Neg):
+        return Neg(_factor_without(node.operand, constant), column=node.column)
+    if isinstance(node, BinOp) and node.op == "*":
+        if any(n is constant for n in walk(node.left)):
+            return BinOp("*", _factor_without(node.left, constant), node.right, column=node.column)
+        return BinOp("*", node.left, _factor_without(node.right, constant), column=node.column)
+    if isinstance(node, BinOp) and node.op == "/" and any(n is constant for n in walk(node.left)):
+        return BinOp("/", _factor_without(node.left, constant), node.right, column=node.column)
+    raise FormulaError(f"constant {constant} must multiply its term, not stand inside "
+                       f"{_context(node)}: write the term as {constant}*(...)", constant.column)
+
+
+def _context(node: Node) -> str:
+    if isinstance(node, Call):
+        return f"{node.function}(...)"
+    if isinstance(node, BinOp) and node.op == "/":
+        return "a denominator"
+    if isinstance(node, BinOp):
+        return f"an operand of '{node.op}'"
+    return str(node)
+
+
+def _simplify(node: Node) -> Node:
+    """Drop the `1*` and `*1` left where the constant was, so terms print naturally."""
+    if isinstance(node, BinOp) and node.op in "*/":
+        left, right = _simplify(node.left), _simplify(node.right)
+        if node.op == "*" and isinstance(left, Number) and left.value == 1:
+            return right
+        if isinstance(right, Number) and right.value == 1:
+            return left
+        return BinOp(node.op, left, right, column=node.column)
+    if isinstance(node, Neg):
+        inner = _simplify(node.operand)
+        return Neg(inner, column=node.column)
+    return node
+
+
+def _check_indices(terms: list[Term], name: str) -> None:
+    seen: dict[int, Term] = {}
+    for term in terms:
+        if term.constant.index in seen:
+            raise FormulaError(f"constant {term.constant} appears in two terms", term.constant.column)
+        seen[term.constant.index] = term
+    missing = sorted(set(range(len(terms))) - set(seen))
+    if missing:
+        extra = max(seen)
+        raise FormulaError(f"constants must be numbered {name}[0]..{name}[{len(terms) - 1}]: "
+                           f"{name}[{missing[0]}] is missing", seen[extra].constant.column)
