@@ -183,7 +183,9 @@ def _parse(text: str, start: str) -> Node:
         tree = open_grammar("formula.lark", start=start).parse(text)
         return ExpressionBuilder().transform(tree)
     except UnexpectedInput as err:
-        raise FormulaError(_describe_syntax_error(err, text), err.column if err.column > 0 else len(text) + 1) from None
+        at_end = isinstance(err, UnexpectedEOF) or (isinstance(err, UnexpectedToken) and err.token.type == "$END")
+        column = len(text.rstrip()) + 1 if at_end or err.column <= 0 else err.column
+        raise FormulaError(_describe_syntax_error(err, text), column) from None
     except VisitError as err:
         raise FormulaError(str(err.orig_exc)) from None
 

@@ -1,0 +1,92 @@
+"""The formula model: canonical-form validation with columns, variables, design matrices."""
+import numpy as np
+import pytest
+
+from llac.formula import (FormulaError, evaluate, parse_condition, parse_expression,
+                          parse_formula, variables_of)
+
+FFT_MPI = "f[0]+f[1]*log(P)+f[2]*(N/P)*log(N/P)+f[3]*N*(P-1)/P"
+
+
+def test_canonical_formula_terms_variables_and_constants():
+    f = parse_formula(FFT_MPI, experiment="f")
+    assert f.name == "f"
+    assert f.constants == ("f[0]", "f[1]", "f[2]", "f[3]")
+    assert set(f.variables) == {"N", "P"}
+    assert str(f) == "f[0] + f[1]*log(P) + f[2]*N/P*log(N/P) + f[3]*N*(P - 1)/P"
+
+
+def test_design_matrix_uses_real_arithmetic():
+    f = parse_formula(FFT_MPI)
+    X = f.design_matrix({"N": np.array([1024.0, 1024.0]), "P": np.array([1.0, 3.0])})
+    n_p = 1024 / 3  # real division: C's integer 1024/3 would give 341
+    assert X.shape == (2, 4)
+    np.testing.assert_allclose(X[1], [1, np.log(3), n_p * np.log(n_p), 1024 * 2 / 3])
+    np.testing.assert_allclose(X[0, 1], 0.0)
+
+
+def test_evaluate_with_constants_matches_hand_computation():
+    f = parse_formula("A[0] + A[1]*N + A[2]*N*N")
+    y = f.evaluate([1.0, 2.0, 3.0], {"N": np.array([0.0, 1.0, 10.0])})
+    np.testing.assert_allclose(y, [1.0, 6.0, 321.0])
+
+
+def test_terms_may_come_in_any_order_and_subtract():
+    f = parse_formula("g[1]*N - g[0]")
+    assert f.constants == ("g[0]", "g[1]")
+    np.testing.assert_allclose(f.evaluate([2.0, 3.0], {"N": np.array([10.0])}), [28.0])
+
+
+@pytest.mark.parametrize("text, variables", [
+    ("h[0] + h[1]*s.n", ("s.n",)),
+    ("h[0]*p->len^2", ("p->len",)),
+    ("h[0] + h[1]*min(N, M)*sqrt(K)", ("N", "M", "K")),
+])
+def test_struct_members_and_functions(text, variables):
+    assert parse_formula(text).variables == variables
+
+
+@pytest.mark.parametrize("text, column, words", [
+    ("f[0]*f[1]*N", 6, "2 constants"),
+    ("N + f[0]", 1, "has no constant"),
+    ("f[0] + f[2]*N", 8, "f[1] is missing"),
+    ("N*N", 1, "has no constant"),
+    ("log(f[0])*N", 5, "inside log"),
+    ("N/f[0]", 3, "denominator"),
+    ("f[0] + f[1]*", 13, "ends too early"),
+    ("f[0] + f[1]*foo(N)", 13, "unknown function 'foo'"),
+    ("f[0] + f[1]*log(N, 2)", 13, "takes 1 argument"),
+    ("f[0] + f[0]*N", 8, "appears in two terms"),
+])
+def test_non_canonical_formulas_name_the_column(text, column, words):
+    with pytest.raises(FormulaError) as err:
+        parse_formula(text, experiment="f")
+    assert err.value.column == column
+    assert words in err.value.message
+
+
+def test_constant_of_another_experiment_is_rejected():
+    with pytest.raises(FormulaError, match="does not belong to experiment 'f'") as err:
+        parse_formula("f[0] + g[1]*N", experiment="f")
+    assert err.value.column == 8
+
+
+def test_without_drops_terms_and_keeps_names():
+    f = parse_formula("f[0] + f[1]*N + f[2]*N*N").without([0])
+    assert f.constants == ("f[1]", "f[2]")
+    assert f.variables == ("N",)
+    with pytest.raises(FormulaError):
+        f.without([1, 2])
+
+
+def test_conditions_and_expressions_over_columns():
+    cols = {"N": np.array([256.0, 512.0, 1024.0]), "rank": np.array([0.0, 1.0, 0.0])}
+    mask = evaluate(parse_condition("N <= 512 and rank == 0 or not (N < 1000)"), cols)
+    assert mask.tolist() == [True, False, True]
+    np.testing.assert_allclose(evaluate(parse_expression("N * 1e-3 + 2^3"), cols), [8.256, 8.512, 9.024])
+    assert variables_of(parse_condition("a.b > c and d->e != 1")) == ("a.b", "c", "d->e")
+
+
+def test_unknown_column_is_named():
+    with pytest.raises(KeyError, match="M"):
+        evaluate(parse_expression("N + M"), {"N": np.array([1.0])})
