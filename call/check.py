@@ -1,0 +1,234 @@
+"""Check the `#pragma cll` lines of one C file in their C context and describe the program.
+
+Finds every pragma (call.clex), parses it (call.pragmas), and checks what a C compiler
+cannot: experiments and sampling loops balance within each function, one name keeps one
+formula, a pragma stands where a statement may begin (never as the body of an unbraced
+if/else/for/while, never at file scope), `return`/`goto` inside an open experiment, and
+near-miss prefixes such as `#pragma ll` that a compiler would silently ignore.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from call.clex import CLexError, CodeToken, Directive, lex
+from call.diagnostics import CallError, Diagnostic, edit_distance
+from call.pragmas import Begin, End, EndFor, For, Parallel, Pragma, Report, parse_pragma
+
+CONTROL = {"if", "for", "while", "switch"}
+PLACED = (Begin, End, For, EndFor, Report)  # pragmas that become statements
+
+
+@dataclass
+class Program:
+    """A checked file: its pragmas in order, experiments by name (first begin), parallel mode."""
+    file: str
+    lines: list[str]
+    sites: list[tuple[Directive, Pragma]] = field(default_factory=list)
+    experiments: dict[str, Begin] = field(default_factory=dict)
+    parallel: Parallel | None = None
+    warnings: list[Diagnostic] = field(default_factory=list)
+
+
+@dataclass
+class _Open:
+    pragma: Begin | For
+    depth: int
+
+
+def check_file(file: str, text: str) -> Program:
+    """Check `text` (the contents of `file`); CallError listing every error found, else the
+    Program with its warnings."""
+    lines = text.splitlines()
+    try:
+        stream = lex(text)
+    except CLexError as err:
+        raise CallError([Diagnostic("error", file, err.line, err.column, err.message)], lines) from None
+    checker = _Checker(Program(file, lines))
+    checker.run(stream)
+    if checker.errors:
+        found = sorted(checker.errors + checker.program.warnings, key=lambda d: (d.line, d.column))
+        raise CallError(found, lines)
+    return checker.program
+
+
+class _Checker:
+    def __init__(self, program: Program):
+        self.program = program
+        self.errors: list[Diagnostic] = []
+        self.stack: list[_Open] = []
+        self.near_misses: list[Directive] = []
+        self.depth = 0
+        self.parens: list[str] = []       # for each open '(', the word before it
+        self.previous: CodeToken | None = None
+        self.closed_control = False       # previous ')' closed an if/for/while/switch header
+
+    def diagnostic(self, severity, line, column, message, notes=()):
+        return Diagnostic(severity, self.program.file, line, column, message, tuple(notes))
+
+    def error(self, at: Pragma | CodeToken, message: str, notes=()):
+        self.errors.append(self.diagnostic("error", at.line, at.column, message, notes))
+
+    def note(self, at: Pragma, message: str) -> Diagnostic:
+        return self.diagnostic("note", at.line, at.column, message)
+
+    def run(self, stream):
+        for index, item in enumerate(stream):
+            if isinstance(item, CodeToken):
+                self.code(item)
+            elif item.namespace == "cll":
+                following = next((t for t in stream[index + 1:] if isinstance(t, CodeToken)), None)
+                self.pragma(item, following)
+            elif item.namespace and _near_miss(item.namespace):
+                self.near_miss(item)
+        self.close_function(None)
+
+    # ------------------------------------------------------------ C code
+
+    def code(self, token: CodeToken):
+        text = token.text
+        if text == "{":
+            self.depth += 1
+        elif text == "}":
+            self.depth -= 1
+            if self.depth == 0:
+                self.close_function(token)
+        elif text == "(":
+            self.parens.append(self.previous.text if self.previous else "")
+        elif text == ")" and self.parens:
+            self.closed_control = self.parens.pop() in CONTROL
+        elif text in ("return", "goto") and token.kind == "IDENT":
+            self.leaving(token)
+        self.previous = token
+
+    def leaving(self, token: CodeToken):
+        open_experiments = [o.pragma for o in self.stack if isinstance(o.pragma, Begin)]
+        if open_experiments:
+            inner = open_experiments[-1]
+            self.program.warnings.append(self.diagnostic(
+                "warning", token.line, token.column,
+                f"'{token.text}' inside experiment {inner.name!r}: on this path the experiment "
+                f"is never ended", [self.note(inner, f"experiment {inner.name!r} begins here")]))
+
+    def close_function(self, token: CodeToken | None):
+        where = "before the end of the function" if token else "before the end of the file"
+        for entry in self.stack:
+            what = (f"experiment {entry.pragma.name!r} is never ended {where}"
+                    if isinstance(entry.pragma, Begin) else f"'#pragma cll for' has no 'end for' {where}")
+            name = entry.pragma.name if isinstance(entry.pragma, Begin) else "for"
+            self.error(entry.pragma, what, self.typo_notes(name))
+        self.stack.clear()
+
+    # ------------------------------------------------------------ pragmas
+
+    def near_miss(self, directive: Directive):
+        self.near_misses.append(directive)
+        self.program.warnings.append(self.diagnostic(
+            "warning", directive.line, directive.namespace_column,
+            f"'#pragma {directive.namespace}' is ignored: did you mean '#pragma cll'?"))
+
+    def typo_notes(self, name: str) -> list[Diagnostic]:
+        """Notes pointing at near-miss pragma lines that mention `name`: likely typos."""
+        return [self.diagnostic("note", d.line, d.namespace_column,
+                                f"'#pragma {d.namespace}{d.body.rstrip()}' looks like a typo for "
+                                f"'#pragma cll{d.body.rstrip()}'")
+                for d in self.near_misses if name in d.body.split()]
+
+    def pragma(self, directive: Directive, following: CodeToken | None):
+        try:
+            pragma = parse_pragma(directive, self.program.file)
+        except CallError as err:
+            self.errors.extend(err.diagnostics)
+            return
+        if not isinstance(pragma, PLACED) or self.placement_ok(pragma, following):
+            self.program.sites.append((directive, pragma))
+        handlers = {Begin: self.begin, End: self.end, For: self.sampling_loop,
+                    EndFor: self.end_loop, Parallel: self.parallel, Report: self.report}
+        handlers[type(pragma)](pragma)
+
+    def placement_ok(self, pragma: Pragma, following: CodeToken | None) -> bool:
+        previous = self.previous.text if self.previous else None
+        what = _describe(pragma)
+        if self.depth <= 0:
+            self.error(pragma, f"{what} at file scope: it becomes a statement, so it must stand "
+                               f"inside a function body")
+        elif self.parens:
+            self.error(pragma, f"{what} inside parentheses: it must stand where a statement can begin")
+        elif previous in ("else", "do") or (previous == ")" and self.closed_control):
+            keyword = previous if previous != ")" else "if/for/while/switch (...)"
+            self.error(pragma, f"{what} directly after '{keyword}' without braces: the inserted "
+                               f"code would become the body and change the program; add braces")
+        elif previous not in (";", "{", "}", ":"):
+            self.error(pragma, f"{what} inside a statement (after {previous!r}): it must stand "
+                               f"where a statement can begin")
+        elif following is not None and following.text == "else":
+            self.error(pragma, f"{what} between an if's statement and its 'else': the inserted "
+                               f"code would separate them; add braces")
+        else:
+            return True
+        return False
+
+    def begin(self, pragma: Begin):
+        first = self.program.experiments.setdefault(pragma.name, pragma)
+        if str(first.formula) != str(pragma.formula):
+            self.error(pragma, f"experiment {pragma.name!r} has two different formulas: "
+                               f"'{pragma.formula}' here",
+                       [self.note(first, f"and '{first.formula}' here")])
+        self.stack.append(_Open(pragma, self.depth))
+
+    def end(self, pragma: End):
+        names = [o.pragma.name for o in self.stack if isinstance(o.pragma, Begin)]
+        if self.stack and isinstance(self.stack[-1].pragma, Begin) and names[-1] == pragma.name:
+            self.stack.pop()
+        elif pragma.name in names:
+            inner = self.stack[-1].pragma
+            label = f"experiment {inner.name!r}" if isinstance(inner, Begin) else "'#pragma cll for'"
+            self.error(pragma, f"'end {pragma.name}' while {label}, begun inside it, is still open",
+                       [self.note(inner, f"{label} begins here")] + self.typo_notes(getattr(inner, "name", "for")))
+            while self.stack.pop().pragma.name != pragma.name:
+                pass
+        else:
+            self.error(pragma, f"'end {pragma.name}' without a matching '#pragma cll {pragma.name} ...' "
+                               f"open in this function", self.typo_notes(pragma.name))
+
+    def sampling_loop(self, pragma: For):
+        self.stack.append(_Open(pragma, self.depth))
+
+    def end_loop(self, pragma: EndFor):
+        top = self.stack[-1] if self.stack else None
+        if top is None or not any(isinstance(o.pragma, For) for o in self.stack):
+            self.error(pragma, "'end for' without a matching '#pragma cll for'")
+        elif isinstance(top.pragma, Begin):
+            self.error(pragma, f"'end for' while experiment {top.pragma.name!r} is still open",
+                       [self.note(top.pragma, f"experiment {top.pragma.name!r} begins here")]
+                       + self.typo_notes(top.pragma.name))
+        elif top.depth != self.depth:
+            self.error(pragma, "'end for' is not in the same block as its 'for': the generated "
+                               "loop's braces would not match the program's",
+                       [self.note(top.pragma, "the 'for' is here")])
+        else:
+            self.stack.pop()
+
+    def parallel(self, pragma: Parallel):
+        known = self.program.parallel
+        if known is not None and (known.model, known.procs) != (pragma.model, pragma.procs):
+            self.error(pragma, "a second, different '#pragma cll parallel' line",
+                       [self.note(known, "the first is here")])
+        self.program.parallel = known or pragma
+
+    def report(self, pragma: Report):
+        for name in pragma.names or ():
+            if name not in self.program.experiments:
+                self.program.warnings.append(self.diagnostic(
+                    "warning", pragma.line, pragma.column,
+                    f"report names {name!r}, which no '#pragma cll' before it in this file begins"))
+
+
+def _near_miss(namespace: str) -> bool:
+    """`ll`, `cl`, `call`, `clll`, `CLL`...: probably meant `cll` (a compiler ignores them)."""
+    return namespace != "cll" and edit_distance(namespace.lower(), "cll") <= 1
+
+
+def _describe(pragma: Pragma) -> str:
+    return {Begin: "'#pragma cll' experiment begin", End: "'#pragma cll end'",
+            For: "'#pragma cll for'", EndFor: "'#pragma cll end for'",
+            Report: "'#pragma cll report'"}[type(pragma)]

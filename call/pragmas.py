@@ -1,0 +1,180 @@
+"""Parse and validate one `#pragma cll` line (grammar/pragma.lark) into a directive object."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lark import Token, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from call.clex import Directive
+from call.diagnostics import CallError, Diagnostic, edit_distance
+from llac.formula import Formula, FormulaError, parse_formula
+from llac.grammars import open_grammar
+
+KEYWORDS = ("end", "for", "sync", "parallel", "report")
+MODELS = ("MPI", "OpenMP", "PUB")
+
+
+@dataclass(frozen=True)
+class Pragma:
+    """What every directive knows: the file and the place of its `#`."""
+    file: str
+    line: int
+    column: int
+
+    @property
+    def site(self) -> str:
+        """`file:line:col`, as the runtime records it."""
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True)
+class Begin(Pragma):
+    name: str
+    formula: Formula
+    sync: bool
+
+
+@dataclass(frozen=True)
+class End(Pragma):
+    name: str
+
+
+@dataclass(frozen=True)
+class For(Pragma):
+    header: str  # "N = 16; N <= 4096; N *= 2"
+
+
+@dataclass(frozen=True)
+class EndFor(Pragma):
+    pass
+
+
+@dataclass(frozen=True)
+class Parallel(Pragma):
+    model: str
+    obj: str | None
+    procs: tuple[int, int, int] | None
+
+
+@dataclass(frozen=True)
+class Report(Pragma):
+    names: tuple[str, ...] | None  # None: all
+
+
+def parse_pragma(directive: Directive, file: str) -> Pragma:
+    """The directive object for the body of a `#pragma cll` line; CallError with
+    file:line:col when it does not parse or does not validate."""
+    reader = _Reader(directive, file)
+    try:
+        tree = open_grammar("pragma.lark").parse(directive.body).children[0]
+    except UnexpectedInput as err:
+        reader.unknown_directive()
+        at_end = isinstance(err, UnexpectedEOF) or getattr(err, "token", None) == ""
+        index = len(directive.body.rstrip()) if at_end or err.column < 1 else err.column - 1
+        reader.fail(index, _syntax_message(err, directive.body))
+    return getattr(reader, tree.data)(tree)
+
+
+def _syntax_message(err: UnexpectedInput, body: str) -> str:
+    if isinstance(err, UnexpectedEOF) or (isinstance(err, UnexpectedToken) and err.token.type == "$END"):
+        return "this '#pragma cll' line ends too early"
+    if isinstance(err, UnexpectedCharacters):
+        return f"unexpected character {body[err.pos_in_stream]!r} in '#pragma cll' line"
+    return f"unexpected {str(err.token)!r} in '#pragma cll' line"
+
+
+class _Reader:
+    """Turns the parse tree of one line into a Pragma, reporting errors at file positions."""
+
+    def __init__(self, directive: Directive, file: str):
+        self.directive, self.file = directive, file
+        self.place = dict(file=file, line=directive.line, column=directive.column)
+
+    def fail(self, index: int, message: str):
+        """Raise an error at body character `index`."""
+        line, column = self.directive.position(index)
+        raise CallError([Diagnostic("error", self.file, line, column, message)])
+
+    def unknown_directive(self):
+        """If the first word is a misspelt keyword, say so (before any other error)."""
+        body = self.directive.body
+        word = body.split()[0] if body.split() else ""
+        word = word.split("(")[0]
+        if not word or word in KEYWORDS:
+            if not word:
+                self.fail(0, "'#pragma cll' needs a directive: an experiment NAME FORMULA, "
+                             "'end', 'for', 'parallel' or 'report'")
+            return
+        distance, nearest = min((edit_distance(word, k), k) for k in KEYWORDS)
+        if distance <= 2 and distance < len(word):
+            self.fail(body.index(word), f"unknown directive {word!r} after '#pragma cll' "
+                                        f"(did you mean {nearest!r}?)")
+
+    def begin(self, tree: Tree) -> Begin:
+        *sync, name, formula_tree = tree.children
+        start, stop = formula_tree.meta.start_pos, formula_tree.meta.end_pos
+        try:
+            formula = parse_formula(self.directive.body[start:stop], experiment=str(name))
+        except FormulaError as err:
+            self.unknown_directive()
+            self.fail(start + max(err.column, 1) - 1,
+                      f"formula of experiment {str(name)!r}: {err.message}")
+        return Begin(**self.place, name=str(name), formula=formula, sync=bool(sync))
+
+    def end_experiment(self, tree: Tree) -> End:
+        return End(**self.place, name=str(tree.children[0]))
+
+    def end_for(self, tree: Tree) -> EndFor:
+        return EndFor(**self.place)
+
+    def for_loop(self, tree: Tree) -> For:
+        parts = [self.directive.body[t.meta.start_pos:t.meta.end_pos] if not t.meta.empty else ""
+                 for t in tree.children]
+        return For(**self.place, header="; ".join(p.strip() for p in parts))
+
+    def parallel(self, tree: Tree) -> Parallel:
+        model, *rest = tree.children
+        obj = next((t for t in rest if isinstance(t, Token)), None)
+        procs = next((t for t in rest if isinstance(t, Tree)), None)
+        if str(model) not in MODELS:
+            nearest = min(MODELS, key=lambda m: edit_distance(str(model).lower(), m.lower()))
+            self.fail(model.start_pos, f"unknown parallel model {str(model)!r}: expected MPI, "
+                                       f"OpenMP or PUB (did you mean {nearest!r}?)")
+        if str(model) != "OpenMP":
+            self.fail(model.start_pos, f"'parallel {model}' is not supported yet "
+                                       f"(only 'parallel OpenMP' is, for now)")
+        return Parallel(**self.place, model=str(model), obj=str(obj) if obj else None,
+                        procs=self.procs(procs) if procs is not None else None)
+
+    def procs(self, tree: Tree) -> tuple[int, int, int]:
+        values = tree.children
+        where = tree.meta.start_pos
+        usage = "procs = A:B:F means P = A, A*F, A*F^2, ... up to B (e.g. procs = 1:8:2)"
+        if len(values) != 3 or any(v.type != "INT" for v in values):
+            self.fail(where, f"malformed procs clause: {usage}")
+        first, last, factor = (int(v) for v in values)
+        if first < 1:
+            self.fail(values[0].start_pos, f"procs: the first count must be at least 1; {usage}")
+        if last < first:
+            self.fail(values[1].start_pos, f"procs: the last count {last} is below the first "
+                                           f"{first}; {usage}")
+        if factor < 2:
+            self.fail(values[2].start_pos, f"procs: the factor must be at least 2, got {factor}; {usage}")
+        return first, last, factor
+
+    def report_all(self, tree: Tree) -> Report:
+        return Report(**self.place, names=None)
+
+    def report_names(self, tree: Tree) -> Report:
+        return Report(**self.place, names=tuple(str(t) for t in tree.children))
+
+
+def procs_sequence(procs: tuple[int, int, int]) -> list[int]:
+    """The processor counts a `procs = A:B:F` clause asks for: A, A*F, A*F^2, ... <= B."""
+    first, last, factor = procs
+    counts = []
+    while first <= last:
+        counts.append(first)
+        first *= factor
+    return counts
