@@ -1,0 +1,34 @@
+"""Where the installed tracing runtime is: the header and static library that `call`
+compiles and links instrumented programs with (built by setup.py at `pip install`)."""
+from pathlib import Path
+
+RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
+
+
+class RuntimeMissing(RuntimeError):
+    """The runtime library was never built (a checkout that was not pip-installed)."""
+
+
+def _existing(path: Path) -> Path:
+    """Return `path` if it exists, else raise RuntimeMissing telling the user the fix."""
+    if not path.exists():
+        raise RuntimeMissing(
+            f"the CALL tracing runtime is not built ({path} is missing); "
+            f"run `pip install -e .` in the project checkout"
+        )
+    return path
+
+
+def include_dir() -> Path:
+    """Directory holding cll.h, for the compiler's -I."""
+    return _existing(RUNTIME_DIR / "include" / "cll.h").parent
+
+
+def static_library() -> Path:
+    """The static runtime library libcllrt.a that instrumented programs link."""
+    return _existing(RUNTIME_DIR / "libcllrt.a")
+
+
+def link_flags() -> list[str]:
+    """Linker arguments for an instrumented program: the library and what it needs."""
+    return [str(static_library()), "-lm", "-pthread"]

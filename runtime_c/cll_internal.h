@@ -1,0 +1,87 @@
+/* cll_internal.h -- what the runtime's own modules share (not installed for users).
+ *
+ *   timer.c     clock choice, calibration, the inline tick read used on the hot path
+ *   store.c     per-thread record buffers, begin/end, spilling to disk, iterating records
+ *   registry.c  experiments and programs registered by generated code, procs, thread ids
+ *   trace.c     the text trace (docs/trace-format.md): paths, header, records
+ *   lifecycle.c start-up, the exit and fatal-signal hooks, fatal errors
+ */
+#ifndef CLL_INTERNAL_H
+#define CLL_INTERNAL_H
+
+#include "cll.h"
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define CLL_HAVE_TSC 1
+#endif
+
+#define CLL_EXIT_ERROR 70 /* EX_SOFTWARE: run-time error found by the runtime */
+
+/* ---- timer.c ---- */
+extern int cll_use_tsc_;            /* 1: ticks are TSC cycles; 0: CLOCK_MONOTONIC ns */
+
+/* One clock read in ticks; inline so begin/end pay no call for it. */
+static inline uint64_t cll_now_(void)
+{
+#ifdef CLL_HAVE_TSC
+    if (__builtin_expect(cll_use_tsc_, 1))
+        return __rdtsc();
+#endif
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+void cll_timer_init_(void);
+
+/* ---- store.c ---- */
+/* A completed record as stored: `nvars` doubles of its experiment follow it. */
+typedef struct cll_record {
+    uint32_t exp;       /* experiment id */
+    int32_t thread;     /* thread number */
+    uint64_t ticks;     /* elapsed ticks */
+} cll_record;
+
+/* Called for every stored record; a non-zero return stops the iteration. */
+typedef int (*cll_record_fn)(const cll_record *r, const double *vars, void *ctx);
+
+/* Visit all records of all threads, spilled ones first, each thread in order. This is the
+ * hook a later MPI layer uses to serialise a rank's records and gather them on rank 0.
+ * Returns 0, the callback's non-zero value, or -1 (errno set) if a spill file fails. */
+int cll_store_each_(cll_record_fn fn, void *ctx);
+
+/* One line per experiment still open in any thread, for the header and stderr:
+ * calls fn(experiment, thread, ctx) innermost last. */
+void cll_store_each_open_(void (*fn)(const cll_experiment *e, int thread, void *ctx), void *ctx);
+
+/* Seconds one empty begin/end pair costs here (measured on a scratch buffer, ~1 ms). */
+double cll_store_overhead_(void);
+
+/* Remove the spill files (at the very end of the process). */
+void cll_store_remove_spills_(void);
+
+/* ---- registry.c ---- */
+int cll_experiment_count_(void);
+const cll_experiment *cll_experiment_at_(int id);   /* canonical struct of that id */
+const char *cll_sources_(void);                     /* "a.c,b.c" */
+const char *cll_parallel_(void);
+int cll_procs_(void);
+int cll_rank_(void);
+extern int (*cll_thread_id_)(void);                 /* NULL: numbered by first record */
+
+/* ---- trace.c ---- */
+void cll_paths_init_(void);        /* fixes cwd, program name, CLL_TRACE at start-up */
+const char *cll_program_name_(void);
+/* "<dir>/.<trace file name>.<what>.<pid><suffix>": hidden files next to the trace. */
+void cll_hidden_path_(char *out, size_t size, const char *what, const char *suffix);
+/* Write the trace with `status`; names == NULL: all experiments. 0 or -1 (errno set). */
+int cll_trace_write_(const char *status, const char *const *names, int nnames);
+
+/* ---- lifecycle.c ---- */
+void cll_init_(void);              /* idempotent; called by cll_register */
+/* Print "msg" on stderr, write the trace with status "error: <status>", exit 70. */
+__attribute__((noreturn)) void cll_fatal_(const char *msg, const char *status);
+
+#endif /* CLL_INTERNAL_H */

@@ -1,0 +1,321 @@
+/* store.c -- per-thread record buffers: begin/end on the hot path, spilling to disk.
+ *
+ * Each thread that records owns a 64-byte-aligned slot reached through an initial-exec
+ * thread-local pointer, so begin/end take no lock and share no cache line. A slot keeps the
+ * thread's open experiments (a growable stack; variables are captured at begin) and a buffer
+ * of completed records; a full buffer is appended to the thread's hidden spill file next to
+ * the trace, as a chunk [uint64 byte count][records], so no record is ever dropped and memory
+ * stays bounded. Slots are never freed: a thread that exits leaves its records behind.
+ */
+#define _GNU_SOURCE
+#include "cll_internal.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define BUFFER_BYTES (2u << 20)
+
+typedef struct cll_open {
+    cll_experiment *e;
+    uint64_t t0;
+    size_t vpos;        /* where its captured variables start in the slot's vars */
+} cll_open;
+
+typedef struct cll_slot {
+    /* hot: touched by every begin/end */
+    char *buf;
+    size_t pos, cap;
+    cll_open *open;
+    int depth, open_cap;
+    int32_t thread;
+    double *vars;
+    size_t vpos, vcap;
+    uint64_t records;   /* completed, read by other threads (relaxed) */
+    /* cold */
+    uint64_t spilled;
+    int spill_fd;
+    uint64_t spill_bytes;
+    char spill_path[4096];
+    struct cll_slot *next;
+} __attribute__((aligned(64))) cll_slot;
+
+static __thread cll_slot *self __attribute__((tls_model("initial-exec")));
+static cll_slot *slots, **slots_tail = &slots;
+static int nslots;
+static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *xmalloc(size_t size)
+{
+    void *p = malloc(size);
+    if (!p)
+        cll_fatal_("cll: error: out of memory for trace records", "out of memory");
+    return p;
+}
+
+/* A fresh slot with an empty buffer of `cap` bytes (not linked anywhere). */
+static cll_slot *slot_new(size_t cap)
+{
+    cll_slot *s = aligned_alloc(64, sizeof *s);
+    if (!s)
+        cll_fatal_("cll: error: out of memory for trace records", "out of memory");
+    memset(s, 0, sizeof *s);
+    s->buf = xmalloc(cap);
+    s->cap = cap;
+    s->open_cap = 16;
+    s->open = xmalloc(s->open_cap * sizeof *s->open);
+    s->vcap = 64;
+    s->vars = xmalloc(s->vcap * sizeof *s->vars);
+    s->spill_fd = -1;
+    return s;
+}
+
+/* First record of this thread: give it a slot (numbered in order) and link it. */
+static __attribute__((noinline)) cll_slot *slot_register(void)
+{
+    cll_slot *s = slot_new(BUFFER_BYTES);
+    pthread_mutex_lock(&slots_lock);
+    s->thread = nslots++;
+    __atomic_store_n(slots_tail, s, __ATOMIC_RELEASE);
+    slots_tail = &s->next;
+    pthread_mutex_unlock(&slots_lock);
+    self = s;
+    return s;
+}
+
+/* Make room for one more open experiment with `nvars` variables (cold path). */
+static __attribute__((noinline)) void slot_grow(cll_slot *s, int nvars)
+{
+    if (s->depth == s->open_cap) {
+        s->open_cap *= 2;
+        s->open = realloc(s->open, s->open_cap * sizeof *s->open);
+    }
+    while (s->vpos + (size_t)nvars > s->vcap)
+        s->vcap *= 2;
+    s->vars = realloc(s->vars, s->vcap * sizeof *s->vars);
+    if (!s->open || !s->vars)
+        cll_fatal_("cll: error: out of memory for open experiments", "out of memory");
+}
+
+/* Append the full buffer to the thread's spill file and empty it (cold path). */
+static __attribute__((noinline)) void slot_spill(cll_slot *s)
+{
+    char msg[4400];
+    if (s->spill_fd < 0) {
+        char what[32];
+        snprintf(what, sizeof what, "spill%d", (int)s->thread);
+        cll_hidden_path_(s->spill_path, sizeof s->spill_path, what, "");
+        s->spill_fd = open(s->spill_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (s->spill_fd < 0) {
+            snprintf(msg, sizeof msg, "cll: error: cannot create spill file %s: %s",
+                     s->spill_path, strerror(errno));
+            cll_fatal_(msg, "cannot create spill file");
+        }
+    }
+    uint64_t n = s->pos;
+    struct iovec iov[2] = {{&n, sizeof n}, {s->buf, s->pos}};
+    size_t left = sizeof n + s->pos;
+    while (left > 0) {
+        ssize_t w = writev(s->spill_fd, iov, 2);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            snprintf(msg, sizeof msg, "cll: error: cannot spill records to %s: %s",
+                     s->spill_path, w < 0 ? strerror(errno) : "no space written");
+            cll_fatal_(msg, "cannot spill records");
+        }
+        left -= (size_t)w;
+        for (int i = 0; i < 2; i++) {   /* advance past what was written */
+            size_t take = (size_t)w < iov[i].iov_len ? (size_t)w : iov[i].iov_len;
+            iov[i].iov_base = (char *)iov[i].iov_base + take;
+            iov[i].iov_len -= take;
+            w -= (ssize_t)take;
+        }
+    }
+    s->spill_bytes += sizeof n + n;
+    __atomic_store_n(&s->spilled, __atomic_load_n(&s->records, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    s->pos = 0;
+}
+
+/* `end` that does not close the innermost open experiment of this thread. */
+static __attribute__((noinline, noreturn)) void end_mismatch(cll_slot *s, cll_experiment *e,
+                                                             const char *site)
+{
+    char msg[1024], status[900];
+    if (!s || s->depth == 0)
+        snprintf(status, sizeof status, "end of '%s' at %s but no experiment is open", e->name, site);
+    else {
+        const cll_experiment *o = s->open[s->depth - 1].e;
+        snprintf(status, sizeof status,
+                 "end of '%s' at %s does not match the open experiment '%s' (begun at %s)",
+                 e->name, site, o->name, o->source ? o->source : "?");
+    }
+    snprintf(msg, sizeof msg, "%s: error: %s", site, status);
+    cll_fatal_(msg, status);
+}
+
+static inline void begin_on(cll_slot *s, cll_experiment *e, const double *vars)
+{
+    int n = e->nvars;
+    if (__builtin_expect(s->depth == s->open_cap || s->vpos + (size_t)n > s->vcap, 0))
+        slot_grow(s, n);
+    cll_open *o = &s->open[s->depth++];
+    o->e = e;
+    o->vpos = s->vpos;
+    double *v = s->vars + s->vpos;
+    for (int i = 0; i < n; i++)
+        v[i] = vars[i];
+    s->vpos += (size_t)n;
+    o->t0 = cll_now_();
+}
+
+static inline void end_on(cll_slot *s, cll_experiment *e, const char *site, uint64_t t1)
+{
+    if (__builtin_expect(!s || s->depth == 0 || s->open[s->depth - 1].e->id != e->id, 0))
+        end_mismatch(s, e, site);
+    cll_open *o = &s->open[--s->depth];
+    int n = e->nvars;
+    size_t size = sizeof(cll_record) + (size_t)n * sizeof(double);
+    if (__builtin_expect(s->pos + size > s->cap, 0))
+        slot_spill(s);
+    cll_record *r = (cll_record *)(s->buf + s->pos);
+    r->exp = (uint32_t)e->id;
+    r->thread = cll_thread_id_ ? cll_thread_id_() : s->thread;
+    r->ticks = t1 - o->t0;
+    memcpy(r + 1, s->vars + o->vpos, (size_t)n * sizeof(double));
+    s->vpos = o->vpos;
+    s->pos += size;
+    __atomic_store_n(&s->records, s->records + 1, __ATOMIC_RELAXED);
+}
+
+void cll_begin(cll_experiment *e, const double *vars)
+{
+    cll_slot *s = self;
+    if (__builtin_expect(s == NULL, 0))
+        s = slot_register();
+    begin_on(s, e, vars);
+}
+
+void cll_end(cll_experiment *e, const char *site)
+{
+    uint64_t t1 = cll_now_();
+    end_on(self, e, site, t1);
+}
+
+/* Visit the records in buf[0..len). */
+static int each_in(const char *buf, size_t len, cll_record_fn fn, void *ctx)
+{
+    size_t pos = 0;
+    while (pos < len) {
+        const cll_record *r = (const cll_record *)(buf + pos);
+        int rc = fn(r, (const double *)(r + 1), ctx);
+        if (rc)
+            return rc;
+        pos += sizeof *r + (size_t)cll_experiment_at_((int)r->exp)->nvars * sizeof(double);
+    }
+    return 0;
+}
+
+/* Visit the records a slot spilled, chunk by chunk through a buffer of its capacity. */
+static int each_spilled(const cll_slot *s, cll_record_fn fn, void *ctx)
+{
+    if (s->spill_fd < 0)
+        return 0;
+    char *chunk = malloc(s->cap);
+    if (!chunk)
+        return -1;
+    int rc = 0;
+    for (uint64_t off = 0; off < s->spill_bytes && rc == 0;) {
+        uint64_t n;
+        errno = 0;
+        if (pread(s->spill_fd, &n, sizeof n, (off_t)off) != (ssize_t)sizeof n || n > s->cap
+            || pread(s->spill_fd, chunk, n, (off_t)(off + sizeof n)) != (ssize_t)n) {
+            if (errno == 0)
+                errno = EIO;
+            rc = -1;
+            break;
+        }
+        rc = each_in(chunk, n, fn, ctx);
+        off += sizeof n + n;
+    }
+    free(chunk);
+    return rc;
+}
+
+int cll_store_each_(cll_record_fn fn, void *ctx)
+{
+    for (cll_slot *s = __atomic_load_n(&slots, __ATOMIC_ACQUIRE); s; s = s->next) {
+        int rc = each_spilled(s, fn, ctx);
+        if (!rc)
+            rc = each_in(s->buf, s->pos, fn, ctx);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+void cll_store_each_open_(void (*fn)(const cll_experiment *e, int thread, void *ctx), void *ctx)
+{
+    for (cll_slot *s = slots; s; s = s->next)
+        for (int i = 0; i < s->depth; i++)
+            fn(s->open[i].e, s->thread, ctx);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double cll_store_overhead_(void)
+{
+    enum { BATCHES = 9, PAIRS = 200 };
+    static cll_experiment probe = {"overhead", "", "", 1, NULL, 0};
+    static cll_slot *scratch;
+    if (!scratch)
+        scratch = slot_new(PAIRS * (sizeof(cll_record) + sizeof(double)));
+    probe.id = 0;
+    double v = 1.0, per_pair[BATCHES];
+    for (int b = 0; b < BATCHES; b++) {
+        scratch->pos = 0;
+        uint64_t t0 = cll_now_();
+        for (int i = 0; i < PAIRS; i++) {
+            begin_on(scratch, &probe, &v);
+            end_on(scratch, &probe, "overhead", cll_now_());
+        }
+        per_pair[b] = (double)(cll_now_() - t0) / PAIRS;
+    }
+    qsort(per_pair, BATCHES, sizeof *per_pair, cmp_double);
+    return per_pair[BATCHES / 2] * cll_seconds_per_tick();
+}
+
+void cll_store_remove_spills_(void)
+{
+    for (cll_slot *s = slots; s; s = s->next)
+        if (s->spill_fd >= 0) {
+            unlink(s->spill_path);
+            close(s->spill_fd);
+            s->spill_fd = -1;
+            s->spill_bytes = 0;
+        }
+}
+
+uint64_t cll_record_count(void)
+{
+    uint64_t n = 0;
+    for (cll_slot *s = __atomic_load_n(&slots, __ATOMIC_ACQUIRE); s; s = s->next)
+        n += __atomic_load_n(&s->records, __ATOMIC_RELAXED);
+    return n;
+}
+
+uint64_t cll_spilled_count(void)
+{
+    uint64_t n = 0;
+    for (cll_slot *s = __atomic_load_n(&slots, __ATOMIC_ACQUIRE); s; s = s->next)
+        n += __atomic_load_n(&s->spilled, __ATOMIC_RELAXED);
+    return n;
+}

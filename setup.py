@@ -1,0 +1,59 @@
+"""Build the C tracing runtime at install time (`pip install .` and `pip install -e .`).
+
+Two clients, one set of sources in runtime_c/:
+  * `call._cllrt`, a cffi extension for Python (declared by `cffi_modules`);
+  * `call/runtime/libcllrt.a` + `call/runtime/include/cll.h`, the static library user
+    programs link (built by `BuildRuntime` with the system C compiler and `ar`). A static
+    library because linking the extension needs libpython and a shared one an rpath that
+    breaks when a virtual environment moves.
+Everything else about the project is in pyproject.toml.
+"""
+import os
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_ext import build_ext
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "runtime_c"))
+from build_cffi import CFLAGS, SOURCES  # noqa: E402  (the one list of runtime sources)
+
+ROOT = Path(__file__).resolve().parent
+RUNTIME = ROOT / "runtime_c"
+
+
+class BuildRuntime(build_ext):
+    """build_ext that first builds libcllrt.a and installs it with cll.h as package data."""
+
+    def run(self):
+        """Build the static library into the package, then the cffi extension."""
+        inplace = self.inplace or getattr(self, "editable_mode", False)
+        package_dir = ROOT / "call" if inplace else Path(self.build_lib) / "call"
+        self.build_static_library(package_dir / "runtime")
+        super().run()
+
+    def build_static_library(self, runtime_dir: Path):
+        """Compile runtime_c/*.c with $CC (default cc) and archive them with $AR (ar)."""
+        cc = shlex.split(os.environ.get("CC", "cc"))
+        ar = os.environ.get("AR", "ar")
+        objects_dir = Path(self.build_temp) / "cllrt"
+        objects_dir.mkdir(parents=True, exist_ok=True)
+        (runtime_dir / "include").mkdir(parents=True, exist_ok=True)
+        objects = []
+        for name in SOURCES:
+            obj = objects_dir / (Path(name).stem + ".o")
+            self.spawn([*cc, *CFLAGS, "-Wall", "-I", str(RUNTIME), "-c", str(RUNTIME / name),
+                        "-o", str(obj)])
+            objects.append(str(obj))
+        library = runtime_dir / "libcllrt.a"
+        library.unlink(missing_ok=True)
+        self.spawn([ar, "rcs", str(library), *objects])
+        shutil.copyfile(RUNTIME / "cll.h", runtime_dir / "include" / "cll.h")
+
+
+setup(
+    cffi_modules=["runtime_c/build_cffi.py:ffibuilder"],
+    cmdclass={"build_ext": BuildRuntime},
+)
