@@ -1,0 +1,260 @@
+"""Read (and write) CALL trace files, format version 1 (`docs/trace-format.md`).
+
+The reader never fails on a damaged record: it loads every good record and reports the bad
+ones as `Problem`s with their line numbers. Only a file that is not a trace at all raises
+`TraceError`. Records are converted in bulk with numpy (see `llac.records`), so a million
+records load in about a second.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from llac.experiment import Experiment
+from llac.formula import FormulaError, parse_formula
+from llac.records import RecordLayout, parse_records
+
+VERSION = 1
+MAGIC = "#cll-trace"
+DATA_LINE = re.compile(rb"^#data[ \t\r]*$", re.M)
+HEADER_RUN = re.compile(rb"(?:#[^\n]*(?:\n|$))*")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something wrong in an input file, at a line; reported to the user, never raised."""
+    path: str
+    line: int
+    message: str
+
+    def __str__(self):
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+class TraceError(Exception):
+    """An input file that cannot be read at all (missing, not a trace, unknown version)."""
+
+
+@dataclass(frozen=True)
+class Trace:
+    """One trace file: its global header, its experiments, and the problems found in it."""
+    path: str
+    header: Mapping[str, str]
+    experiments: Mapping[str, Experiment]
+    problems: tuple[Problem, ...] = ()
+    complete: bool = True
+
+
+@dataclass
+class _Declared:
+    """An experiment as its header declares it, before its records are read."""
+    name: str
+    line: int
+    fields: dict[str, str] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)
+
+
+def read_file_bytes(path: str | os.PathLike) -> bytes:
+    """The bytes of an input file, or TraceError with the OS's reason (missing, a folder, ...)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as err:
+        raise TraceError(f"cannot read {os.fspath(path)!r}: {err.strerror or err}") from None
+
+
+def read_trace(source: str | os.PathLike, text: str | None = None) -> Trace:
+    """Read one trace file; with `text`, parse that text instead and show `source` as its name.
+
+    Returns the header, one Experiment per valid experiment declaration, the problems found
+    (bad header entries, damaged or unknown records, a missing `#end`) and whether the file
+    was complete. Raises TraceError when the file is missing, empty, not a trace, or of an
+    unsupported version.
+    """
+    path = os.fspath(source)
+    data = read_file_bytes(path) if text is None else text.encode("utf-8", "surrogateescape")
+    _check_magic(path, data)
+    match = DATA_LINE.search(data)
+    head = data[:match.start()] if match else HEADER_RUN.match(data).group()
+    head_lines = head.decode("utf-8", "replace").split("\n")
+    problems: list[Problem] = []
+    header, declared = _parse_header(path, head_lines, problems)
+    layouts = _layouts(path, declared, problems)
+    if match is None:
+        problems.append(Problem(path, head.count(b"\n") + 1, "the header is not followed by a #data line: "
+                                "the file was cut short or damaged, no records are read"))
+        body, first_line = b"", 0
+    else:
+        body = data[match.end() + 1:]
+        first_line = data.count(b"\n", 0, match.end()) + 2
+    valid = [lay for lay in layouts if lay is not None]
+    invalid = {d.name: d.line for d, lay in zip(declared, layouts) if lay is None}
+    result = parse_records(body, first_line, valid, invalid)
+    problems += [Problem(path, line, msg) for line, msg in result.problems]
+    if not result.complete and match is not None:
+        problems.append(Problem(path, result.last_line,
+                                "the file has no #end line: it was cut short, some records may be missing"))
+    experiments = {}
+    for decl, lay in zip(declared, layouts):
+        if lay is None:
+            continue
+        values = result.values[lay.name]
+        experiments[lay.name] = Experiment(
+            lay.name, lay.formula, {c: values[:, i] for i, c in enumerate(lay.columns)},
+            origin=path, header={**header, **decl.fields, "experiment": decl.name})
+        _check_count(path, decl, len(values), problems)
+    problems.sort(key=lambda p: p.line)
+    return Trace(path, header, experiments, tuple(problems), result.complete)
+
+
+def _check_magic(path: str, data: bytes) -> None:
+    """Raise TraceError unless `data` starts with a `#cll-trace` line of a known version."""
+    if not data.strip():
+        raise TraceError(f"{path!r} is empty: it holds no trace")
+    first = data[:data.find(b"\n")] if b"\n" in data else data
+    words = first.decode("utf-8", "replace").split()
+    if not words or words[0] != MAGIC:
+        raise TraceError(f"{path!r} is not a CALL trace: its first line is not '{MAGIC} {VERSION}'")
+    if words[1:] != [str(VERSION)]:
+        version = " ".join(words[1:]) or "(none)"
+        raise TraceError(f"{path!r} is a CALL trace of version {version}; "
+                         f"this llac reads version {VERSION} only")
+
+
+def _parse_header(path: str, lines: list[str], problems: list[Problem]):
+    """Split the header lines into the global `#key: value` fields and the experiments."""
+    header: dict[str, str] = {}
+    declared: list[_Declared] = []
+    for number, line in enumerate(lines[1:], start=2):
+        line = line.rstrip()
+        indented = line.startswith("#  ") or line.startswith("#\t")
+        key, sep, value = line[1:].partition(":")
+        key, value = key.strip(), value.strip()
+        if not line:
+            continue
+        if not line.startswith("#") or not sep or not key:
+            problems.append(Problem(path, number, f"not a header line (expected '#key: value'): {line[:60]!r}"))
+        elif key == "experiment" and not indented:
+            if not value or any(d.name == value for d in declared):
+                what = "an experiment needs a name" if not value else f"experiment {value!r} is declared twice"
+                problems.append(Problem(path, number, what + "; this declaration is ignored"))
+                value = ""
+            declared.append(_Declared(value, number))
+        elif indented and declared:
+            declared[-1].fields[key] = value
+            declared[-1].lines[key] = number
+        elif indented:
+            problems.append(Problem(path, number, f"'{key}' belongs to no experiment (no #experiment line before it)"))
+        else:
+            header[key] = value
+            if key == "status" and value != "complete":
+                problems.append(Problem(path, number, f"the program did not finish normally (status: {value})"))
+    return header, [d for d in declared if d.name]
+
+
+def _layouts(path: str, declared: list[_Declared], problems: list[Problem]) -> list[RecordLayout | None]:
+    """Each declared experiment's parsed formula and columns, or None (with a Problem) if invalid."""
+    layouts = []
+    for decl in declared:
+        try:
+            layouts.append(_layout(decl))
+        except _HeaderProblem as err:
+            problems.append(Problem(path, err.line, f"experiment {decl.name!r}: {err} "
+                                    "(the experiment and its records are ignored)"))
+            layouts.append(None)
+    return layouts
+
+
+class _HeaderProblem(Exception):
+    """An invalid experiment declaration, at `line`."""
+
+    def __init__(self, message: str, line: int):
+        super().__init__(message)
+        self.line = line
+
+
+def _layout(decl: _Declared) -> RecordLayout:
+    """Validate one declaration: a canonical formula, and columns naming time and its variables."""
+    for key in ("formula", "columns"):
+        if not decl.fields.get(key):
+            raise _HeaderProblem(f"its header has no '{key}:' line", decl.line)
+    try:
+        formula = parse_formula(decl.fields["formula"], experiment=decl.name)
+    except FormulaError as err:
+        where = f" at column {err.column} of the formula" if err.column else ""
+        raise _HeaderProblem(f"bad formula{where}: {err.message}", decl.lines["formula"]) from None
+    columns = tuple(decl.fields["columns"].split())
+    line = decl.lines["columns"]
+    duplicates = sorted({c for c in columns if columns.count(c) > 1})
+    if duplicates:
+        raise _HeaderProblem(f"column {duplicates[0]!r} is listed twice", line)
+    missing = [c for c in ("time", *formula.variables) if c not in columns]
+    if missing:
+        raise _HeaderProblem(f"the columns lack {', '.join(missing)}", line)
+    return RecordLayout(decl.name, columns, formula)
+
+
+def _check_count(path: str, decl: _Declared, loaded: int, problems: list[Problem]) -> None:
+    """Report when the number of records loaded differs from the header's `records:`."""
+    announced = decl.fields.get("records")
+    if announced is None:
+        return
+    line = decl.lines["records"]
+    if not announced.isdigit():
+        problems.append(Problem(path, line, f"experiment {decl.name!r}: 'records: {announced}' is not a count"))
+    elif int(announced) != loaded:
+        problems.append(Problem(path, line, f"experiment {decl.name!r}: the header announces "
+                                f"{announced} records but {loaded} were loaded"))
+
+
+def read_traces(paths_or_globs: Sequence[str]) -> list[Trace]:
+    """Read several traces: each argument is a path or a glob (expanded, sorted); one Trace per file.
+
+    A glob that matches nothing raises TraceError naming it, as a missing file does.
+    """
+    traces = []
+    for pattern in paths_or_globs:
+        paths = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+        if not paths:
+            raise TraceError(f"no file matches {pattern!r}")
+        traces += [read_trace(p) for p in paths]
+    return traces
+
+
+def format_value_columns(columns: Sequence[np.ndarray], integer: Sequence[bool]) -> list[np.ndarray]:
+    """Each column as strings that read back exactly: integers for `integer` columns, else the
+    shortest round-trip form of the double (`0.1`, `2.13e-07`, `nan`, `inf`)."""
+    return [np.asarray(c).astype(np.int64).astype(str) if is_int else np.asarray(c, dtype=float).astype(str)
+            for c, is_int in zip(columns, integer)]
+
+
+def write_trace(experiments: Sequence[Experiment], path: str | os.PathLike,
+                header: Mapping[str, str] | None = None) -> None:
+    """Write experiments as a version-1 trace (what the runtime writes), e.g. to export a subset.
+
+    Columns are written as `rank thread time`, the formula's variables, then the other columns;
+    a missing rank or thread is written as 0. `header` adds or overrides global fields.
+    """
+    fields = {"program": "llac", "procs": "1", "status": "complete", **(header or {})}
+    out = [f"{MAGIC} {VERSION}\n", *(f"#{k}: {v}\n" for k, v in fields.items())]
+    tables = []
+    for exp in experiments:
+        names = ["rank", "thread", "time", *exp.formula.variables]
+        names += [c for c in exp.column_names if c not in names]
+        cols = [exp.columns.get(c, np.zeros(len(exp))) for c in names]
+        out.append(f"#experiment: {exp.name}\n#  formula: {exp.formula.text}\n")
+        if "source" in exp.header:
+            out.append(f"#  source: {exp.header['source']}\n")
+        out.append(f"#  columns: {' '.join(names)}\n#  records: {len(exp)}\n")
+        tables.append((exp.name, format_value_columns(cols, [c in ("rank", "thread") for c in names])))
+    out.append("#data\n")
+    for name, cols in tables:
+        out += [f"{name} {' '.join(row)}\n" for row in zip(*cols)]
+    out.append("#end\n")
+    with open(path, "w", encoding="utf-8") as f:
+        f.writelines(out)
