@@ -1,0 +1,112 @@
+"""Relative least squares: fit a formula's constants so that the *relative* error is small.
+
+Timings span orders of magnitude, so an absolute fit would ignore the small sizes. We solve
+weighted least squares with weights 1/base², where base starts as the measured times and is
+then replaced by the fitted values (iteratively reweighted; clamped to a factor 10 of the
+measured time so that a bad intermediate fit cannot blow up a weight). Columns are scaled to
+a maximum of 1 before solving. numpy does the iterations (fast, used many times by the split
+search); statsmodels reports the final fit's standard errors, p-values and covariance.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from llac.fit_data import FitError  # noqa: F401  (re-exported: the fit's user errors)
+
+ITERATIONS = 6
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """How `fit_experiment` fits and splits; docs/method.md explains each setting."""
+    threshold: float = 0.05
+    maxintervals: int = 3
+    minpoints: int = 0
+    alpha: float = 0.05
+    aggregate: str = "median"
+    split: bool = True
+    seed: int = 0
+    bootstrap: int = 199
+    maxpieces: int = 16
+
+
+@dataclass(frozen=True)
+class RelativeFit:
+    """The numpy solution of the relative fit on some sample points."""
+    constants: np.ndarray
+    fitted: np.ndarray
+    base: np.ndarray          # the final weights are 1/base²
+    rel_error: np.ndarray     # |measured - fitted| / measured, per point
+
+    @property
+    def median_rel_error(self) -> float:
+        """Median relative error over the points."""
+        return float(np.median(self.rel_error))
+
+    @property
+    def max_rel_error(self) -> float:
+        """Largest relative error over the points."""
+        return float(np.max(self.rel_error))
+
+    def ssr(self, time: np.ndarray) -> float:
+        """The weighted (relative) residual sum of squares, sum(((t - fit)/base)²)."""
+        return float(np.sum(((time - self.fitted) / self.base) ** 2))
+
+
+def relative_fit(design: np.ndarray, time: np.ndarray) -> RelativeFit:
+    """Fit constants minimising relative squared error, iterating weights 1/fitted²."""
+    scale = _column_scale(design)
+    scaled = design / scale
+    base = time
+    for _ in range(ITERATIONS):
+        beta = _solve(scaled, time, base)
+        new = np.clip(scaled @ beta, time / 10, time * 10)
+        done = np.max(np.abs(new - base) / base) < 1e-10
+        base = new
+        if done:
+            break
+    beta = _solve(scaled, time, base)
+    fitted = scaled @ beta
+    return RelativeFit(beta / scale, fitted, base, np.abs(time - fitted) / time)
+
+
+def _column_scale(design: np.ndarray) -> np.ndarray:
+    """Each column's largest magnitude (1 for an all-zero column)."""
+    scale = np.abs(design).max(axis=0)
+    return np.where(scale > 0, scale, 1.0)
+
+
+def _solve(scaled: np.ndarray, time: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """Weighted least squares with weights 1/base² on the scaled design."""
+    return np.linalg.lstsq(scaled / base[:, None], time / base, rcond=None)[0]
+
+
+@dataclass(frozen=True)
+class FitStatistics:
+    """What statsmodels reports about a relative fit (in the units of the constants)."""
+    constants: np.ndarray
+    stderr: np.ndarray
+    pvalues: np.ndarray
+    cov: np.ndarray
+    r2: float                 # R² of the weighted (relative) fit, centred
+    scale: float              # residual standard deviation of the relative residuals
+    df: int                   # residual degrees of freedom
+
+
+def fit_statistics(design: np.ndarray, time: np.ndarray, fit: RelativeFit) -> FitStatistics:
+    """Standard errors, p-values (H0: constant = 0), covariance and R² of `fit`, via
+    statsmodels WLS with the fit's final weights (imported here, not at llac start-up)."""
+    import statsmodels.api as sm
+    scale = _column_scale(design)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        result = sm.WLS(time, design / scale, weights=1.0 / fit.base ** 2).fit()
+        df = int(round(result.df_resid))
+        cov = np.asarray(result.cov_params()) / np.outer(scale, scale) if df > 0 \
+            else np.full((len(scale),) * 2, np.nan)
+        r2 = float(1 - result.ssr / result.centered_tss) if result.centered_tss > 0 else 1.0
+        sigma = float(np.sqrt(result.scale)) if df > 0 else float("nan")
+        pvalues = np.asarray(result.pvalues) if df > 0 else np.full(len(scale), np.nan)
+    return FitStatistics(np.asarray(result.params) / scale, np.sqrt(np.diag(cov)), pvalues,
+                         cov, r2, sigma, df)

@@ -1,0 +1,221 @@
+"""llac's modeling engine: fit an experiment's formula, split it into intervals (the paper's
+sets ℵ), and predict with prediction intervals. docs/method.md describes the method.
+
+    model = fit_experiment(experiment, FitSettings(threshold=0.05))
+    model.pieces[0].constants, model.cuts, model.warnings
+    model.predict({"N": [1e6, 2e6], "P": 8}).values
+
+statsmodels and scipy are imported only when a fit or prediction runs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from llac.experiment import Experiment
+from llac.fit import FitError, FitSettings, fit_statistics, relative_fit
+from llac.fit_data import SamplePoints, check_identifiable, sample_points
+from llac.formula import Formula
+from llac.split import Cut, Leaf, split_points
+
+__all__ = ["FitSettings", "FitError", "Piece", "Cut", "Prediction", "Model", "fit_experiment"]
+
+Region = dict[str, tuple[float, float]]
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One interval: a box in the space of the formula's variables (low < x <= high) and the
+    constants that hold in it, with their statistics."""
+    region: Region
+    constants: np.ndarray
+    stderr: np.ndarray
+    pvalues: np.ndarray
+    cov: np.ndarray
+    npoints: int
+    nrecords: int
+    median_rel_error: float
+    max_rel_error: float
+    r2: float                       # R² of the weighted (relative) fit
+    measured_range: Region
+    scale: float = float("nan")    # residual standard deviation of the relative residuals
+    df: int = 0                     # residual degrees of freedom
+
+    def contains(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
+        """Which points (variable -> array) lie in this piece's region."""
+        inside = np.ones(np.broadcast(*columns.values()).shape if columns else (), dtype=bool)
+        for v, (low, high) in self.region.items():
+            inside &= (columns[v] > low) & (columns[v] <= high)
+        return inside
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Predicted times with a (1 - alpha) prediction interval, per point."""
+    values: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    piece: np.ndarray               # index into model.pieces (-1: no piece, e.g. NaN input)
+    extrapolated: np.ndarray        # outside the measured range of its piece
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Model:
+    """A fitted experiment: its pieces, the cuts between them, warnings and the data fitted."""
+    name: str
+    formula: Formula
+    settings: FitSettings
+    pieces: tuple[Piece, ...]
+    cuts: tuple[Cut, ...]
+    warnings: tuple[str, ...]
+    insignificant: tuple[str, ...]
+    excluded: int
+    sample_points: dict[str, np.ndarray]
+    median_rel_error: float
+    max_rel_error: float
+
+    def predict(self, points: Mapping[str, np.ndarray | float]) -> Prediction:
+        """Predict the time at `points` (variable -> values, broadcast together) with the
+        constants of the piece containing each point, and a multiplicative prediction interval."""
+        from scipy import stats
+        missing = [v for v in self.formula.variables if v not in points]
+        if missing:
+            raise FitError(f"predict needs a value for {missing[0]} (the formula {self.formula} "
+                           f"uses {', '.join(self.formula.variables)})")
+        arrays = np.broadcast_arrays(*(np.asarray(points[v], dtype=float).ravel()
+                                       for v in self.formula.variables)) or [np.zeros(1)]
+        columns = dict(zip(self.formula.variables, arrays))
+        n = len(arrays[0])
+        design = _design(self.formula, columns, n)
+        piece = np.full(n, -1)
+        for i, p in enumerate(self.pieces):
+            piece[(piece < 0) & p.contains(columns)] = i
+        values, spread = np.full(n, np.nan), np.full(n, np.nan)
+        for i, p in enumerate(self.pieces):
+            rows = piece == i
+            x = design[rows]
+            values[rows] = x @ p.constants
+            with np.errstate(divide="ignore", invalid="ignore"):
+                relative_var = np.einsum("ij,jk,ik->i", x, p.cov, x) / values[rows] ** 2 + p.scale ** 2
+                q = stats.t.ppf(1 - self.settings.alpha / 2, p.df) if p.df > 0 else np.nan
+                spread[rows] = q * np.sqrt(relative_var)
+        bounds = np.sort(np.stack([values * np.exp(-spread), values * np.exp(spread)]), axis=0)
+        extrapolated, notes = self._extrapolation(columns, piece)
+        return Prediction(values, bounds[0], bounds[1], piece, extrapolated, tuple(notes))
+
+    def _extrapolation(self, columns: dict, piece: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        """Flag points outside their piece's measured range, with one note per variable and piece."""
+        flagged = np.zeros(len(piece), dtype=bool)
+        notes = []
+        for v, x in columns.items():
+            data = self.sample_points[v]
+            for i, p in enumerate(self.pieces):
+                low, high = p.measured_range[v]
+                out = (piece == i) & ((x < low) | (x > high))
+                if not out.any():
+                    continue
+                flagged |= out
+                shown = np.unique(x[out])
+                which = ", ".join(f"{v}={u:g}" for u in shown[:3]) + (", ..." if len(shown) > 3 else "")
+                beyond = ((x[out] < data.min()) | (x[out] > data.max())).any()
+                notes.append(f"{which}: outside the measured range {low:g}..{high:g} of {v} in "
+                             f"interval {i + 1}" + (" and beyond all measured data" if beyond else ""))
+        return flagged, notes
+
+    def aleph(self) -> dict[str, list[tuple[float, Region]]]:
+        """The paper's sets ℵ: for each constant, its value in each piece with that piece's
+        region, in piece order (one entry per piece, even where the value repeats)."""
+        return {name: [(float(p.constants[i]), dict(p.region)) for p in self.pieces]
+                for i, name in enumerate(self.formula.constants)}
+
+
+def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()) -> Model:
+    """Fit `experiment`'s formula by relative least squares, split into intervals where the
+    constants change (if `settings.split`), and collect warnings. Raises FitError on data or
+    settings that cannot give a fit."""
+    _check_settings(settings)
+    formula = experiment.formula
+    points = sample_points(formula, experiment.columns, settings.aggregate)
+    design = _design(formula, points.variables, len(points))
+    check_identifiable(formula, points, design)
+    leaves, cuts = split_points(design, points.time, points.variables, settings)
+    pieces = tuple(_piece(leaf, design, points) for leaf in leaves)
+    whole = pieces[0] if len(pieces) == 1 else \
+        _piece(Leaf(leaves[0].region, np.arange(len(points)), relative_fit(design, points.time)),
+               design, points)
+    errors = np.concatenate([leaf.fit.rel_error for leaf in leaves])
+    insignificant, notes = _significance(formula, whole, pieces, settings.alpha)
+    warnings = _warnings(formula, points, pieces, cuts, settings) + notes
+    data = {**points.variables, "time": points.time, "count": points.count}
+    return Model(experiment.name, formula, settings, pieces, tuple(cuts), tuple(warnings),
+                 insignificant, points.excluded, data, float(np.median(errors)), float(np.max(errors)))
+
+
+def _design(formula: Formula, columns: dict[str, np.ndarray], n: int) -> np.ndarray:
+    """The n x k design matrix, also for a formula without variables (constant terms only)."""
+    return formula.design_matrix(columns) if columns else np.repeat(formula.design_matrix({}), n, axis=0)
+
+
+def _check_settings(settings: FitSettings) -> None:
+    """Reject settings outside their meaningful ranges."""
+    checks = [(settings.threshold >= 0, "threshold must be >= 0"),
+              (settings.maxintervals >= 1, "maxintervals must be >= 1"),
+              (settings.maxpieces >= 1, "maxpieces must be >= 1"),
+              (settings.minpoints >= 0, "minpoints must be >= 0 (0 = automatic)"),
+              (0 < settings.alpha < 1, "alpha must be between 0 and 1"),
+              (settings.bootstrap >= 1, "bootstrap must be >= 1")]
+    for ok, message in checks:
+        if not ok:
+            raise FitError(message)
+
+
+def _piece(leaf: Leaf, design: np.ndarray, points: SamplePoints) -> Piece:
+    """Statistics of one leaf's fit, as a Piece."""
+    rows = leaf.rows
+    stats = fit_statistics(design[rows], points.time[rows], leaf.fit)
+    measured = {v: (float(x[rows].min()), float(x[rows].max())) for v, x in points.variables.items()}
+    return Piece(dict(leaf.region), stats.constants, stats.stderr, stats.pvalues, stats.cov,
+                 len(rows), int(points.count[rows].sum()), leaf.fit.median_rel_error,
+                 leaf.fit.max_rel_error, stats.r2, measured, stats.scale, stats.df)
+
+
+def _significance(formula: Formula, whole: Piece, pieces: tuple[Piece, ...],
+                  alpha: float) -> tuple[tuple[str, ...], list[str]]:
+    """Constants not significantly different from 0, and a warning for each occurrence."""
+    fits = [(whole, "the single-interval fit")]
+    if len(pieces) > 1:
+        fits += [(p, f"interval {i + 1}") for i, p in enumerate(pieces)]
+    names, warnings = [], []
+    for piece, where in fits:
+        for name, p in zip(formula.constants, piece.pvalues):
+            if p > alpha:
+                warnings.append(f"constant {name} is not significantly different from 0 "
+                                f"(p={p:.2g}) in {where}: consider `drop`")
+                names.append(name)
+    return tuple(dict.fromkeys(names)), warnings
+
+
+def _warnings(formula: Formula, points: SamplePoints, pieces: tuple[Piece, ...],
+              cuts: list[Cut], settings: FitSettings) -> list[str]:
+    """Warnings about excluded data, too many intervals, errors left above the threshold."""
+    warnings = []
+    if points.excluded:
+        warnings.append(f"{points.excluded} record{'s' * (points.excluded != 1)} excluded: "
+                        f"NaN, inf or non-positive time")
+    for v in formula.variables:
+        count = len({c.value for c in cuts if c.variable == v}) + 1
+        if count > 3:
+            warnings.append(f"{count} intervals on {v}: the formula is probably wrong")
+    for i, p in enumerate(pieces):
+        where = f"interval {i + 1}" if len(pieces) > 1 else "the fit"
+        if p.median_rel_error > settings.threshold:
+            why = "splitting is off" if not settings.split else "no statistically real cut lowers it"
+            warnings.append(f"median relative error {p.median_rel_error:.1%} in {where} is above "
+                            f"the threshold {settings.threshold:.1%}: {why}")
+        if p.df == 0:
+            warnings.append(f"{where} has as many sample points as constants ({p.npoints}): "
+                            f"no standard errors or prediction intervals")
+    return warnings

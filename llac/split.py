@@ -1,0 +1,241 @@
+"""Interval splitting (the paper's sets ℵ): cut the variable space where the constants change.
+
+A piece whose median relative error exceeds the threshold is scanned for the best cut over
+every variable (between consecutive distinct values, with enough points on each side); the
+best cut is the one with the largest Chow F statistic on the relative (weighted) system, i.e.
+the smallest relative residual sum of squares. It is accepted only if (a) the median relative
+error drops by more than `threshold` of its value, (b) a residual bootstrap of the sup-F
+statistic under the no-split model gives p < alpha (calibrated for the search over all
+cuts), and (c) the BIC decreases. Accepted pieces are split again, depth first.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from llac.fit import FitSettings, RelativeFit, relative_fit
+
+MAX_CANDIDATES = 48        # cut positions tried per variable and piece (evenly among valid ones)
+CELLS_PER_CHUNK = 2_000_000  # points x bootstrap columns held in memory at once
+BOOTSTRAP_POINTS = 4096     # larger pieces are bootstrapped on a random subset of this size
+
+
+@dataclass(frozen=True)
+class Cut:
+    """An accepted split: `variable <= value` goes left, `> value` right."""
+    variable: str
+    value: float
+    F: float
+    p_value: float
+    delta_bic: float
+    error_before: float
+    error_after: float
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """A final piece: its box, the sample-point rows in it and its relative fit."""
+    region: dict[str, tuple[float, float]]
+    rows: np.ndarray
+    fit: RelativeFit
+
+
+@dataclass
+class _Search:
+    """What the recursion shares: the data, settings, random stream and cuts made so far."""
+    design: np.ndarray
+    time: np.ndarray
+    variables: dict[str, np.ndarray]
+    settings: FitSettings
+    rng: np.random.Generator
+    minpoints: int
+    cuts: list[Cut] = field(default_factory=list)
+    cut_values: dict[str, set] = field(default_factory=dict)
+
+
+def split_points(design: np.ndarray, time: np.ndarray, variables: dict[str, np.ndarray],
+                 settings: FitSettings) -> tuple[list[Leaf], list[Cut]]:
+    """Split the sample points into pieces with their own constants; return leaves and cuts.
+
+    Leaves come in depth-first order (left, i.e. smaller values, first); the first leaf's
+    region has -inf lower bounds.
+    """
+    k = design.shape[1]
+    search = _Search(design, time, variables, settings, np.random.default_rng(settings.seed),
+                     settings.minpoints or k + 2)
+    rows = np.arange(len(time))
+    region = {v: (-np.inf, np.inf) for v in variables}
+    leaves = _grow(search, rows, region, relative_fit(design, time))
+    return leaves, search.cuts
+
+
+def _grow(search: _Search, rows: np.ndarray, region: dict, fit: RelativeFit) -> list[Leaf]:
+    """Split this piece if that is warranted, recursively; return its leaves."""
+    settings = search.settings
+    if (not settings.split or fit.median_rel_error <= settings.threshold
+            or len(search.cuts) + 1 >= settings.maxpieces):
+        return [Leaf(region, rows, fit)]
+    allowed = [v for v in search.variables
+               if len(search.cut_values.get(v, ())) + 2 <= settings.maxintervals]
+    found = _best_cut(search, rows, fit, allowed)
+    if found is None:
+        return [Leaf(region, rows, fit)]
+    variable, value, F, p_value = found
+    time = search.time[rows]
+    left = search.variables[variable][rows] <= value
+    sides = [relative_fit(search.design[rows[m]], time[m]) for m in (left, ~left)]
+    after = float(np.median(np.concatenate([s.rel_error for s in sides])))
+    k = search.design.shape[1]
+    ssr_split = sum(s.ssr(time[m]) for s, m in zip(sides, (left, ~left)))
+    delta_bic = _bic(ssr_split, len(rows), 2 * k + 1) - _bic(fit.ssr(time), len(rows), k)
+    before = fit.median_rel_error
+    if not (before - after > settings.threshold * before and p_value < settings.alpha and delta_bic < 0):
+        return [Leaf(region, rows, fit)]
+    search.cuts.append(Cut(variable, value, F, p_value, float(delta_bic), before, after))
+    search.cut_values.setdefault(variable, set()).add(value)
+    low, high = region[variable]
+    return (_grow(search, rows[left], {**region, variable: (low, value)}, sides[0])
+            + _grow(search, rows[~left], {**region, variable: (value, high)}, sides[1]))
+
+
+def _bic(ssr: float, n: int, parameters: int) -> float:
+    """Gaussian BIC of a relative least-squares fit."""
+    return n * np.log(max(ssr, 1e-300) / n) + parameters * np.log(n)
+
+
+@dataclass(frozen=True)
+class _Scan:
+    """One variable's candidate cuts in a piece, with the Gram matrices that do not change
+    between bootstrap replicates."""
+    order: np.ndarray
+    bounds: np.ndarray         # block boundaries in sorted order; cut j leaves bounds[j+1] points left
+    values: np.ndarray         # the cut values
+    gram_left: np.ndarray      # (m, k, k)
+    gram_right: np.ndarray
+    valid: np.ndarray          # both sides full rank
+
+
+def _best_cut(search: _Search, rows: np.ndarray, fit: RelativeFit, allowed: list[str]):
+    """(variable, value, F, bootstrap p) of the largest-F cut in this piece, or None.
+
+    The F statistics use the piece's relative system (design and times divided by the
+    fit's base) with those weights held fixed, so every candidate and every bootstrap
+    replicate is a linear least-squares problem solved from block Gram matrices.
+    """
+    design, time = search.design[rows], search.time[rows]
+    scale = np.abs(design).max(axis=0)
+    weighted = design / np.where(scale > 0, scale, 1.0) / fit.base[:, None]
+    observed = time / fit.base
+    x = {v: search.variables[v][rows] for v in allowed}
+    scans = _scans(weighted, x, search.minpoints)
+    if not scans:
+        return None
+    first = _statistics(scans, weighted, observed[:, None])
+    variable = max(first, key=lambda v: np.max(first[v]))
+    j = int(np.argmax(first[variable]))
+    F = float(first[variable][j, 0])
+    if F == -np.inf:
+        return None
+    sup = _bootstrap_sup(search, weighted, observed, x)
+    p_value = (1 + np.sum(sup >= F)) / (len(sup) + 1)
+    return variable, float(scans[variable].values[j]), F, float(p_value)
+
+
+def _bootstrap_sup(search: _Search, weighted: np.ndarray, observed: np.ndarray,
+                   x: dict[str, np.ndarray]) -> np.ndarray:
+    """The sup-F statistic over all candidate cuts for each residual-bootstrap replicate of
+    the no-split model. Pieces with more than BOOTSTRAP_POINTS points are bootstrapped on a
+    random subset of that size (the null distribution of sup-F does not depend on n)."""
+    n, k = weighted.shape
+    null = weighted @ np.linalg.lstsq(weighted, observed, rcond=None)[0]
+    residuals = (observed - null) - np.mean(observed - null)
+    residuals *= np.sqrt(n / (n - k))
+    rng = search.rng
+    if n > BOOTSTRAP_POINTS:
+        subset = np.sort(rng.choice(n, BOOTSTRAP_POINTS, replace=False))
+        weighted, null, x = weighted[subset], null[subset], {v: a[subset] for v, a in x.items()}
+    scans = _scans(weighted, x, search.minpoints)
+    replicates = search.settings.bootstrap
+    chunk = max(1, min(replicates, CELLS_PER_CHUNK // len(null)))
+    sup = []
+    for start in range(0, replicates, chunk):
+        Y = null[:, None] + residuals[rng.integers(0, n, size=(len(null), min(chunk, replicates - start)))]
+        stats = _statistics(scans, weighted, Y)
+        sup.append(np.max(np.concatenate(list(stats.values())), axis=0))
+    return np.concatenate(sup)
+
+
+def _scans(weighted: np.ndarray, x: dict[str, np.ndarray], minpoints: int) -> dict[str, "_Scan"]:
+    """The candidate cuts of each variable that has any."""
+    return {v: s for v, values in x.items() if (s := _scan(weighted, values, minpoints)) is not None}
+
+
+def _statistics(scans: dict[str, "_Scan"], weighted: np.ndarray, Y: np.ndarray) -> dict[str, np.ndarray]:
+    """Chow F of every candidate cut of every variable (rows) for each data column of Y."""
+    gram = weighted.T @ weighted
+    s0 = np.sum(Y * Y, axis=0) - _quadratic(gram[None], (weighted.T @ Y)[None])[0]
+    return {v: _f_statistics(s, weighted, Y, s0) for v, s in scans.items()}
+
+
+def _scan(weighted: np.ndarray, x: np.ndarray, minpoints: int) -> _Scan | None:
+    """The candidate cuts of one variable: between consecutive distinct values, at least
+    `minpoints` points on each side, at most MAX_CANDIDATES evenly spread."""
+    n = len(x)
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    positions = np.flatnonzero(xs[1:] > xs[:-1]) + 1
+    positions = positions[(positions >= minpoints) & (n - positions >= minpoints)]
+    if len(positions) == 0:
+        return None
+    if len(positions) > MAX_CANDIDATES:
+        positions = np.unique(positions[np.linspace(0, len(positions) - 1, MAX_CANDIDATES).round().astype(int)])
+    bounds = np.concatenate([[0], positions, [n]])
+    sorted_w = weighted[order]
+    blocks = np.stack([sorted_w[a:b].T @ sorted_w[a:b] for a, b in zip(bounds[:-1], bounds[1:])])
+    gram_left = np.cumsum(blocks, axis=0)[:-1]
+    gram_right = gram_left[-1] + blocks[-1] - gram_left
+    return _Scan(order, bounds, cut_value(xs[positions - 1], xs[positions]), gram_left, gram_right,
+                 _full_rank(gram_left) & _full_rank(gram_right))
+
+
+def cut_value(below: np.ndarray, above: np.ndarray) -> np.ndarray:
+    """Where to cut between two consecutive sample values: the geometric mean when both are
+    positive (variables are usually sampled geometrically), else the arithmetic mean."""
+    positive = (below > 0) & (above > 0)
+    with np.errstate(invalid="ignore"):
+        return np.where(positive, np.sqrt(np.abs(below * above)), (below + above) / 2)
+
+
+def _full_rank(grams: np.ndarray) -> np.ndarray:
+    """Whether each Gram matrix is safely invertible (its correlation form well conditioned)."""
+    diag = np.sqrt(np.einsum("mii->mi", grams))
+    ok = np.all(diag > 0, axis=1)
+    safe = np.where(ok[:, None], diag, 1.0)
+    correlation = grams / (safe[:, :, None] * safe[:, None, :])
+    return ok & (np.linalg.eigvalsh(correlation)[:, 0] > 1e-10)
+
+
+def _quadratic(grams: np.ndarray, cross: np.ndarray) -> np.ndarray:
+    """c' G⁻¹ c for each stacked Gram matrix and each column of the cross products."""
+    return np.sum(cross * np.linalg.solve(grams, cross), axis=1)
+
+
+def _f_statistics(scan: _Scan, weighted: np.ndarray, Y: np.ndarray, s0: np.ndarray) -> np.ndarray:
+    """Chow F statistic of every candidate cut (rows) for every data column of Y."""
+    n, k = weighted.shape
+    sorted_w, sorted_y = weighted[scan.order], Y[scan.order]
+    pairs = list(zip(scan.bounds[:-1], scan.bounds[1:]))
+    cross = np.cumsum(np.stack([sorted_w[a:b].T @ sorted_y[a:b] for a, b in pairs]), axis=0)
+    squares = np.cumsum(np.stack([np.sum(sorted_y[a:b] ** 2, axis=0) for a, b in pairs]), axis=0)
+    eye = np.eye(k)[None]
+    valid = scan.valid[:, None, None]
+    left = squares[:-1] - _quadratic(np.where(valid, scan.gram_left, eye), cross[:-1])
+    right = (squares[-1] - squares[:-1]) - _quadratic(np.where(valid, scan.gram_right, eye),
+                                                      cross[-1] - cross[:-1])
+    ssr = np.maximum(left + right, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        F = ((s0 - ssr) / k) / (ssr / (n - 2 * k))
+    F = np.nan_to_num(F, nan=0.0, posinf=np.inf)
+    F[~scan.valid] = -np.inf
+    return F
