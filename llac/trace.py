@@ -95,9 +95,9 @@ def read_trace(source: str | os.PathLike, text: str | None = None) -> Trace:
     valid = [lay for lay in layouts if lay is not None]
     invalid = {d.name: d.line for d, lay in zip(declared, layouts) if lay is None}
     result = parse_records(body, first_line, valid, invalid)
-    problems += [Problem(path, line, msg) for line, msg in result.problems]
+    problems += [Problem(path, int(line), msg) for line, msg in result.problems]
     if not result.complete and match is not None:
-        problems.append(Problem(path, result.last_line,
+        problems.append(Problem(path, int(result.last_line),
                                 "the file has no #end line: it was cut short, some records may be missing"))
     experiments = {}
     for decl, lay in zip(declared, layouts):
