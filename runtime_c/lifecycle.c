@@ -63,8 +63,11 @@ void cll_fatal_(const char *msg, const char *status)
 void cll_report(const char *const *names, int nnames)
 {
     cll_init_();
-    if (write_or_complain("complete", names, nnames))
+    if (write_or_complain("complete", names, nnames)) {
+        finished = 1;
+        cll_store_remove_spills_();
         exit(CLL_EXIT_ERROR);
+    }
     reported = 1;
 }
 

@@ -1,0 +1,102 @@
+"""Helpers for the runtime tests (no tests here): write C programs the way `call` generates
+them, build them with gcc against the installed libcllrt.a, run them, read their traces."""
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from call import runtime_paths
+
+
+def c_program(experiments: dict[str, tuple[str, list[str]]], main_body: str, *,
+              source: str = "prog.c", parallel: str = "none", init: str = "",
+              prelude: str = "", functions: str = "") -> str:
+    """C source shaped like generated code: `prelude`, one static cll_experiment per entry
+    of `experiments` (name -> (formula, variables)), a cll_program, a constructor
+    registering it (then running `init`), `functions`, and main with `main_body`. Sites
+    are `source:<n>:1`."""
+    lines = ['#include "cll.h"', "#include <stdio.h>", "#include <stdlib.h>", prelude]
+    for i, (name, (formula, variables)) in enumerate(experiments.items()):
+        names = ", ".join(f'"{v}"' for v in variables) or "0"
+        lines.append(f"static const char *const cll_vars_{name}[] = {{{names}}};")
+        lines.append(f'static cll_experiment cll_exp_{name} = {{"{name}", "{formula}", '
+                     f'"{source}:{10 + i}:1", {len(variables)}, cll_vars_{name}, -1}};')
+    pointers = ", ".join(f"&cll_exp_{name}" for name in experiments)
+    lines.append(f"static cll_experiment *const cll_exps[] = {{{pointers}}};")
+    lines.append(f'static const cll_program cll_prog = {{"{source}", "{parallel}", '
+                 f"{len(experiments)}, cll_exps}};")
+    lines.append("__attribute__((constructor)) static void cll_init(void) "
+                 f"{{ cll_register(&cll_prog); {init} }}")
+    lines.append(functions)
+    lines.append(f"int main(int argc, char **argv) {{ (void)argc; (void)argv; {main_body} }}")
+    return "\n".join(lines) + "\n"
+
+
+def begin(name: str, *values: str) -> str:
+    """The begin statement generated code has for experiment `name` with these values."""
+    if not values:
+        return f"{{ cll_begin(&cll_exp_{name}, 0); }}"
+    cast = ", ".join(f"(double)({v})" for v in values)
+    return f"{{ double cll_v[] = {{{cast}}}; cll_begin(&cll_exp_{name}, cll_v); }}"
+
+
+def end(name: str, line: int = 99) -> str:
+    """The end statement generated code has, with site prog.c:<line>:1."""
+    return f'cll_end(&cll_exp_{name}, "prog.c:{line}:1");'
+
+
+def build(directory: Path, sources: dict[str, str], exe: str = "prog",
+          flags: tuple[str, ...] = ()) -> Path:
+    """Compile `sources` (file name -> text) in `directory` with gcc and link libcllrt.a."""
+    paths = []
+    for name, text in sources.items():
+        (directory / name).write_text(text)
+        paths.append(name)
+    out = directory / exe
+    subprocess.run(["gcc", "-O2", "-Wall", "-I", str(runtime_paths.include_dir()), *flags,
+                    *paths, "-o", exe, *runtime_paths.link_flags()],
+                   cwd=directory, check=True, capture_output=True, text=True)
+    return out
+
+
+def run(exe: Path, env: dict[str, str] | None = None, timeout: float = 60):
+    """Run `exe` in its directory (CLL_* cleared, then `env` added); CompletedProcess."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith("CLL_")}
+    full.update(env or {})
+    return subprocess.run([str(exe)], cwd=exe.parent, env=full, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@dataclass
+class Trace:
+    """A trace parsed simply: header keys, experiments' keys, records per experiment."""
+    header: dict[str, str] = field(default_factory=dict)
+    experiments: dict[str, dict[str, str]] = field(default_factory=dict)
+    records: dict[str, list[list[str]]] = field(default_factory=dict)
+    ended: bool = False
+
+
+def read_trace(path: Path) -> Trace:
+    """Parse a trace file per docs/trace-format.md, checking each record's field count."""
+    trace, current, in_data = Trace(), None, False
+    lines = path.read_text().splitlines()
+    assert lines[0] == "#cll-trace 1"
+    for line in lines[1:]:
+        if line == "#end":
+            trace.ended = True
+        elif line == "#data":
+            in_data = True
+        elif in_data:
+            fields = line.split(" ")
+            columns = trace.experiments[fields[0]]["columns"].split()
+            assert len(fields) == 1 + len(columns), line
+            trace.records.setdefault(fields[0], []).append(fields[1:])
+        elif line.startswith("#experiment: "):
+            current = trace.experiments.setdefault(line.split(": ", 1)[1], {})
+        elif line.startswith("#  "):
+            key, value = line[3:].split(": ", 1)
+            current[key] = value
+        else:
+            key, value = line[1:].split(": ", 1)
+            trace.header[key] = value
+    return trace
