@@ -1,0 +1,76 @@
+"""The `call` command line: translate, cc, run, check."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from call.build import compile_program, print_warnings, read_source, translate
+from call.check import check_file
+from call.diagnostics import CallError
+from call.pragmas import procs_sequence
+
+USAGE = """call translate PROG.c [-o DIR]     write PROG.cll.c and PROG.cll.h
+call cc [CC ARGS...] PROG.c ...    translate and compile with the tracing runtime ($CC, default cc)
+call run PROG.c [--procs A:B:F] [--cflags FLAGS] [-- ARGS]   build if needed, run, print trace paths
+call check PROG.c ...              diagnostics only"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="call", description="The #pragma cll compiler.", usage=USAGE)
+    commands = parser.add_subparsers(dest="command", required=True)
+    translate_ = commands.add_parser("translate", help="write PROG.cll.c and PROG.cll.h")
+    translate_.add_argument("source")
+    translate_.add_argument("-o", dest="out_dir", default=None, help="output directory")
+    check = commands.add_parser("check", help="report diagnostics only")
+    check.add_argument("sources", nargs="+")
+    run = commands.add_parser("run", help="build if needed, run, print where the traces went")
+    run.add_argument("source")
+    run.add_argument("--procs", type=_procs, default=None, help="A:B:F: P = A, A*F, ... <= B")
+    run.add_argument("--cflags", default="-O2", help="compiler flags (default: -O2)")
+    run.add_argument("arguments", nargs="*", help="program arguments (after --)")
+    commands.add_parser("cc", help="translate and compile; any cc flags pass through")
+    return parser
+
+
+def _procs(text: str) -> tuple[int, int, int]:
+    parts = text.split(":")
+    try:
+        first, last, factor = (int(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected A:B:F, three integers") from None
+    if first < 1 or last < first or factor < 2:
+        raise argparse.ArgumentTypeError(f"{text!r}: need 1 <= A <= B and F >= 2")
+    return first, last, factor
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run `call`; returns the exit status (0 on success, 1 on a diagnosed error)."""
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        if argv[:1] == ["cc"]:
+            return compile_program(argv[1:])
+        args = _parser().parse_args(argv)
+        if args.command == "translate":
+            output, _ = translate(args.source, args.out_dir)
+            print(f"call: wrote {output} and {output.with_suffix('.h')}", file=sys.stderr)
+        elif args.command == "check":
+            for source in args.sources:
+                print_warnings(check_file(source, read_source(source)))
+        elif args.command == "run":
+            return run_program_command(args)
+        return 0
+    except CallError as err:
+        print(err.render(), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def run_program_command(args) -> int:
+    """Dispatch `call run` (imported lazily: only it needs subprocess plumbing)."""
+    from call.run import run_program
+    return run_program(args.source, args.procs, args.cflags, args.arguments)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
