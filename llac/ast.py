@@ -1,0 +1,181 @@
+"""The llac command language as immutable objects, each carrying its source span.
+
+Built by `llac.commands.parse` from the parse tree; executed by the handlers in the command
+registry. Nothing here runs anything.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from llac.formula import Node
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where a piece of source is: 1-based line and column of its start and end."""
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class Name:
+    """An object, column, setting or option name as written, with its span."""
+    text: str
+    span: Span = field(compare=False)
+
+    def __str__(self):
+        return self.text
+
+
+@dataclass(frozen=True)
+class Statement:
+    """Base of all commands: `span` covers the whole statement."""
+    span: Span = field(compare=False, kw_only=True)
+
+
+# ---------------------------------------------------------------- commands that report or act
+
+@dataclass(frozen=True)
+class Load(Statement):
+    paths: tuple[str, ...]
+    name: Name | None = None
+    formula: str | None = None
+    formula_span: Span | None = None
+
+
+@dataclass(frozen=True)
+class List(Statement):
+    pass
+
+
+@dataclass(frozen=True)
+class Show(Statement):
+    obj: Name
+    limit: int | None = None
+
+
+@dataclass(frozen=True)
+class Describe(Statement):
+    obj: Name
+
+
+@dataclass(frozen=True)
+class Rename(Statement):
+    old: Name
+    new: Name
+
+
+@dataclass(frozen=True)
+class Delete(Statement):
+    objs: tuple[Name, ...]
+
+
+@dataclass(frozen=True)
+class Set(Statement):
+    setting: Name | None = None
+    value: str | None = None
+
+
+@dataclass(frozen=True)
+class Point:
+    """`N=1024..65536 *2`: a variable and the values to predict at."""
+    var: Name
+    values: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Predict(Statement):
+    obj: Name
+    points: tuple[Point, ...] = ()
+
+
+@dataclass(frozen=True)
+class PredictAt(Statement):
+    obj: Name
+    data: Name
+
+
+@dataclass(frozen=True)
+class Plot(Statement):
+    obj: Name
+    vs: Name | None = None
+    by: Name | None = None
+    scale: str = "linear"
+    residuals: bool = False
+
+
+@dataclass(frozen=True)
+class Export(Statement):
+    obj: Name
+    path: str
+    format: Name | None = None
+
+
+@dataclass(frozen=True)
+class Help(Statement):
+    topic: Name | None = None
+
+
+# ---------------------------------------------------------------- commands that make an object
+
+@dataclass(frozen=True)
+class Source(Statement):
+    """A command whose result is a new object; `obj` is the object it starts from."""
+    obj: Name
+
+    def default_target(self) -> str | None:
+        """The name the result gets when no `NAME =` is written (None: a target is required)."""
+        return None
+
+
+@dataclass(frozen=True)
+class Copy(Source):
+    pass
+
+
+@dataclass(frozen=True)
+class Where(Source):
+    condition: Node
+
+
+@dataclass(frozen=True)
+class With(Source):
+    definitions: tuple[tuple[Name, Node], ...]
+
+
+@dataclass(frozen=True)
+class Merge(Source):
+    others: tuple[Name, ...]
+
+
+@dataclass(frozen=True)
+class Aggregate(Source):
+    method: Name | None = None
+
+
+@dataclass(frozen=True)
+class Reformulate(Source):
+    formula: str
+    formula_span: Span
+
+
+@dataclass(frozen=True)
+class Fit(Source):
+    def default_target(self):
+        return f"{self.obj.text}.model"
+
+
+@dataclass(frozen=True)
+class Drop(Source):
+    constants: tuple[tuple[Name, int], ...] = ()
+
+    def default_target(self):
+        return f"{self.obj.text.removesuffix('.model')}.model"
+
+
+@dataclass(frozen=True)
+class Assign(Statement):
+    target: Name
+    source: Source

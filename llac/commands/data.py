@@ -1,0 +1,190 @@
+"""Commands that bring data in, look at it, name it and write it out: load, list, show,
+describe, rename, delete, export."""
+from __future__ import annotations
+
+import glob
+from pathlib import Path
+
+import numpy as np
+
+from llac import ast
+from llac.commands import command
+from llac.commands.derive import merge_experiments, sample_points
+from llac.commands.results import Note, Table
+from llac.errors import LlacError
+from llac.experiment import Experiment
+from llac.formula import FormulaError, parse_formula
+
+SHOW_LIMIT = 20
+EXPORT_FORMATS = ("csv", "extrap")
+
+
+@command("load", 'load "FILE" [, "FILE" ...] [as NAME] [formula "FORMULA"]',
+         """Read trace files (globs allowed) or a CSV file. Each experiment in a trace becomes an
+         object named after it; experiments of the same name in the files of one load are merged
+         (e.g. the runs for P = 1, 2, 4). A name already in use gets a qualified name
+         NAME@FILESTEM instead: nothing is overwritten. Damaged records are reported as warnings
+         with file:line and the good ones are kept. A CSV file needs `as NAME` and a formula;
+         its columns are time and the formula's variables.""",
+         ['load "matinit.cll.1.dat"', 'load "fft.cll.*.dat"',
+          'load "data.csv" as f formula "f[0] + f[1]*N"'], ast.Load)
+def load(session, statement: ast.Load):
+    files = _expand(statement)
+    if any(Path(f).suffix.lower() == ".csv" for f in files):
+        return _load_csv(session, statement, files)
+    if statement.formula is not None:
+        raise LlacError("a formula is only given for CSV files; for a trace use: g = NAME formula \"...\"")
+    from llac.trace import TraceError, read_trace
+    try:
+        traces = [read_trace(f) for f in files]
+    except TraceError as err:
+        raise LlacError(str(err)) from None
+    if statement.name and sum(len(t.experiments) for t in traces) != 1:
+        raise LlacError("'as NAME' names a single experiment, but these files hold several")
+    return load_traces(session, traces, statement.name.text if statement.name else None)
+
+
+def load_traces(session, traces, name: str | None = None) -> list:
+    """Store the experiments of `traces` (same names merged), with their problems as warnings."""
+    results = [Note(f"{p.path}:{p.line}: {p.message}", warning=True)
+               for t in traces for p in t.problems]
+    groups: dict[str, list] = {}
+    for trace in traces:
+        for exp_name, experiment in trace.experiments.items():
+            groups.setdefault(name or exp_name, []).append((trace.path, experiment))
+    for exp_name, members in groups.items():
+        formulas = {str(e.formula) for _, e in members}
+        parts = [([e], p) for p, e in members] if len(formulas) > 1 else [([e for _, e in members], members[0][0])]
+        for experiments, path in parts:
+            target = _free_name(session, exp_name, path, len(parts) > 1)
+            results.append(session.store(target, merge_experiments(experiments)))
+    if not groups:
+        results.append(Note("no experiments found", warning=True))
+    return results
+
+
+def _free_name(session, name: str, path, qualify: bool) -> str:
+    """`name`, or `name@stem` (then `name@stem2`, ...) when taken or when asked to qualify."""
+    if name not in session.objects and not qualify:
+        return name
+    stem = "".join(c if c.isalnum() else "_" for c in Path(str(path)).name.removesuffix(".dat"))
+    candidate, n = f"{name}@{stem}", 2
+    while candidate in session.objects:
+        candidate, n = f"{name}@{stem}{n}", n + 1
+    return candidate
+
+
+def _expand(statement: ast.Load) -> list[str]:
+    files = []
+    for pattern in statement.paths:
+        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+        if not matches:
+            raise LlacError(f"no file matches {pattern!r}")
+        for f in matches:
+            if not Path(f).is_file():
+                raise LlacError(f"no such file: {f!r}")
+        files.extend(matches)
+    return files
+
+
+def _load_csv(session, statement: ast.Load, files):
+    if len(files) != 1 or statement.formula is None or statement.name is None:
+        raise LlacError('a CSV file is loaded alone, with a name and a formula: '
+                        'load "data.csv" as f formula "f[0] + f[1]*N"')
+    formula = checked_formula(statement.formula, statement.formula_span)
+    from llac.csvio import read_csv
+    try:
+        experiment = read_csv(files[0], formula, statement.name.text)
+    except (OSError, ValueError) as err:
+        raise LlacError(f"{files[0]}: {err}") from None
+    return [session.store(statement.name.text, experiment)]
+
+
+def checked_formula(text: str, span: ast.Span):
+    """Parse a formula written in a string, locating its errors inside the string."""
+    try:
+        return parse_formula(text)
+    except FormulaError as err:
+        column = span.column + max(err.column, 1)
+        raise LlacError(f"bad formula: {err.message}",
+                        ast.Span(span.line, column, span.line, column + 1)) from None
+
+
+@command("list", "list", "List the objects: name, kind, records and formula.", ["list"], ast.List)
+def list_objects(session, statement):
+    rows = []
+    for name, obj in session.objects.items():
+        if isinstance(obj, Experiment):
+            rows.append((name, "experiment", len(obj), str(obj.formula)))
+        else:
+            rows.append((name, "model", int(obj.sample_points["count"].sum()), str(obj.formula)))
+    if not rows:
+        return [Note("no objects yet: use load")]
+    return [Table("objects", ("name", "kind", "records", "formula"), tuple(rows))]
+
+
+@command("show", "show NAME [limit N]", f"""Show an experiment's records as a table (the first
+         {SHOW_LIMIT} unless a limit is given).""", ["show colinit", "show colinit limit 100"], ast.Show)
+def show(session, statement: ast.Show):
+    experiment = session.experiment(statement.obj)
+    limit = SHOW_LIMIT if statement.limit is None else statement.limit
+    names = experiment.column_names
+    rows = tuple(zip(*(experiment.columns[c][:limit] for c in names)))
+    footer = (f"{min(limit, len(experiment))} of {len(experiment)} records",)
+    return [Table(experiment.name, names, rows, footer)]
+
+
+@command("describe", "describe NAME", """Summarise an experiment: formula, origin, each
+         column's range, the sample points and their repetitions, the trace header.""",
+         ["describe colinit"], ast.Describe)
+def describe(session, statement: ast.Describe):
+    experiment = session.experiment(statement.obj)
+    rows = tuple((c, float(np.nanmin(v)), float(np.nanmax(v)), len(np.unique(v)))
+                 for c, v in experiment.columns.items() if len(v))
+    _, counts = sample_points(experiment)
+    footer = [f"formula: {experiment.formula}", f"origin: {experiment.origin or '-'}",
+              f"{len(experiment)} records at {len(counts)} sample points; repetitions per point: "
+              + (f"{counts.min()}..{counts.max()}" if len(counts) else "-")]
+    footer += [f"{k}: {v}" for k, v in experiment.header.items()]
+    return [Table(experiment.name, ("column", "min", "max", "distinct"), rows, tuple(footer))]
+
+
+@command("rename", "rename OLD NEW", "Give an object a new name (NEW must be free).",
+         ["rename colinit c"], ast.Rename)
+def rename(session, statement: ast.Rename):
+    obj = session.get(statement.old)
+    if statement.new.text in session.objects:
+        raise LlacError(f"{statement.new.text!r} is already in use; delete it first", statement.new.span)
+    del session.objects[statement.old.text]
+    return [session.store(statement.new.text, obj)]
+
+
+@command("delete", "delete NAME [, NAME ...]", "Forget objects.", ["delete small, big"], ast.Delete)
+def delete(session, statement: ast.Delete):
+    for name in statement.objs:
+        session.get(name)
+    for name in statement.objs:
+        session.objects.pop(name.text, None)
+    return [Note(f"deleted {', '.join(n.text for n in statement.objs)}")]
+
+
+@command("export", 'export NAME "FILE" [as csv|extrap]', """Write an experiment to a file: CSV
+         (the default for .csv files) or Extra-P's text input format (`as extrap`).""",
+         ['export colinit "colinit.csv"', 'export colinit "colinit.txt" as extrap'], ast.Export)
+def export(session, statement: ast.Export):
+    experiment = session.experiment(statement.obj)
+    fmt = statement.format.text if statement.format else Path(statement.path).suffix.lstrip(".").lower()
+    if fmt not in EXPORT_FORMATS:
+        where = statement.format.span if statement.format else None
+        raise LlacError(f"say which format to write: as {' or as '.join(EXPORT_FORMATS)}"
+                        + (f" (not {fmt!r})" if statement.format else ""), where)
+    try:
+        if fmt == "csv":
+            from llac.csvio import write_csv
+            write_csv(experiment, statement.path)
+        else:
+            from llac.extrap import write_extrap
+            write_extrap(experiment, statement.path)
+    except OSError as err:
+        raise LlacError(f"cannot write {statement.path!r}: {err.strerror or err}") from None
+    return [Note(f"wrote {len(experiment)} records of {experiment.name} to {statement.path} ({fmt})")]

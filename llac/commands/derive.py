@@ -1,0 +1,153 @@
+"""Commands that make a new experiment from others: NAME = ..., where, with, merge, aggregate,
+formula; and the table helpers they share (sample points, aggregation, merging)."""
+from __future__ import annotations
+
+import numpy as np
+
+from llac import ast
+from llac.commands import command
+from llac.commands.results import Note, Produced
+from llac.errors import LlacError, suggest
+from llac.experiment import Experiment
+from llac.formula import Variable, evaluate, walk
+
+AGGREGATES = {"median": np.median, "min": np.min, "mean": np.mean}
+
+
+@command("=", "NAME = SOURCE", """Name the result of an object-making command (where, with,
+         merge, aggregate, formula, fit, drop) or copy an object: `b = a`. Giving an existing
+         name replaces that object (and an experiment's stale model).""",
+         ["small = colinit where N <= 512", "c2 = colinit"], ast.Assign, starts_statement=False)
+def assign(session, statement: ast.Assign):
+    produced = session.produce(statement.source)
+    return [*produced.notes, session.store(statement.target.text, produced.obj)]
+
+
+@command("copy", "NAME = OTHER", "Copy an object under a new name.", ["backup = colinit"],
+         ast.Copy, starts_statement=False)
+def copy(session, source: ast.Copy):
+    return Produced(session.get(source.obj))
+
+
+@command("where", "NAME = EXPERIMENT where CONDITION", """Keep the records where the condition
+         holds (comparisons < <= == != >= >, and, or, not, arithmetic over columns). A condition
+         that selects nothing is an error and makes no object.""",
+         ["small = colinit where N <= 512 and rank == 0"], ast.Where, starts_statement=False)
+def where(session, source: ast.Where):
+    experiment = session.experiment(source.obj)
+    mask = column_values(experiment, source.condition, source.span)
+    if np.asarray(mask).dtype != bool:
+        raise LlacError("a where condition must compare, e.g. N <= 512", source.span)
+    mask = np.broadcast_to(mask, (len(experiment),))
+    if not mask.any():
+        raise LlacError(f"the condition selects none of the {len(experiment)} records of "
+                        f"{experiment.name}; nothing was created", source.span)
+    return Produced(experiment.select(mask))
+
+
+@command("with", "NAME = EXPERIMENT with COLUMN = EXPR [, COLUMN = EXPR ...]", """Add or replace
+         columns computed from the others (in order, so a later one may use an earlier one).""",
+         ["us = colinit with time = time * 1e6", "b = a with bytes = N*N*8"], ast.With,
+         starts_statement=False)
+def with_(session, source: ast.With):
+    experiment = session.experiment(source.obj)
+    notes = []
+    for name, expr in source.definitions:
+        values = np.broadcast_to(column_values(experiment, expr, source.span), (len(experiment),))
+        bad = int(np.count_nonzero(~np.isfinite(values.astype(float))))
+        if bad:
+            notes.append(Note(f"{name.text}: {bad} values are not finite (NaN or inf)", warning=True))
+        experiment = experiment.with_column(name.text, values)
+    return Produced(experiment, tuple(notes))
+
+
+@command("merge", "NAME = merge A, B [, ...]", """Put the records of experiments that share a
+         formula into one (e.g. runs on different machines or processor counts).""",
+         ["both = merge run1, run2"], ast.Merge)
+def merge(session, source: ast.Merge):
+    experiments = [session.experiment(n) for n in (source.obj, *source.others)]
+    for name, experiment in zip(source.others, experiments[1:]):
+        if str(experiment.formula) != str(experiments[0].formula):
+            raise LlacError(f"cannot merge {source.obj.text} ({experiments[0].formula}) with "
+                            f"{name.text} ({experiment.formula}): their formulas differ", name.span)
+    return Produced(merge_experiments(experiments))
+
+
+@command("aggregate", "NAME = aggregate EXPERIMENT [by median|min|mean]", """One record per
+         sample point (distinct values of the formula's variables), its time the median (or
+         min, mean) of the repetitions; a `count` column says how many there were.""",
+         ["agg = aggregate colinit by min"], ast.Aggregate)
+def aggregate(session, source: ast.Aggregate):
+    experiment = session.experiment(source.obj)
+    method = source.method.text if source.method else "median"
+    if method not in AGGREGATES:
+        raise LlacError(f"aggregate by {' or '.join(AGGREGATES)}, not {method!r}"
+                        f"{suggest(method, AGGREGATES)}", source.method.span)
+    return Produced(aggregate_experiment(experiment, method))
+
+
+@command("formula", 'NAME = EXPERIMENT formula "FORMULA"', """The same records with another
+         formula to try; its variables must be columns.""",
+         ['g = colinit formula "colinit[0] + colinit[1]*N*N"'], ast.Reformulate, starts_statement=False)
+def reformulate(session, source: ast.Reformulate):
+    from llac.commands.data import checked_formula
+    experiment = session.experiment(source.obj)
+    formula = checked_formula(source.formula, source.formula_span)
+    for variable in formula.variables:
+        if variable not in experiment.columns:
+            raise LlacError(f"the formula uses {variable!r}, which is not a column of "
+                            f"{experiment.name}{suggest(variable, experiment.columns)}", source.formula_span)
+    return Produced(experiment.replace(formula=formula))
+
+
+# ---------------------------------------------------------------- shared table helpers
+
+def column_values(experiment: Experiment, node, span: ast.Span):
+    """Evaluate an expression over the experiment's columns; an unknown column is an error
+    located at its place in the statement, with the nearest column suggested."""
+    try:
+        return evaluate(node, experiment.columns)
+    except KeyError as err:
+        name = err.args[0]
+        column = next((n.column for n in walk(node) if isinstance(n, Variable) and n.name == name), 0)
+        where = ast.Span(span.line, column, span.line, column + len(name)) if column else span
+        raise LlacError(f"{experiment.name} has no column {name!r}{suggest(name, experiment.columns)}"
+                        f" (columns: {', '.join(experiment.columns)})", where) from None
+
+
+def sample_points(experiment: Experiment) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of the formula's variables, and how many records each has
+    (inverse indices are not returned; see `aggregate_experiment`)."""
+    points, _, counts = _group(experiment)
+    return points, counts
+
+
+def _group(experiment: Experiment):
+    variables = experiment.formula.variables
+    if not variables:
+        return np.zeros((1 if len(experiment) else 0, 0)), np.zeros(len(experiment), int), \
+            np.array([len(experiment)] if len(experiment) else [], int)
+    stacked = np.column_stack([experiment.columns[v] for v in variables])
+    return np.unique(stacked, axis=0, return_inverse=True, return_counts=True)
+
+
+def aggregate_experiment(experiment: Experiment, method: str = "median") -> Experiment:
+    """One record per sample point with the `method` of its times and a `count` column."""
+    points, inverse, counts = _group(experiment)
+    order = np.argsort(np.ravel(inverse), kind="stable")
+    groups = np.split(experiment.columns["time"][order], np.cumsum(counts)[:-1])
+    summary = np.array([AGGREGATES[method](g) for g in groups])
+    columns = {v: points[:, i] for i, v in enumerate(experiment.formula.variables)}
+    columns.update(time=summary, count=counts)
+    return experiment.replace(columns=columns)
+
+
+def merge_experiments(experiments: list[Experiment]) -> Experiment:
+    """The records of all `experiments` (same formula) in one; columns they all have."""
+    first = experiments[0]
+    if len(experiments) == 1:
+        return first
+    names = [c for c in first.column_names if all(c in e.columns for e in experiments)]
+    columns = {c: np.concatenate([e.columns[c] for e in experiments]) for c in names}
+    origin = ", ".join(dict.fromkeys(e.origin for e in experiments if e.origin))
+    return first.replace(columns=columns, origin=origin)

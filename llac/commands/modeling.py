@@ -1,0 +1,201 @@
+"""Commands that fit and use models: set, fit, drop, predict, plot."""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import numpy as np
+
+from llac import ast
+from llac.commands import command
+from llac.commands.derive import aggregate_experiment
+from llac.commands.results import ModelReport, Note, Produced, Table, Text
+from llac.errors import LlacError, suggest
+from llac.experiment import Experiment
+
+
+@command("set", "set [SETTING VALUE]", """Show the fitting settings, or change one:
+         threshold (relative error under which an interval is not split, e.g. 5%),
+         maxintervals (most intervals per variable), minpoints (fewest distinct points per
+         interval, 0 = automatic), alpha (significance level of the split test and of prediction
+         intervals), aggregate (median, min or mean of repetitions), split (on or off), seed,
+         bootstrap, maxpieces. Models already fitted keep their settings.""",
+         ["set", "set threshold 5%", "set split off", "set aggregate min"], ast.Set)
+def set_(session, statement: ast.Set):
+    if statement.setting is not None:
+        value = session.change_setting(statement.setting, statement.value)
+        return [Note(f"{statement.setting.text} = {_setting_text(value)}")]
+    settings = session.fit_settings()
+    rows = tuple((f.name, _setting_text(getattr(settings, f.name)),
+                  "changed" if f.name in session.changed_settings else "default")
+                 for f in dataclasses.fields(settings))
+    return [Table("settings", ("setting", "value", ""), rows)]
+
+
+def _setting_text(value) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def fitted(session, experiment: Experiment):
+    """Fit `experiment` with the session's settings; FitError becomes one clear LlacError."""
+    from llac.model import FitError, fit_experiment
+    try:
+        return fit_experiment(experiment, session.fit_settings())
+    except FitError as err:
+        raise LlacError(f"cannot fit {experiment.name}: {err}") from None
+
+
+def model_for(session, name: ast.Name):
+    """The model called `name`, or the model of experiment `name` (fitted now with the current
+    settings if it has none, which is said in a note). Returns (model, notes)."""
+    obj = session.get(name)
+    if not isinstance(obj, Experiment):
+        return obj, []
+    key = f"{name.text}.model"
+    if key in session.objects:
+        return session.objects[key], []
+    model = fitted(session, obj)
+    note = session.store(key, model)
+    return model, [Note(f"{name.text} had no model: fitted it with the current settings; {note.text}")]
+
+
+@command("fit", "fit EXPERIMENT  |  NAME = fit EXPERIMENT", """Fit the experiment's formula by
+         relative least squares and split its domain into intervals where the constants differ
+         (see `help set`). Shows each constant with its standard error per interval (the sets
+         ℵ), the cuts with their test figures, relative errors, R², warnings and insignificant
+         constants. The model is called EXPERIMENT.model unless named.""",
+         ["fit colinit", "m = fit colinit"], ast.Fit)
+def fit(session, source: ast.Fit):
+    model = fitted(session, session.experiment(source.obj))
+    return Produced(model, (ModelReport(source.obj.text, model),))
+
+
+@command("drop", "drop NAME [CONST, ...]", """Refit without some constants (by default the
+         ones the last fit found insignificant): the formula loses those terms. NAME is an
+         experiment or a model; the result replaces EXPERIMENT.model unless named.""",
+         ["drop colinit colinit[0]", "drop colinit", "m2 = drop m colinit[1]"], ast.Drop)
+def drop(session, source: ast.Drop):
+    model, notes = model_for(session, source.obj)
+    experiment = session.experiment(ast.Name(model.name, source.obj.span))
+    formula = model.formula
+    indices = []
+    for name, index in source.constants:
+        text = f"{name.text}[{index}]"
+        if text not in formula.constants:
+            raise LlacError(f"{text} is not a constant of {formula}", name.span)
+        indices.append(index)
+    if not source.constants:
+        if not model.insignificant:
+            raise LlacError(f"the model of {model.name} has no insignificant constants; name the ones to drop")
+        indices = [int(c.rsplit("[", 1)[1].rstrip("]")) for c in model.insignificant]
+    from llac.formula import FormulaError
+    try:
+        reduced = formula.without(indices)
+    except FormulaError as err:
+        raise LlacError(f"cannot drop every constant: {err.message}") from None
+    refit = fitted(session, experiment.replace(formula=reduced))
+    dropped = ", ".join(f"{formula.name}[{i}]" for i in indices)
+    return Produced(refit, (*notes, Note(f"dropped {dropped}"), ModelReport(model.name, refit)))
+
+
+@command("predict", "predict NAME [VAR=VALUES ...]  |  predict NAME at EXPERIMENT", """Predict
+         times with the model of NAME (fitted first if needed). VALUES is a number, a list
+         `1,2,4`, a range `1024..65536 *2` (multiply) or `100..1000 step 100`; several
+         variables give every combination. With no values: at the fitted sample points, against
+         the measurements. `at EXPERIMENT`: at that experiment's sample points, with the
+         measured (median) time and the error in %. Each row says which interval was used, the
+         prediction interval, and flags extrapolation beyond the measured range.""",
+         ["predict colinit N=8192", "predict colinit N=1024..65536 *2",
+          "predict fft N=4096 P=1,2,4,8", "predict colinit at big", "predict colinit"],
+         ast.Predict, ast.PredictAt)
+def predict(session, statement):
+    model, notes = model_for(session, statement.obj)
+    if isinstance(statement, ast.PredictAt):
+        data = aggregate_experiment(session.experiment(statement.data))
+        missing = [v for v in model.formula.variables if v not in data.columns]
+        if missing:
+            raise LlacError(f"{statement.data.text} has no column {missing[0]!r}, which the "
+                            f"formula {model.formula} needs", statement.data.span)
+        points = {v: data.columns[v] for v in model.formula.variables}
+        return [*notes, _prediction_table(model, points, data.columns["time"])]
+    if not statement.points:
+        points = {v: model.sample_points[v] for v in model.formula.variables}
+        return [*notes, _prediction_table(model, points, model.sample_points["time"])]
+    return [*notes, _prediction_table(model, _grid(model, statement.points))]
+
+
+def _grid(model, points) -> dict[str, np.ndarray]:
+    """Every combination of the given values; all the formula's variables must be given."""
+    given = {}
+    for point in points:
+        if point.var.text not in model.formula.variables:
+            raise LlacError(f"the formula {model.formula} has no variable {point.var.text!r}"
+                            f"{suggest(point.var.text, model.formula.variables)}", point.var.span)
+        if point.var.text in given:
+            raise LlacError(f"{point.var.text} is given twice", point.var.span)
+        given[point.var.text] = point.values
+    missing = [v for v in model.formula.variables if v not in given]
+    if missing:
+        raise LlacError(f"give a value for {', '.join(missing)} too (the formula is {model.formula})")
+    combos = list(itertools.product(*(given[v] for v in model.formula.variables)))
+    return {v: np.array([c[i] for c in combos]) for i, v in enumerate(model.formula.variables)}
+
+
+def _prediction_table(model, points: dict, measured=None) -> Table:
+    """Table-3 style rows: inputs, [measured], predicted, interval, [error %], piece, flags."""
+    prediction = model.predict(points)
+    variables = list(points)
+    headers = [*variables, *(["measured"] if measured is not None else []), "predicted",
+               "low", "high", *(["error %"] if measured is not None else []), "interval"]
+    rows = []
+    for i in range(len(prediction.values)):
+        row = [points[v][i] for v in variables]
+        if measured is not None:
+            row.append(measured[i])
+        row += [prediction.values[i], prediction.lower[i], prediction.upper[i]]
+        if measured is not None:
+            row.append(100 * (prediction.values[i] - measured[i]) / measured[i])
+        piece = int(prediction.piece[i])
+        row.append(("-" if piece < 0 else str(piece + 1)) + (" extrapolated" if prediction.extrapolated[i] else ""))
+        rows.append(tuple(row))
+    footer = [f"interval {i + 1}: {region_text(p.region)}" for i, p in enumerate(model.pieces)]
+    if measured is not None and len(rows):
+        errors = np.abs(prediction.values - measured) / measured * 100
+        footer.append(f"error: median {np.nanmedian(errors):.3g}%, max {np.nanmax(errors):.3g}%")
+    footer += list(prediction.notes)
+    return Table(f"prediction by the model of {model.name} ({model.formula})", tuple(headers),
+                 tuple(rows), tuple(footer))
+
+
+def region_text(region) -> str:
+    """'16 < N <= 512, P <= 4' for a piece's box; 'everywhere' for the whole space."""
+    parts = []
+    for var, (low, high) in region.items():
+        if np.isfinite(low) and np.isfinite(high):
+            parts.append(f"{low:g} < {var} <= {high:g}")
+        elif np.isfinite(low):
+            parts.append(f"{var} > {low:g}")
+        elif np.isfinite(high):
+            parts.append(f"{var} <= {high:g}")
+    return ", ".join(parts) or "everywhere"
+
+
+@command("plot", "plot NAME [vs VAR] [by VAR] [log|loglog] [residuals]", """Terminal plot of
+         the measurements (median per sample point) and the model, one line per interval, with
+         the cut points marked. `vs` picks the x variable (default: the formula's first), `by`
+         draws one series per value of another variable, `log` makes y logarithmic and `loglog`
+         both axes, `residuals` plots the relative error of the model instead.""",
+         ["plot colinit", "plot fft vs N by P loglog", "plot colinit residuals"], ast.Plot)
+def plot(session, statement: ast.Plot):
+    model, notes = model_for(session, statement.obj)
+    variables = model.formula.variables
+    for option in (statement.vs, statement.by):
+        if option is not None and option.text not in variables:
+            raise LlacError(f"the formula {model.formula} has no variable {option.text!r}"
+                            f"{suggest(option.text, variables)}", option.span)
+    from llac.plot import plot_model
+    text = plot_model(model, statement.vs.text if statement.vs else None,
+                      statement.by.text if statement.by else None, statement.scale, statement.residuals)
+    return [*notes, Text(text)]

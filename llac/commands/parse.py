@@ -1,0 +1,299 @@
+"""Parse llac source text into `llac.ast` statements, with errors in plain words."""
+from __future__ import annotations
+
+from lark import Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
+from lark.visitors import merge_transformers
+
+from llac import ast
+from llac.errors import LlacError, suggest
+from llac.formula import ExpressionBuilder
+from llac.grammars import open_grammar
+
+MAX_RANGE = 100_000
+# a newline right after one of these does not end the statement
+CONTINUE_AFTER = {"PLUS", "MINUS", "STAR", "SLASH", "CIRCUMFLEX", "__ANON_0", "__ANON_1", "COMMA",
+                  "EQUAL", "AND", "OR", "NOT", "formula__COMPARE", "WHERE", "WITH", "STEP"}
+WORDS = {"OBJECT": "a name", "STRING": "a quoted string", "VALUE": "a number",
+         "_NL": "the end of the line", "SEMICOLON": "';'", "$END": "the end of the input",
+         "formula__NAME": "a column name", "formula__NUMBER": "a number",
+         "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "EQUAL": "'='",
+         "COMMA": "','", "PERCENT": "'%'", "LOGSCALE": "'log' or 'loglog'", "__ANON_1": "'..'"}
+
+
+class ContinuationLexer:
+    """Lark post-lexer: drops newlines inside brackets and after a trailing operator or comma."""
+    always_accept = ("_NL",)
+
+    def process(self, stream):
+        """Yield the tokens of `stream`, leaving out the newlines that do not end a statement."""
+        depth, previous = 0, None
+        for token in stream:
+            if token.type in ("LPAR", "LSQB"):
+                depth += 1
+            elif token.type in ("RPAR", "RSQB"):
+                depth = max(0, depth - 1)
+            elif token.type == "_NL" and (depth or previous in CONTINUE_AFTER):
+                continue
+            previous = token.type
+            yield token
+
+
+POSTLEX = ContinuationLexer()
+
+
+def span_of(item) -> ast.Span:
+    """The span of a lark Token or tree meta."""
+    return ast.Span(item.line, item.column, item.end_line, item.end_column)
+
+
+def _name(token: Token) -> ast.Name:
+    return ast.Name(str(token), span_of(token))
+
+
+def _string(token: Token) -> str:
+    return str(token)[1:-1]
+
+
+def _number(token: Token) -> float:
+    return float(token)
+
+
+@v_args(meta=True)
+class StatementBuilder(Transformer):
+    """Builds `llac.ast` statements from llac.lark trees; executes nothing."""
+
+    def start(self, meta, children):
+        return [c for c in children if isinstance(c, ast.Statement)]
+
+    def target(self, meta, children):
+        return _name(children[0])
+
+    def assign(self, meta, children):
+        return ast.Assign(children[0], children[1], span=span_of(meta))
+
+    def load(self, meta, children):
+        strings = [_string(c) for c in children if isinstance(c, Token)]
+        options = dict(c for c in children if isinstance(c, tuple))
+        formula = options.get("formula")
+        return ast.Load(tuple(strings), options.get("as"), _string(formula) if formula else None,
+                        span_of(formula) if formula else None, span=span_of(meta))
+
+    def load_as(self, meta, children):
+        return ("as", _name(children[0]))
+
+    def load_formula(self, meta, children):
+        return ("formula", children[0])
+
+    def list_(self, meta, children):
+        return ast.List(span=span_of(meta))
+
+    def show(self, meta, children):
+        limit = int(_number(children[1])) if len(children) > 1 else None
+        return ast.Show(_name(children[0]), limit, span=span_of(meta))
+
+    def describe(self, meta, children):
+        return ast.Describe(_name(children[0]), span=span_of(meta))
+
+    def rename(self, meta, children):
+        return ast.Rename(_name(children[0]), _name(children[1]), span=span_of(meta))
+
+    def delete(self, meta, children):
+        return ast.Delete(tuple(map(_name, children)), span=span_of(meta))
+
+    def set_(self, meta, children):
+        if not children:
+            return ast.Set(span=span_of(meta))
+        return ast.Set(_name(children[0]), children[1], span=span_of(meta))
+
+    def setting_value(self, meta, children):
+        return "".join(map(str, children))
+
+    def predict(self, meta, children):
+        return ast.Predict(_name(children[0]), tuple(children[1:]), span=span_of(meta))
+
+    def predict_at(self, meta, children):
+        return ast.PredictAt(_name(children[0]), _name(children[1]), span=span_of(meta))
+
+    def point(self, meta, children):
+        return ast.Point(_name(children[0]), children[1])
+
+    def value_list(self, meta, children):
+        return tuple(map(_number, children))
+
+    def geometric(self, meta, children):
+        start, stop, factor = map(_number, children)
+        if start <= 0 or factor <= 1:
+            raise LlacError("a range 'A..B *F' needs A > 0 and a factor F > 1", span_of(meta))
+        return _expand(start, stop, lambda x: x * factor, meta)
+
+    def arithmetic(self, meta, children):
+        start, stop = _number(children[0]), _number(children[1])
+        step = _number(children[2]) if len(children) > 2 and children[2] is not None else 1.0
+        if step <= 0:
+            raise LlacError("a range 'A..B step S' needs a step S > 0", span_of(meta))
+        return _expand(start, stop, lambda x: x + step, meta)
+
+    def plot(self, meta, children):
+        options = {}
+        for kind, value in children[1:]:
+            if kind in options:
+                raise LlacError(f"plot option {kind!r} given twice", span_of(meta))
+            options[kind] = value
+        return ast.Plot(_name(children[0]), span=span_of(meta), **options)
+
+    def vs(self, meta, children):
+        return ("vs", _name(children[0]))
+
+    def by(self, meta, children):
+        return ("by", _name(children[0]))
+
+    def scale(self, meta, children):
+        return ("scale", str(children[0]))
+
+    def residuals(self, meta, children):
+        return ("residuals", True)
+
+    def export(self, meta, children):
+        fmt = _name(children[2]) if len(children) > 2 and children[2] is not None else None
+        return ast.Export(_name(children[0]), _string(children[1]), fmt, span=span_of(meta))
+
+    def help(self, meta, children):
+        return ast.Help(_name(children[0]) if children else None, span=span_of(meta))
+
+    # ---- sources
+    def copy(self, meta, children):
+        return ast.Copy(_name(children[0]), span=span_of(meta))
+
+    def where(self, meta, children):
+        return ast.Where(_name(children[0]), children[1], span=span_of(meta))
+
+    def with_(self, meta, children):
+        return ast.With(_name(children[0]), tuple(children[1:]), span=span_of(meta))
+
+    def column_def(self, meta, children):
+        return (_name(children[0]), children[1])
+
+    def merge(self, meta, children):
+        return ast.Merge(_name(children[0]), tuple(map(_name, children[1:])), span=span_of(meta))
+
+    def aggregate(self, meta, children):
+        method = _name(children[1]) if len(children) > 1 and children[1] is not None else None
+        return ast.Aggregate(_name(children[0]), method, span=span_of(meta))
+
+    def reformulate(self, meta, children):
+        return ast.Reformulate(_name(children[0]), _string(children[1]), span_of(children[1]),
+                               span=span_of(meta))
+
+    def fit(self, meta, children):
+        return ast.Fit(_name(children[0]), span=span_of(meta))
+
+    def drop(self, meta, children):
+        return ast.Drop(_name(children[0]), tuple(children[1:]), span=span_of(meta))
+
+    def constant(self, meta, children):
+        return (_name(children[0]), int(_number(children[1])))
+
+
+def _expand(start: float, stop: float, step, meta) -> tuple[float, ...]:
+    values, x = [], start
+    while x <= stop * (1 + 1e-12):
+        values.append(x)
+        if len(values) > MAX_RANGE:
+            raise LlacError(f"the range has more than {MAX_RANGE} values", span_of(meta))
+        x = step(x)
+    if not values:
+        raise LlacError("the range is empty: its start is beyond its end", span_of(meta))
+    return tuple(values)
+
+
+def parse(text: str, keywords=()) -> list[ast.Statement]:
+    """Parse llac source into statements; raises LlacError (with span) in plain words.
+
+    `keywords` are the command names, used to say 'unknown command' with a suggestion.
+    """
+    parser = open_grammar("llac.lark", postlex=POSTLEX)
+    builder = merge_transformers(StatementBuilder(), formula=ExpressionBuilder())
+    try:
+        return builder.transform(parser.parse(text if text.endswith("\n") else text + "\n"))
+    except UnexpectedInput as err:
+        raise _syntax_error(err, text, keywords) from None
+    except VisitError as err:
+        if isinstance(err.orig_exc, LlacError):
+            raise err.orig_exc from None
+        raise
+
+
+def incomplete(text: str) -> bool:
+    """True when `text` stops in the middle of a statement (the REPL then reads another line)."""
+    stripped = text.rstrip(" \t")
+    if stripped.endswith("\\"):
+        return True
+    try:
+        open_grammar("llac.lark", postlex=POSTLEX).parse(text + "\n")
+    except UnexpectedToken as err:
+        return err.token.type == "$END"
+    except UnexpectedInput:
+        return False
+    return False
+
+
+def _syntax_error(err: UnexpectedInput, text: str, keywords) -> LlacError:
+    line, column = max(err.line, 1), max(err.column, 1)
+    word = _statement_start(text, line, column)
+    where = ast.Span(line, column, line, column + 1)
+    if word and word[0] not in keywords and not _is_assignment(text, line, word):
+        name, wline, wcol = word
+        return LlacError(f"unknown command {name!r}{suggest(name, keywords)}; "
+                         f"type 'help' for the list of commands", ast.Span(wline, wcol, wline, wcol + len(name)))
+    if isinstance(err, UnexpectedToken):
+        found = "the end of the line" if err.token.type in ("_NL", "$END") else repr(str(err.token))
+        if err.token.type == "$END":
+            line, column = _end_position(text)
+            where = ast.Span(line, column, line, column + 1)
+        return LlacError(f"expected {_words(err.expected)}, found {found}", where)
+    if isinstance(err, UnexpectedCharacters):
+        char = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
+        allowed = _words(err.allowed) if err.allowed else "something else"
+        return LlacError(f"unexpected {char!r}: expected {allowed}", where)
+    return LlacError("syntax error", where)
+
+
+OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "CIRCUMFLEX", "__ANON_0", "formula__COMPARE",
+             "AND", "OR", "NOT"}
+
+
+def _words(terminals) -> str:
+    terminals = set(terminals) - {"COMMENT", "WS_INLINE", "CONTINUATION"}
+    if "LPAR" in terminals and "RPAR" not in terminals:
+        return "a number, a column name or '('"
+    words = {"an operator"} if terminals & OPERATORS else set()
+    words |= {WORDS.get(t, repr(t.lower())) for t in terminals - OPERATORS}
+    words = sorted(words)
+    if len(words) > 6:
+        words = words[:6] + ["..."]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _statement_start(text: str, line: int, column: int):
+    """The first word of the statement that holds (line, column), with its position."""
+    lines = text.splitlines() or [""]
+    row = min(line, len(lines)) - 1
+    before = lines[row][:column - 1]
+    cut = before.rfind(";")
+    segment = lines[row][cut + 1:]
+    stripped = segment.lstrip()
+    word = stripped.split(" ", 1)[0].split("=", 1)[0].strip()
+    if not word or not (word[0].isalpha() or word[0] == "_"):
+        return None
+    return word, row + 1, cut + 2 + len(segment) - len(stripped)
+
+
+def _is_assignment(text: str, line: int, word) -> bool:
+    rest = text.splitlines()[word[1] - 1][word[2] - 1 + len(word[0]):].lstrip()
+    return rest.startswith("=")
+
+
+def _end_position(text: str) -> tuple[int, int]:
+    lines = text.rstrip("\n").splitlines() or [""]
+    return len(lines), len(lines[-1]) + 1

@@ -1,0 +1,40 @@
+"""The one error type a user can cause in llac, and how it is shown (file:line:col + caret)."""
+from __future__ import annotations
+
+import difflib
+from typing import Iterable
+
+from llac.ast import Span
+
+
+class LlacError(Exception):
+    """A mistake in a statement or its data: one clear sentence, and where it is when known."""
+
+    def __init__(self, message: str, span: Span | None = None):
+        super().__init__(message)
+        self.message = message
+        self.span = span
+
+    def at(self, span: Span | None) -> "LlacError":
+        """This error located at `span`, unless it already knows a more precise place."""
+        if self.span is None and span is not None:
+            self.span = span
+        return self
+
+
+def suggest(word: str, candidates: Iterable[str]) -> str:
+    """' (did you mean X?)' for the nearest candidate, or '' when none is close."""
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def format_error(error: LlacError, filename: str, source: str) -> str:
+    """`file:line:col: message`, then the source line and a caret under the column."""
+    span = error.span
+    if span is None:
+        return f"{filename}: {error.message}"
+    lines = source.splitlines()
+    text = lines[span.line - 1] if 0 < span.line <= len(lines) else ""
+    width = max(1, span.end_column - span.column) if span.end_line == span.line else 1
+    caret = " " * (span.column - 1) + "^" * min(width, max(1, len(text) - span.column + 1))
+    return f"{filename}:{span.line}:{span.column}: {error.message}\n    {text}\n    {caret}"

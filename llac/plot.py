@@ -1,0 +1,69 @@
+"""Terminal plots of a model and its measurements with plotext (imported only here, lazily).
+
+One figure: the measured times (median per sample point) as markers, the model as one line
+per interval, dotted vertical lines at the cuts of the x variable; or the relative residuals.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+WIDTH, HEIGHT = 78, 22
+MODEL_POINTS = 60
+
+
+def plot_model(model, vs: str | None = None, by: str | None = None, scale: str = "linear",
+               residuals: bool = False, width: int = WIDTH, height: int = HEIGHT) -> str:
+    """The figure as plain text, `width` columns wide (readable in 80 columns)."""
+    import plotext
+
+    variables = model.formula.variables
+    x_name = vs or (variables[0] if variables else None)
+    if x_name is None:
+        return f"{model.name}: the formula {model.formula} has no variable to plot against"
+    figure = plotext.figure
+    figure.clear()
+    figure.plot_size(width, height)
+    figure.theme("colorless")
+    data = model.sample_points
+    groups = np.unique(data[by]) if by else [None]
+    for value in groups:
+        rows = np.ones(len(data["time"]), bool) if value is None else data[by] == value
+        suffix = "" if value is None else f" {by}={value:g}"
+        _draw_group(figure, model, x_name, rows, suffix, residuals, scale != "linear")
+    for cut in model.cuts:
+        if cut.variable == x_name and not residuals:
+            figure.line(cut.value, orientation="vertical", style="dotted", label=f"cut {x_name}={cut.value:g}")
+    if scale in ("log", "loglog") and not residuals:
+        figure.ruler("y").scale("log")
+    if scale == "loglog":
+        figure.ruler("x").scale("log")
+    figure.title(f"{model.name}: {'relative error of the model' if residuals else model.formula}")
+    figure.label(x_name, "x")
+    return figure.build().string(colorless=True)
+
+
+def _draw_group(figure, model, x_name: str, rows: np.ndarray, suffix: str, residuals: bool,
+                logy: bool) -> None:
+    """Markers for the measurements of one group, and the model's line for each interval
+    (on a log axis, values <= 0 are left out)."""
+    data = model.sample_points
+    rows = rows & (data["time"] > 0) if logy and not residuals else rows
+    x, time = data[x_name][rows], data["time"][rows]
+    others = {v: data[v][rows] for v in model.formula.variables if v != x_name}
+    if residuals:
+        predicted = model.predict({x_name: x, **others}).values
+        figure.draw(figure.signal(list(x), list((predicted - time) / time), marker="x")
+                    .label(f"(model-measured)/measured{suffix}"))
+        return
+    if not len(x):
+        return
+    fixed = {v: np.median(vals) for v, vals in others.items()}
+    grid = np.unique(np.concatenate([np.geomspace(x.min(), x.max(), MODEL_POINTS) if x.min() > 0
+                                     else np.linspace(x.min(), x.max(), MODEL_POINTS), x]))
+    prediction = model.predict({x_name: grid, **{v: np.full(len(grid), c) for v, c in fixed.items()}})
+    for i in np.unique(prediction.piece):
+        inside = (prediction.piece == i) & ((prediction.values > 0) | (not logy))
+        if i >= 0 and inside.sum() > 1:
+            figure.draw(figure.signal(list(grid[inside]), list(prediction.values[inside])).lines()
+                        .label(f"model, interval {i + 1}{suffix}"))
+    figure.draw(figure.signal(list(x), list(time), marker="x").label(f"measured{suffix}"))

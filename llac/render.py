@@ -1,0 +1,81 @@
+"""The one renderer: turns command results into text. Nothing else formats output."""
+from __future__ import annotations
+
+from functools import singledispatch
+
+import numpy as np
+
+from llac.commands.results import ModelReport, Note, Table, Text
+
+MAX_WIDTH = 100
+
+
+def number(value) -> str:
+    """A number in a table: integers as integers, others with 4 significant digits."""
+    if isinstance(value, (str, bool)) or value is None:
+        return str(value)
+    value = float(value)
+    if np.isnan(value):
+        return "nan"
+    if value == int(value) and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:.4g}"
+
+
+@singledispatch
+def render(result) -> str:
+    """Text for one result."""
+    return str(result)
+
+
+@render.register
+def _(result: Note) -> str:
+    return f"warning: {result.text}" if result.warning else result.text
+
+
+@render.register
+def _(result: Text) -> str:
+    return result.body
+
+
+@render.register
+def _(result: Table) -> str:
+    return table_text(result.title, result.headers, result.rows, result.footer)
+
+
+def table_text(title: str, headers, rows, footer=()) -> str:
+    """An aligned text table: numbers right-aligned, text left-aligned, then footer lines."""
+    cells = [[number(v) for v in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    numeric = [all(not isinstance(row[i], str) for row in rows) for i in range(len(headers))]
+
+    def line(values):
+        return "  ".join(v.rjust(w) if num else v.ljust(w)
+                         for v, w, num in zip(values, widths, numeric)).rstrip()
+    out = [title, line(headers), line(["-" * w for w in widths])] + [line(r) for r in cells]
+    return "\n".join(out + list(footer))
+
+
+@render.register
+def _(result: ModelReport) -> str:
+    from llac.commands.modeling import region_text
+    model = result.model
+    out = [f"model of {model.name}: {model.formula}",
+           f"  {int(model.sample_points['count'].sum())} records at {len(model.sample_points['time'])} "
+           f"sample points; relative error median {model.median_rel_error:.2%}, max {model.max_rel_error:.2%}"]
+    if model.excluded:
+        out.append(f"  {model.excluded} records were left out (time not a positive finite number)")
+    for i, piece in enumerate(model.pieces):
+        out.append(f"interval {i + 1}: {region_text(piece.region)}  ({piece.npoints} points, "
+                   f"{piece.nrecords} records; error median {piece.median_rel_error:.2%}, "
+                   f"max {piece.max_rel_error:.2%}, R² {piece.r2:.4f})")
+        for name, value, err, p in zip(model.formula.constants, piece.constants, piece.stderr, piece.pvalues):
+            out.append(f"  {name:<14} = {value: .4e} ± {err:.2e}   p = {p:.2g}")
+    for cut in model.cuts:
+        out.append(f"cut at {cut.variable} = {cut.value:g}: F = {cut.F:.3g}, p = {cut.p_value:.2g}, "
+                   f"ΔBIC = {cut.delta_bic:.3g}, error {cut.error_before:.2%} -> {cut.error_after:.2%}")
+    if model.insignificant:
+        out.append(f"insignificant (p > alpha): {', '.join(model.insignificant)}"
+                   f" — try: drop {result.name}")
+    out += [f"warning: {w}" for w in model.warnings]
+    return "\n".join(out)

@@ -1,0 +1,130 @@
+"""A llac session: the named objects (experiments, models) and the fitting settings.
+
+A Session never prints. `execute` parses source text and yields result objects
+(`llac.commands.results`) statement by statement; `llac.render` turns them into text.
+Errors a user can cause are raised as `LlacError`, located in the source.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Iterator
+
+from llac import ast
+from llac.commands import handler_for, keywords
+from llac.commands.parse import parse
+from llac.commands.results import Note, Produced
+from llac.errors import LlacError, suggest
+from llac.experiment import Experiment
+
+SWITCH_WORDS = {"on": True, "yes": True, "true": True, "off": False, "no": False, "false": False}
+AGGREGATES = ("median", "min", "mean")
+
+
+class Session:
+    """Named objects and settings; runs statements and returns what they produced."""
+
+    def __init__(self):
+        self.objects: dict[str, object] = {}
+        self.changed_settings: dict[str, object] = {}
+
+    # ---------------------------------------------------------------- running
+    def execute(self, source: str) -> Iterator[object]:
+        """Parse `source` (all of it, so a syntax error stops before anything runs), then run
+        each statement in turn, yielding its results. Raises LlacError at the first error."""
+        for statement in parse(source, keywords()):
+            yield from self.run(statement)
+
+    def run(self, statement: ast.Statement) -> list:
+        """Run one statement through the command registry; returns its results."""
+        if isinstance(statement, ast.Source):
+            target = statement.default_target()
+            if target is None:
+                raise LlacError(f"this command makes a new object: write NAME = ... to name it",
+                                statement.span)
+            statement = ast.Assign(ast.Name(target, statement.obj.span), statement, span=statement.span)
+        try:
+            return list(handler_for(statement).handler(self, statement) or ())
+        except LlacError as err:
+            raise err.at(statement.span)
+
+    def produce(self, source: ast.Source) -> Produced:
+        """Run an object-making command and return its (not yet stored) result."""
+        return handler_for(source).handler(self, source)
+
+    # ---------------------------------------------------------------- objects
+    def get(self, name: ast.Name):
+        """The object called `name`, or an error that suggests the nearest name."""
+        if name.text in self.objects:
+            return self.objects[name.text]
+        known = ", ".join(sorted(self.objects)) or "none yet: use load"
+        raise LlacError(f"no object called {name.text!r}{suggest(name.text, self.objects)}"
+                        f" (objects: {known})", name.span)
+
+    def experiment(self, name: ast.Name) -> Experiment:
+        """The experiment called `name` (a model is refused, naming its experiment)."""
+        obj = self.get(name)
+        if not isinstance(obj, Experiment):
+            raise LlacError(f"{name.text!r} is a model, not an experiment; use its experiment "
+                            f"{obj.name!r}", name.span)
+        return obj
+
+    def store(self, name: str, obj) -> Note:
+        """Keep `obj` under `name`; a replaced experiment's stale model is removed."""
+        replaced = name in self.objects
+        if isinstance(obj, Experiment):
+            obj = obj.replace(name=name)
+            self.objects.pop(f"{name}.model", None)
+        self.objects[name] = obj
+        return Note(f"{'replaced' if replaced else 'created'} {name}: {describe_object(obj)}")
+
+    def columns(self) -> tuple[str, ...]:
+        """Every column name of every experiment (for completion)."""
+        return tuple(dict.fromkeys(c for o in self.objects.values() if isinstance(o, Experiment)
+                                   for c in o.column_names))
+
+    # ---------------------------------------------------------------- settings
+    def fit_settings(self):
+        """The current settings as the fitting helper's FitSettings."""
+        from llac.model import FitSettings
+        return FitSettings(**self.changed_settings)
+
+    def change_setting(self, name: ast.Name, text: str) -> object:
+        """Validate and set one setting from its text (5%, 0.05, 3, on, min); returns the value."""
+        from llac.model import FitSettings
+        defaults = {f.name: f.default for f in dataclasses.fields(FitSettings)}
+        if name.text not in defaults:
+            raise LlacError(f"no setting called {name.text!r}{suggest(name.text, defaults)} "
+                            f"(settings: {', '.join(defaults)})", name.span)
+        value = _setting_value(name.text, text, defaults[name.text])
+        self.changed_settings[name.text] = value
+        return value
+
+
+def _setting_value(name: str, text: str, default):
+    """Convert `text` to the type of the setting's default, with one clear error."""
+    if isinstance(default, bool):
+        if text.lower() not in SWITCH_WORDS:
+            raise LlacError(f"{name} is on or off, not {text!r}")
+        return SWITCH_WORDS[text.lower()]
+    if isinstance(default, str):
+        if text not in AGGREGATES:
+            raise LlacError(f"{name} is one of {', '.join(AGGREGATES)}, not {text!r}{suggest(text, AGGREGATES)}")
+        return text
+    try:
+        number = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise LlacError(f"{name} takes a number, not {text!r}") from None
+    if isinstance(default, int):
+        if number != int(number) or number < 0:
+            raise LlacError(f"{name} takes a whole number >= 0, not {text}")
+        return int(number)
+    if not 0 < number < 1:
+        raise LlacError(f"{name} is a fraction between 0 and 1 (or a percentage), not {text}")
+    return number
+
+
+def describe_object(obj) -> str:
+    """A one-line summary of an object: records and formula, or a model's intervals."""
+    if isinstance(obj, Experiment):
+        return f"{len(obj)} records, {obj.formula}"
+    return f"model of {obj.name}, {len(obj.pieces)} interval{'s' * (len(obj.pieces) != 1)}, {obj.formula}"
