@@ -57,6 +57,7 @@ class _Checker:
         self.errors: list[Diagnostic] = []
         self.stack: list[_Open] = []
         self.near_misses: list[Directive] = []
+        self.rejected: set[str] = set()   # names of begins that did not parse
         self.depth = 0
         self.parens: list[str] = []       # for each open '(', the word before it
         self.previous: CodeToken | None = None
@@ -138,6 +139,7 @@ class _Checker:
             pragma = parse_pragma(directive, self.program.file)
         except CallError as err:
             self.errors.extend(err.diagnostics)
+            self.rejected.update(directive.body.split()[:2])  # no cascade at its `end`
             return
         if not isinstance(pragma, PLACED) or self.placement_ok(pragma, following):
             self.program.sites.append((directive, pragma))
@@ -186,7 +188,7 @@ class _Checker:
                        [self.note(inner, f"{label} begins here")] + self.typo_notes(getattr(inner, "name", "for")))
             while self.stack.pop().pragma.name != pragma.name:
                 pass
-        else:
+        elif pragma.name not in self.rejected:
             self.error(pragma, f"'end {pragma.name}' without a matching '#pragma cll {pragma.name} ...' "
                                f"open in this function", self.typo_notes(pragma.name))
 

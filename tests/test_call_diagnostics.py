@@ -1,0 +1,195 @@
+"""`call check` / `call translate` as a user runs them: one clear message per mistake,
+file:line:col, the source line and a caret, non-zero exit, never a traceback."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def call(*args, cwd):
+    """Run `python -m call ARGS` in `cwd`; (exit status, stdout, stderr)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    done = subprocess.run([sys.executable, "-m", "call", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True)
+    assert "Traceback" not in done.stderr
+    return done.returncode, done.stdout, done.stderr
+
+
+def check(tmp_path, body, name="prog.c"):
+    (tmp_path / name).write_text(body)
+    return call("check", name, cwd=tmp_path)
+
+
+def in_main(*lines):
+    return "int main(void) {\n    int N = 4, x = 0;\n" + "".join(f"    {l}\n" for l in lines) + "    return x;\n}\n"
+
+
+FIG5 = """void f(int N, int size, int n) {
+    int x = 0;
+    if (N > 1) {
+        #pragma cll D D[0] + D[1] * size
+        x++;
+        #pragma ll end D
+        #pragma cll E E[0] + E[1] * n
+        x++;
+        #pragma cll end E
+    }
+}
+"""
+
+
+def test_fig5_typo_reports_unclosed_experiment_and_points_at_near_miss(tmp_path):
+    status, _, err = check(tmp_path, FIG5)
+    assert status == 1
+    assert "prog.c:4:9: error: experiment 'D' is never ended" in err
+    assert "prog.c:6:17: note: '#pragma ll end D' looks like a typo for '#pragma cll end D'" in err
+    assert "prog.c:6:17: warning: '#pragma ll' is ignored" in err
+    assert "        #pragma cll D D[0] + D[1] * size\n        ^" in err
+
+
+@pytest.mark.parametrize("prefix", ["cl", "call", "clll", "CLL"])
+def test_near_miss_prefixes_warn(tmp_path, prefix):
+    status, _, err = check(tmp_path, in_main(f"#pragma {prefix} f f[0]"))
+    assert status == 0
+    assert f"prog.c:3:13: warning: '#pragma {prefix}' is ignored: did you mean '#pragma cll'?" in err
+
+
+def test_other_pragmas_are_not_near_misses(tmp_path):
+    status, _, err = check(tmp_path, in_main("#pragma omp barrier", "#pragma acc loop", "#pragma GCC unroll 4"))
+    assert (status, err) == (0, "")
+
+
+def test_end_without_begin(tmp_path):
+    status, _, err = check(tmp_path, in_main("x++;", "#pragma cll end f"))
+    assert status == 1
+    assert "prog.c:4:5: error: 'end f' without a matching '#pragma cll f ...'" in err
+
+
+def test_two_formulas_under_one_name_point_at_both(tmp_path):
+    status, _, err = check(tmp_path, in_main("#pragma cll f f[0] + f[1]*N", "#pragma cll end f",
+                                             "#pragma cll f f[0] + f[1]*N*N", "#pragma cll end f"))
+    assert status == 1
+    assert "prog.c:5:5: error: experiment 'f' has two different formulas: 'f[0] + f[1]*N*N' here" in err
+    assert "prog.c:3:5: note: and 'f[0] + f[1]*N' here" in err
+
+
+def test_same_formula_at_two_sites_is_fine(tmp_path):
+    status, _, err = check(tmp_path, in_main("#pragma cll f f[0] + f[1]*N", "#pragma cll end f",
+                                             "#pragma cll f f[0]+f[1] * N", "#pragma cll end f"))
+    assert (status, err) == (0, "")
+
+
+@pytest.mark.parametrize("formula, column, words", [
+    ("f[0]*f[1]*N", 24, "has 2 constants"),
+    ("N + f[0]", 19, "term N has no constant"),
+    ("f[0] + f[2]*N", 26, "f[1] is missing"),
+    ("f[0] + g[1]*N", 26, "constant g[1] does not belong to experiment 'f'"),
+    ("N*N", 19, "has no constant"),
+    ("f[0] +", 25, "ends too early"),
+])
+def test_non_canonical_formulas_point_at_the_column(tmp_path, formula, column, words):
+    status, _, err = check(tmp_path, in_main(f"#pragma cll f {formula}", "#pragma cll end f"))
+    assert status == 1
+    first = err.splitlines()[0]
+    assert first.startswith(f"prog.c:3:{column}: error: ") and words in first
+    assert err.splitlines()[2] == " " * (column - 1) + "^"
+
+
+def test_formula_error_on_a_continuation_line_maps_to_that_line(tmp_path):
+    status, _, err = check(tmp_path, in_main("#pragma cll f f[0] + \\", "      f[2]*N", "#pragma cll end f"))
+    assert status == 1
+    assert err.startswith("prog.c:4:11: error:") and "f[1] is missing" in err
+    assert "without a matching" not in err  # no cascade from the rejected begin
+
+
+@pytest.mark.parametrize("clause, column, words", [
+    ("1:0:2", 39, "the last count 0 is below the first 1"),
+    ("a:b", 29, "malformed procs clause"),
+    ("1:8:1", 41, "the factor must be at least 2"),
+    ("0:8:2", 37, "at least 1"),
+])
+def test_malformed_procs(tmp_path, clause, column, words):
+    status, _, err = check(tmp_path, f"#pragma cll parallel OpenMP procs = {clause}\n" + in_main())
+    assert status == 1
+    assert err.startswith(f"prog.c:1:{column}: error:")
+    assert words in err
+
+
+@pytest.mark.parametrize("model", ["MPI", "PUB gbsp"])
+def test_mpi_and_pub_parse_but_are_not_supported_yet(tmp_path, model):
+    status, _, err = check(tmp_path, f"#pragma cll parallel {model} procs = 1:32:2\n" + in_main())
+    assert status == 1
+    assert f"prog.c:1:22: error: 'parallel {model.split()[0]}' is not supported yet" in err
+
+
+@pytest.mark.parametrize("line, word, nearest", [
+    ("#pragma cll ned f", "ned", "end"), ("#pragma cll repotr all", "repotr", "report"),
+    ("#pragma cll paralel OpenMP", "paralel", "parallel"), ("#pragma cll fro(N=1; N<9; N++)", "fro", "for"),
+])
+def test_unknown_directive_suggests_nearest(tmp_path, line, word, nearest):
+    status, _, err = check(tmp_path, in_main(line))
+    assert status == 1
+    assert f"prog.c:3:17: error: unknown directive {word!r} after '#pragma cll' (did you mean {nearest!r}?)" in err
+
+
+@pytest.mark.parametrize("keyword", ["return x;", "goto out;"])
+def test_return_or_goto_inside_experiment_warns_but_translates(tmp_path, keyword):
+    (tmp_path / "prog.c").write_text(in_main("#pragma cll f f[0]", f"if (x) {keyword}", "#pragma cll end f", "out:;"))
+    status, _, err = call("translate", "prog.c", cwd=tmp_path)
+    assert status == 0
+    assert f"prog.c:4:12: warning: '{keyword.split()[0]}' inside experiment 'f'" in err
+    assert "prog.c:3:5: note: experiment 'f' begins here" in err
+    assert (tmp_path / "prog.cll.c").exists() and (tmp_path / "prog.cll.h").exists()
+
+
+def test_unbalanced_end_for(tmp_path):
+    status, _, err = check(tmp_path, in_main("x++;", "#pragma cll end for"))
+    assert status == 1
+    assert "prog.c:4:5: error: 'end for' without a matching '#pragma cll for'" in err
+
+
+def test_for_never_ended(tmp_path):
+    status, _, err = check(tmp_path, in_main("#pragma cll for(N = 1; N < 9; N++)", "x++;"))
+    assert status == 1
+    assert "prog.c:3:5: error: '#pragma cll for' has no 'end for' before the end of the function" in err
+
+
+def test_end_for_while_experiment_open(tmp_path):
+    status, _, err = check(tmp_path, in_main("#pragma cll for(N = 1; N < 9; N++)", "#pragma cll f f[0]",
+                                             "#pragma cll end for", "#pragma cll end f"))
+    assert status == 1
+    assert "prog.c:5:5: error: 'end for' while experiment 'f' is still open" in err
+
+
+@pytest.mark.parametrize("lines, words", [
+    (("if (x)", "#pragma cll f f[0]", "x++;", "#pragma cll end f"), "directly after 'if/for/while/switch (...)'"),
+    (("if (x) x++; else", "#pragma cll f f[0]", "x++;", "#pragma cll end f"), "directly after 'else'"),
+    (("if (x) x++;", "#pragma cll f f[0]", "else x--;", "#pragma cll end f"), "between an if's statement and its 'else'"),
+    (("x = 1 +", "#pragma cll f f[0]", "2;", "#pragma cll end f"), "inside a statement"),
+])
+def test_pragma_where_a_statement_would_change_the_program_is_rejected(tmp_path, lines, words):
+    status, _, err = check(tmp_path, in_main(*lines))
+    assert status == 1
+    assert err.startswith("prog.c:4:5: error:") and words in err
+
+
+def test_begin_at_file_scope_is_rejected(tmp_path):
+    status, _, err = check(tmp_path, "#pragma cll f f[0]\nint x;\n#pragma cll end f\n")
+    assert status == 1
+    assert "prog.c:1:1: error: '#pragma cll' experiment begin at file scope" in err
+
+
+def test_pragma_text_in_comments_and_strings_is_not_a_pragma(tmp_path):
+    status, _, err = check(tmp_path, in_main('/* #pragma cll end f */', '// #pragma cll end g \\',
+                                             '#pragma cll end h', 'const char *s = "#pragma cll end i";',
+                                             "x = '#';"))
+    assert (status, err) == (0, "")
+
+
+def test_missing_file_is_one_clear_error(tmp_path):
+    status, _, err = call("check", "nope.c", cwd=tmp_path)
+    assert status == 1 and err.startswith("nope.c: error: cannot read")
