@@ -198,7 +198,7 @@ def _parse_line(i: int, words: list[str], lay: RecordLayout, out, damaged, first
     try:
         row = [float(w) for w in words[1:]]
     except ValueError:
-        bad = next(j for j, w in enumerate(words[1:]) if not _is_number(w))
+        bad = next(j for j, w in enumerate(words[1:]) if not is_number(w))
         damaged.append((line, f"record of {lay.name!r}: {words[bad + 1][:30]!r} is not a number "
                               f"(column {lay.columns[bad]}); it is ignored"))
         return
@@ -206,7 +206,7 @@ def _parse_line(i: int, words: list[str], lay: RecordLayout, out, damaged, first
     out[1].append(np.array([i]))
 
 
-def _is_number(word: str) -> bool:
+def is_number(word: str) -> bool:
     """Whether `word` reads as a float."""
     try:
         float(word)

@@ -226,11 +226,13 @@ def read_traces(paths_or_globs: Sequence[str]) -> list[Trace]:
     return traces
 
 
-def format_value_columns(columns: Sequence[np.ndarray], integer: Sequence[bool]) -> list[np.ndarray]:
-    """Each column as strings that read back exactly: integers for `integer` columns, else the
-    shortest round-trip form of the double (`0.1`, `2.13e-07`, `nan`, `inf`)."""
-    return [np.asarray(c).astype(np.int64).astype(str) if is_int else np.asarray(c, dtype=float).astype(str)
-            for c, is_int in zip(columns, integer)]
+def format_numbers(values) -> np.ndarray:
+    """Values as the shortest strings that read back exactly (`0.1`, `2.13e-07`, `nan`, `inf`),
+    and as plain integers (`16`, not `16.0`) when every value is a whole number."""
+    values = np.asarray(values, dtype=float)
+    if np.all(np.isfinite(values)) and np.all(values == np.round(values)) and np.all(abs(values) < 2 ** 53):
+        return values.astype(np.int64).astype(str)
+    return values.astype(str)
 
 
 def write_trace(experiments: Sequence[Experiment], path: str | os.PathLike,
@@ -251,7 +253,7 @@ def write_trace(experiments: Sequence[Experiment], path: str | os.PathLike,
         if "source" in exp.header:
             out.append(f"#  source: {exp.header['source']}\n")
         out.append(f"#  columns: {' '.join(names)}\n#  records: {len(exp)}\n")
-        tables.append((exp.name, format_value_columns(cols, [c in ("rank", "thread") for c in names])))
+        tables.append((exp.name, [format_numbers(c) for c in cols]))
     out.append("#data\n")
     for name, cols in tables:
         out += [f"{name} {' '.join(row)}\n" for row in zip(*cols)]

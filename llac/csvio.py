@@ -1,0 +1,120 @@
+"""Import and export one experiment as CSV: a header row of column names, one record per row.
+
+`read_csv` returns `(experiment, problems)`: bad rows are reported as `Problem`s with their
+line numbers and left out, every good row loads. A file that cannot be used at all (missing,
+empty, no time column, a formula variable without a column) raises `CsvError`, a
+`TraceError`, so a caller catches both kinds of input file with one `except`.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import os
+
+import numpy as np
+
+from llac.experiment import Experiment
+from llac.formula import parse_formula
+from llac.trace import Problem, TraceError, format_numbers, read_file_bytes
+
+
+class CsvError(TraceError):
+    """A CSV file that cannot be imported at all; the message is one sentence with the path."""
+
+
+def read_csv(path: str | os.PathLike, formula: str, name: str | None = None,
+             time: str = "time") -> tuple[Experiment, tuple[Problem, ...]]:
+    """Read a CSV file as one experiment with `formula` (named `name`, default the formula's).
+
+    The first row names the columns; `time` names the column of elapsed times (it becomes
+    `time`); every formula variable must be a column. Values must be numbers (`nan` and `inf`
+    too): a row with a bad value or the wrong number of fields is reported and skipped; a
+    column whose values are not numbers at all, and which the formula does not need, is left
+    out with one problem. Raises CsvError for an unusable file and FormulaError (with the
+    column in the formula text) for a bad formula.
+    """
+    where = os.fspath(path)
+    parsed = parse_formula(formula, experiment=name)
+    text = read_file_bytes(where).decode("utf-8-sig", "replace")
+    rows = [(number, row) for number, row in enumerate(csv.reader(io.StringIO(text)), start=1)
+            if any(cell.strip() for cell in row)]
+    if not rows:
+        raise CsvError(f"{where!r} is empty: it holds no header row")
+    names = [cell.strip() for cell in rows[0][1]]
+    _check_names(where, names, time, parsed.variables)
+    needed = {time, *parsed.variables}
+    problems, kept, lines = [], [], []
+    for number, row in rows[1:]:
+        if len(row) != len(names):
+            problems.append(Problem(where, number, f"row has {len(row)} fields, the header names {len(names)}; "
+                                    "it is ignored"))
+            continue
+        kept.append(row)
+        lines.append(number)
+    table, good = _numbers(where, names, needed, kept, lines, problems)
+    columns = {("time" if c == time else c): table[c][good] for c in table}
+    problems.sort(key=lambda p: p.line)
+    header = {"formula": parsed.text, "columns": " ".join(columns), "experiment": parsed.name}
+    return Experiment(parsed.name, parsed, columns, origin=where, header=header), tuple(problems)
+
+
+def _check_names(where: str, names: list[str], time: str, variables) -> None:
+    """Raise CsvError for an empty or duplicate column name or a missing time/variable column."""
+    if "" in names:
+        raise CsvError(f"{where!r}: column {names.index('') + 1} of the header row has no name")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise CsvError(f"{where!r}: column {twice[0]!r} appears twice in the header row")
+    if time != "time" and "time" in names:
+        raise CsvError(f"{where!r} has a column 'time' besides the time column {time!r}; rename one")
+    missing = [v for v in (time, *variables) if v not in names]
+    if missing:
+        hint = " (say which column holds the times)" if time in missing else ""
+        raise CsvError(f"{where!r} has no column {', '.join(map(repr, missing))}{hint}; "
+                       f"its columns are {', '.join(names)}")
+
+
+def _numbers(where, names, needed, rows, lines, problems):
+    """Convert each column to floats; returns the columns and the mask of rows where every
+    kept column is a number. Bad values in needed columns drop their row; an unneeded
+    column with any non-number is left out whole."""
+    table, good = {}, np.ones(len(rows), dtype=bool)
+    for j, name in enumerate(names):
+        cells = [row[j].strip() for row in rows]
+        values, bad = _floats(cells)
+        if bad and name not in needed:
+            i = bad[0]
+            problems.append(Problem(where, lines[i], f"column {name!r} holds {cells[i][:30]!r}, not a number; "
+                                    "the column is not loaded"))
+            continue
+        for i in bad:
+            if good[i]:
+                problems.append(Problem(where, lines[i], f"{cells[i][:30]!r} in column {name!r} is not a number; "
+                                        "the row is ignored"))
+            good[i] = False
+        table[name] = values
+    return table, good
+
+
+def _floats(cells: list[str]) -> tuple[np.ndarray, list[int]]:
+    """The cells as floats (NaN where they are not numbers) and the indices of those that are not."""
+    try:
+        return np.array(cells, dtype=float), []
+    except ValueError:
+        values, bad = np.full(len(cells), np.nan), []
+        for i, cell in enumerate(cells):
+            try:
+                values[i] = float(cell)
+            except ValueError:
+                bad.append(i)
+        return values, bad
+
+
+def write_csv(experiment: Experiment, path: str | os.PathLike) -> None:
+    """Write an experiment's columns as CSV (header row, then one row per record) that
+    `read_csv` reads back exactly: shortest exact numbers, whole numbers without `.0`."""
+    columns = [format_numbers(experiment.columns[c]) for c in experiment.column_names]
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(experiment.column_names)
+        writer.writerows(zip(*columns))
