@@ -84,8 +84,9 @@ def check_identifiable(formula: Formula, points: SamplePoints, design: np.ndarra
         bad = ~np.isfinite(design[:, i])
         if bad.any():
             where = _point_text(formula, term.factor, points, int(np.argmax(bad)))
-            raise FitError(f"term {term} is not finite at {int(bad.sum())} sample point"
-                           f"{'s' * (bad.sum() > 1)} (e.g. {where})")
+            count = int(bad.sum())
+            raise FitError(f"term {term} is not finite at {count} sample point"
+                           f"{'s' * (count > 1)} (e.g. {where})")
         if not design[:, i].any():
             raise FitError(f"constant {term.constant} cannot be determined: its term "
                            f"{term.factor} is 0 at every sample point{_constant_vars(term.factor, points)}")

@@ -156,7 +156,8 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
 
 def _design(formula: Formula, columns: dict[str, np.ndarray], n: int) -> np.ndarray:
     """The n x k design matrix, also for a formula without variables (constant terms only)."""
-    return formula.design_matrix(columns) if columns else np.repeat(formula.design_matrix({}), n, axis=0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return formula.design_matrix(columns) if columns else np.repeat(formula.design_matrix({}), n, axis=0)
 
 
 def _check_settings(settings: FitSettings) -> None:

@@ -3,8 +3,8 @@
 A piece whose median relative error exceeds the threshold is scanned for the best cut over
 every variable (between consecutive distinct values, with enough points on each side); the
 best cut is the one with the largest Chow F statistic on the relative (weighted) system, i.e.
-the smallest relative residual sum of squares. It is accepted only if (a) the median relative
-error drops by more than `threshold` of its value, (b) a residual bootstrap of the sup-F
+the smallest relative residual sum of squares. It is accepted only if (a) the root-mean-square
+relative error drops by more than `threshold` of its value, (b) a residual bootstrap of the sup-F
 statistic under the no-split model gives p < alpha (calibrated for the search over all
 cuts), and (c) the BIC decreases. Accepted pieces are split again, depth first.
 """
@@ -23,7 +23,8 @@ BOOTSTRAP_POINTS = 4096     # larger pieces are bootstrapped on a random subset 
 
 @dataclass(frozen=True)
 class Cut:
-    """An accepted split: `variable <= value` goes left, `> value` right."""
+    """An accepted split: `variable <= value` goes left, `> value` right. The errors are
+    root-mean-square relative errors of the piece before and of both sides after."""
     variable: str
     value: float
     F: float
@@ -85,14 +86,13 @@ def _grow(search: _Search, rows: np.ndarray, region: dict, fit: RelativeFit) -> 
     time = search.time[rows]
     left = search.variables[variable][rows] <= value
     sides = [relative_fit(search.design[rows[m]], time[m]) for m in (left, ~left)]
-    after = float(np.median(np.concatenate([s.rel_error for s in sides])))
-    k = search.design.shape[1]
-    ssr_split = sum(s.ssr(time[m]) for s, m in zip(sides, (left, ~left)))
-    delta_bic = _bic(ssr_split, len(rows), 2 * k + 1) - _bic(fit.ssr(time), len(rows), k)
-    before = fit.median_rel_error
+    n, k = len(rows), search.design.shape[1]
+    ssr_before, ssr_after = fit.ssr(time), sum(s.ssr(time[m]) for s, m in zip(sides, (left, ~left)))
+    delta_bic = _bic(ssr_after, n, 2 * k + 1) - _bic(ssr_before, n, k)
+    before, after = np.sqrt(ssr_before / n), np.sqrt(ssr_after / n)
     if not (before - after > settings.threshold * before and p_value < settings.alpha and delta_bic < 0):
         return [Leaf(region, rows, fit)]
-    search.cuts.append(Cut(variable, value, F, p_value, float(delta_bic), before, after))
+    search.cuts.append(Cut(variable, value, F, p_value, float(delta_bic), float(before), float(after)))
     search.cut_values.setdefault(variable, set()).add(value)
     low, high = region[variable]
     return (_grow(search, rows[left], {**region, variable: (low, value)}, sides[0])
