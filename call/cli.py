@@ -7,7 +7,6 @@ import sys
 from call.build import compile_program, print_warnings, read_source, translate
 from call.check import check_file
 from call.diagnostics import CallError
-from call.pragmas import procs_sequence
 
 USAGE = """call translate PROG.c [-o DIR]     write PROG.cll.c and PROG.cll.h
 call cc [CC ARGS...] PROG.c ...    translate and compile with the tracing runtime ($CC, default cc)
@@ -27,7 +26,6 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("source")
     run.add_argument("--procs", type=_procs, default=None, help="A:B:F: P = A, A*F, ... <= B")
     run.add_argument("--cflags", default="-O2", help="compiler flags (default: -O2)")
-    run.add_argument("arguments", nargs="*", help="program arguments (after --)")
     commands.add_parser("cc", help="translate and compile; any cc flags pass through")
     return parser
 
@@ -49,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if argv[:1] == ["cc"]:
             return compile_program(argv[1:])
-        args = _parser().parse_args(argv)
+        program_args = argv[argv.index("--") + 1:] if "--" in argv else []
+        args = _parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
         if args.command == "translate":
             output, _ = translate(args.source, args.out_dir)
             print(f"call: wrote {output} and {output.with_suffix('.h')}", file=sys.stderr)
@@ -57,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
             for source in args.sources:
                 print_warnings(check_file(source, read_source(source)))
         elif args.command == "run":
-            return run_program_command(args)
+            return run_program_command(args, program_args)
         return 0
     except CallError as err:
         print(err.render(), file=sys.stderr)
@@ -66,10 +65,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def run_program_command(args) -> int:
+def run_program_command(args, program_args: list[str]) -> int:
     """Dispatch `call run` (imported lazily: only it needs subprocess plumbing)."""
     from call.run import run_program
-    return run_program(args.source, args.procs, args.cflags, args.arguments)
+    return run_program(args.source, args.procs, args.cflags, program_args)
 
 
 if __name__ == "__main__":
