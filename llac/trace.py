@@ -228,11 +228,12 @@ def read_traces(paths_or_globs: Sequence[str]) -> list[Trace]:
 
 def format_numbers(values) -> np.ndarray:
     """Values as the shortest strings that read back exactly (`0.1`, `2.13e-07`, `nan`, `inf`),
-    and as plain integers (`16`, not `16.0`) when every value is a whole number."""
+    whole numbers as plain integers (`16`, not `16.0`)."""
     values = np.asarray(values, dtype=float)
-    if np.all(np.isfinite(values)) and np.all(values == np.round(values)) and np.all(abs(values) < 2 ** 53):
-        return values.astype(np.int64).astype(str)
-    return values.astype(str)
+    text = values.astype(str)
+    whole = np.isfinite(values) & (values == np.round(values)) & (abs(values) < 2 ** 53)
+    text[whole] = values[whole].astype(np.int64).astype(str)
+    return text
 
 
 def write_trace(experiments: Sequence[Experiment], path: str | os.PathLike,
