@@ -46,8 +46,7 @@ def load(session, statement: ast.Load):
 
 def load_traces(session, traces, name: str | None = None) -> list:
     """Store the experiments of `traces` (same names merged), with their problems as warnings."""
-    results = [Note(f"{p.path}:{p.line}: {p.message}", warning=True)
-               for t in traces for p in t.problems]
+    results = [Note(str(p), warning=True) for t in traces for p in t.problems]
     groups: dict[str, list] = {}
     for trace in traces:
         for exp_name, experiment in trace.experiments.items():
@@ -91,13 +90,15 @@ def _load_csv(session, statement: ast.Load, files):
     if len(files) != 1 or statement.formula is None or statement.name is None:
         raise LlacError('a CSV file is loaded alone, with a name and a formula: '
                         'load "data.csv" as f formula "f[0] + f[1]*N"')
-    formula = checked_formula(statement.formula, statement.formula_span)
+    checked_formula(statement.formula, statement.formula_span)
     from llac.csvio import read_csv
+    from llac.trace import TraceError
     try:
-        experiment = read_csv(files[0], formula, statement.name.text)
-    except (OSError, ValueError) as err:
-        raise LlacError(f"{files[0]}: {err}") from None
-    return [session.store(statement.name.text, experiment)]
+        experiment, problems = read_csv(files[0], statement.formula)
+    except TraceError as err:
+        raise LlacError(str(err)) from None
+    warnings = [Note(str(p), warning=True) for p in problems]
+    return [*warnings, session.store(statement.name.text, experiment)]
 
 
 def checked_formula(text: str, span: ast.Span):

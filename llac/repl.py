@@ -1,0 +1,125 @@
+"""The interactive llac: prompt_toolkit with history, completion, highlighting, multi-line input.
+
+Enter runs the statement when it is complete; when it stops in the middle (a trailing operator,
+an open parenthesis, a trailing backslash) Enter starts a new line instead. Ctrl-C clears the
+line, Ctrl-D leaves. Errors are shown and the session goes on.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import Completer, Completion, PathCompleter
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.lexers import Lexer
+from prompt_toolkit.styles import Style
+
+from llac.commands import REGISTRY, keywords
+from llac.commands.parse import incomplete
+
+OPTION_WORDS = ("where", "with", "formula", "as", "limit", "by", "at", "vs", "log", "loglog",
+                "residuals", "step", "and", "or", "not", "median", "min", "mean", "csv", "extrap",
+                "on", "off")
+WORD = re.compile(r"[A-Za-z_0-9.@\[\]]+")
+TOKEN = re.compile(r"(?P<comment>#.*)|(?P<string>\"[^\"]*\"?|'[^']*'?)|(?P<number>\d+(\.\d+)?([eE][-+]?\d+)?)"
+                   r"|(?P<word>[A-Za-z_][A-Za-z_0-9.@]*)|(?P<other>.)")
+STYLE = Style.from_dict({"keyword": "bold ansiblue", "object": "ansigreen", "string": "ansiyellow",
+                         "number": "ansicyan", "comment": "italic ansibrightblack"})
+
+
+def history_path() -> str:
+    """$LLAC_HISTORY, or ~/.llac_history."""
+    return os.environ.get("LLAC_HISTORY") or os.path.expanduser("~/.llac_history")
+
+
+class LlacCompleter(Completer):
+    """Completes command names, object names, column names, option words and (in quotes) paths,
+    from the command registry and the live session."""
+
+    def __init__(self, session):
+        self.session = session
+        self.paths = PathCompleter(expanduser=True)
+
+    def get_completions(self, document: Document, complete_event):
+        """Yield completions for the word before the cursor."""
+        statement = re.split(r"[;\n]", document.text_before_cursor)[-1]
+        if statement.count('"') % 2 == 1 or statement.count("'") % 2 == 1:
+            partial = statement[max(statement.rfind('"'), statement.rfind("'")) + 1:]
+            yield from self.paths.get_completions(Document(partial, len(partial)), complete_event)
+            return
+        word = document.get_word_before_cursor(pattern=WORD)
+        words = statement[:len(statement) - len(word)].split()
+        if not words:
+            candidates = list(keywords()) + list(self.session.objects)
+        elif words == ["help"]:
+            candidates = list(REGISTRY)
+        else:
+            candidates = list(self.session.objects) + list(self.session.columns()) + list(OPTION_WORDS)
+        for candidate in dict.fromkeys(candidates):
+            if candidate.startswith(word) and candidate != word:
+                yield Completion(candidate, start_position=-len(word))
+
+
+class LlacLexer(Lexer):
+    """Highlights keywords, object names, strings, numbers and comments."""
+
+    def __init__(self, session):
+        self.session = session
+
+    def lex_document(self, document: Document):
+        """A function from line number to the line's styled fragments."""
+        words = set(REGISTRY) | set(OPTION_WORDS)
+        lines = document.lines
+
+        def line(number: int):
+            fragments = []
+            for match in TOKEN.finditer(lines[number]):
+                kind, text = match.lastgroup, match.group()
+                if kind == "word":
+                    kind = "keyword" if text in words else "object" if text in self.session.objects else ""
+                fragments.append((f"class:{kind}" if kind and kind != "other" else "", text))
+            return fragments
+        return line
+
+
+def _key_bindings() -> KeyBindings:
+    bindings = KeyBindings()
+
+    @bindings.add("enter")
+    def _(event):
+        buffer = event.current_buffer
+        if incomplete(buffer.text):
+            buffer.insert_text("\n")
+        else:
+            buffer.validate_and_handle()
+    return bindings
+
+
+def make_prompt(session, input=None, output=None, history=None) -> PromptSession:
+    """A PromptSession wired to `session` (pass input/output/history to drive it in tests)."""
+    return PromptSession(
+        history=history if history is not None else FileHistory(history_path()),
+        completer=LlacCompleter(session), lexer=LlacLexer(session), style=STYLE,
+        multiline=True, key_bindings=_key_bindings(), prompt_continuation="  ...  ",
+        complete_while_typing=False, input=input, output=output)
+
+
+def run_repl(session, input=None, output=None, history=None, out=None, err=None) -> None:
+    """Read, run and show statements until Ctrl-D; errors are reported and the loop goes on."""
+    from llac.cli import _report
+    out, err = out or sys.stdout, err or sys.stderr
+    prompt = make_prompt(session, input, output, history)
+    print("llac — type 'help' for the commands, Ctrl-D to leave", file=out)
+    while True:
+        try:
+            text = prompt.prompt("llac> ")
+        except KeyboardInterrupt:
+            continue
+        except EOFError:
+            return
+        if text.strip():
+            _report(lambda: session.execute(text), "<input>", text, out, err)

@@ -1,0 +1,243 @@
+"""Session-level tests: drive llac.session.Session with real traces, fits and plots."""
+import re
+
+import numpy as np
+import pytest
+
+from llac.commands.results import ModelReport, Note, Table, Text
+from llac.errors import LlacError
+from llac.render import render
+from llac.session import Session
+from test_llac_fixtures import trace_text, write_matinit
+
+
+@pytest.fixture
+def session(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write_matinit(tmp_path / "matinit.cll.1.dat")
+    s = Session()
+    run(s, 'load "matinit.cll.1.dat"')
+    return s
+
+
+def run(session, text):
+    return list(session.execute(text))
+
+
+def text_of(results):
+    return "\n".join(render(r) for r in results)
+
+
+def error_of(session, text) -> LlacError:
+    with pytest.raises(LlacError) as info:
+        run(session, text)
+    return info.value
+
+
+def test_load_creates_objects_and_says_so(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write_matinit(tmp_path / "m.dat")
+    s = Session()
+    out = text_of(run(s, 'load "m.dat"'))
+    assert "created colinit: 24 records" in out and "created rowinit" in out
+    assert len(s.objects["colinit"]) == 24
+
+
+def test_second_load_gets_qualified_names_never_overwrites(session, tmp_path):
+    write_matinit(tmp_path / "run2.dat", seed=7)
+    before = session.objects["colinit"]
+    out = text_of(run(session, 'load "run2.dat"'))
+    assert "created colinit@run2" in out
+    assert session.objects["colinit"] is before
+    assert not np.array_equal(session.objects["colinit@run2"].columns["time"], before.columns["time"])
+
+
+def test_one_load_of_several_files_merges_same_experiment(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write_matinit(tmp_path / "p.cll.1.dat")
+    write_matinit(tmp_path / "p.cll.2.dat", seed=3)
+    s = Session()
+    run(s, 'load "p.cll.*.dat"')
+    assert len(s.objects["colinit"]) == 48 and "p.cll.2.dat" in s.objects["colinit"].origin
+
+
+def test_damaged_trace_reports_lines_and_keeps_good_records(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    text = trace_text({"f": ("f[0] + f[1]*N", ["N"], [(1e-3, 10), (2e-3, 20), (3e-3, 30)])}, complete=False)
+    text = text.replace("f 0 0 0.002 20.0", "f 0 0 zz 20.0")
+    (tmp_path / "bad.dat").write_text(text)
+    s = Session()
+    results = run(s, 'load "bad.dat"')
+    warnings = [r.text for r in results if isinstance(r, Note) and r.warning]
+    data_line = text.splitlines().index("f 0 0 zz 20.0") + 1
+    assert any(w.startswith(f"bad.dat:{data_line}:") for w in warnings)
+    assert any("cut short" in w for w in warnings)
+    assert list(s.objects["f"].columns["N"]) == [10, 30]
+
+
+def test_missing_file_is_one_clear_error(session):
+    assert "no such file" in error_of(session, 'load "nope.dat"').message
+
+
+def test_where_subset_and_empty_selection(session):
+    run(session, "small = colinit where N <= 64 and rank == 0")
+    assert set(session.objects["small"].columns["N"]) == {16, 32, 64}
+    err = error_of(session, "none = colinit where N > 1e9")
+    assert "selects none" in err.message and "none" not in session.objects
+
+
+def test_unknown_column_points_at_it_and_suggests(session):
+    err = error_of(session, "s = colinit where NN <= 3")
+    assert "no column 'NN'" in err.message and "did you mean 'N'" in err.message
+    assert err.span.column == 19
+
+
+def test_unknown_object_suggests_nearest(session):
+    err = error_of(session, "show colnit")
+    assert "no object called 'colnit'" in err.message and "did you mean 'colinit'" in err.message
+    assert (err.span.line, err.span.column) == (1, 6)
+
+
+def test_with_transforms_and_adds_columns(session):
+    run(session, "us = colinit with time = time * 1e6, n2 = N*N")
+    us = session.objects["us"]
+    assert np.allclose(us.columns["time"], session.objects["colinit"].columns["time"] * 1e6)
+    assert np.allclose(us.columns["n2"], us.columns["N"] ** 2)
+
+
+def test_merge_same_formula_and_refuse_different(session, tmp_path):
+    write_matinit(tmp_path / "b.dat", seed=5)
+    run(session, 'load "b.dat"')
+    run(session, "both = merge colinit, colinit@b")
+    assert len(session.objects["both"]) == 48
+    err = error_of(session, "x = merge colinit, rowinit")
+    assert "formulas differ" in err.message and "x" not in session.objects
+
+
+def test_aggregate_one_record_per_point(session):
+    run(session, "agg = aggregate colinit by min")
+    agg = session.objects["agg"]
+    assert len(agg) == 8 and set(agg.columns["count"]) == {3}
+    times = session.objects["colinit"].columns["time"][session.objects["colinit"].columns["N"] == 16]
+    assert agg.columns["time"][agg.columns["N"] == 16][0] == times.min()
+    assert "aggregate by" in error_of(session, "a = aggregate colinit by mode").message
+
+
+def test_reformulate_validates(session):
+    run(session, 'g = colinit formula "g[0] + g[1]*N*N*N"')
+    assert str(session.objects["g"].formula) == "g[0] + g[1]*N*N*N"
+    err = error_of(session, 'g = colinit formula "g[0] * g[1]*N"')
+    assert "bad formula" in err.message and err.span.column > 20
+    assert "not a column" in error_of(session, 'g = colinit formula "g[0] + g[1]*M"').message
+
+
+def test_settings_show_change_and_reject(session):
+    run(session, "set threshold 2%; set split off; set aggregate min")
+    settings = session.fit_settings()
+    assert (settings.threshold, settings.split, settings.aggregate) == (0.02, False, "min")
+    table = run(session, "set")[0]
+    assert ("threshold", "0.02", "changed") in table.rows
+    assert "did you mean 'threshold'" in error_of(session, "set treshold 3").message
+    assert "between 0 and 1" in error_of(session, "set alpha 2").message
+    assert "on or off" in error_of(session, "set split maybe").message
+
+
+def test_fit_finds_the_cache_step_and_reports_it(session):
+    results = run(session, "fit colinit")
+    report = next(r for r in results if isinstance(r, ModelReport))
+    model = session.objects["colinit.model"]
+    assert report.model is model and len(model.pieces) == 2
+    assert 16 < model.cuts[0].value < 2048
+    out = text_of(results)
+    assert "interval 2:" in out and "cut at N =" in out and "±" in out
+
+
+def test_named_fit_and_model_refused_where_an_experiment_is_needed(session):
+    run(session, "m = fit rowinit")
+    assert "is a model" in error_of(session, "show m").message
+
+
+def test_fit_errors_are_one_sentence(session):
+    run(session, "few = colinit where N <= 16")
+    assert "need at least 2 distinct points" in error_of(session, "fit few").message
+    run(session, "z = colinit with time = time * 0")
+    assert "24 records" in error_of(session, "fit z").message
+    run(session, 'pp = colinit formula "pp[0] + pp[1]*N + pp[2]*N"')
+    assert "cannot be told apart" in error_of(session, "fit pp").message
+
+
+def test_non_positive_times_are_counted(session):
+    run(session, "neg = colinit with time = time - 1e-5")
+    out = text_of(run(session, "fit neg"))
+    assert "9 records were left out" in out
+
+
+def test_drop_refits_without_constants(session):
+    run(session, "fit rowinit")
+    assert "no insignificant" in error_of(session, "drop rowinit").message
+    run(session, "drop rowinit rowinit[0]")
+    assert session.objects["rowinit.model"].formula.constants == ("rowinit[1]",)
+    assert "not a constant" in error_of(session, "drop rowinit rowinit[7]").message
+
+
+def test_predict_fits_first_and_marks_extrapolation(session):
+    results = run(session, "predict colinit N=8192")
+    assert "had no model: fitted it" in render(results[0])
+    table = results[-1]
+    assert table.rows[0][0] == 8192 and "extrapolated" in table.rows[0][-1]
+    assert table.rows[0][2] <= table.rows[0][1] <= table.rows[0][3]
+
+
+def test_predict_ranges_lists_and_errors(session):
+    table = run(session, "predict rowinit N=1024..65536 *2")[-1]
+    assert [r[0] for r in table.rows] == [1024 * 2 ** k for k in range(7)]
+    table = run(session, "predict rowinit N=100..300 step 100")[-1]
+    assert [r[0] for r in table.rows] == [100, 200, 300]
+    assert "no variable 'M'" in error_of(session, "predict rowinit M=3").message
+
+
+def test_predict_at_dataset_and_at_sample_points(session):
+    run(session, "big = colinit where N >= 1024")
+    table = run(session, "predict colinit at big")[-1]
+    assert table.headers[:3] == ("N", "measured", "predicted") and len(table.rows) == 2
+    assert any(line.startswith("error: median") for line in table.footer)
+    table = run(session, "predict colinit")[-1]
+    assert len(table.rows) == 8
+
+
+def test_plot_is_text_in_80_columns(session):
+    out = run(session, "plot colinit vs N log")[-1]
+    assert isinstance(out, Text) and "measured" in out.body and "cut N=" in out.body
+    assert max(len(line) for line in out.body.splitlines()) <= 80
+    assert "\x1b" not in out.body
+    assert "no variable 'P'" in error_of(session, "plot colinit by P").message
+
+
+def test_export_csv_round_trip_and_unwritable_path(session, tmp_path):
+    run(session, 'export colinit "c.csv"')
+    run(session, 'back = load "c.csv" as back formula "back[0] + back[1]*N*N"'.replace("back = ", ""))
+    assert np.allclose(session.objects["back"].columns["time"], session.objects["colinit"].columns["time"])
+    assert "cannot write" in error_of(session, f'export colinit "{tmp_path}/no/such/dir/x.csv"').message
+    assert "say which format" in error_of(session, 'export colinit "x.dat"').message
+
+
+def test_rename_delete_list(session):
+    run(session, "rename colinit c; delete rowinit")
+    table = run(session, "list")[0]
+    assert isinstance(table, Table) and [r[0] for r in table.rows] == ["c"]
+    assert "already in use" in error_of(session, "b = c; rename b c").message
+
+
+def test_replacing_an_experiment_drops_its_stale_model(session):
+    run(session, "fit colinit")
+    run(session, "colinit = colinit where N <= 256")
+    assert "colinit.model" not in session.objects
+
+
+def test_help_lists_every_command_and_explains_one(session):
+    out = text_of(run(session, "help"))
+    for name in ("load", "where", "fit", "predict", "plot", "export"):
+        assert re.search(rf"^  {re.escape(name)}\s", out, re.M)
+    detail = text_of(run(session, "help predict"))
+    assert "Examples:" in detail and "N=1024..65536 *2" in detail
+    assert "did you mean 'predict'" in error_of(session, "help predikt").message
