@@ -103,11 +103,11 @@ def read_trace(source: str | os.PathLike, text: str | None = None) -> Trace:
     for decl, lay in zip(declared, layouts):
         if lay is None:
             continue
-        values = result.values[lay.name]
+        values = np.ascontiguousarray(result.values[lay.name].T)
         experiments[lay.name] = Experiment(
-            lay.name, lay.formula, {c: values[:, i] for i, c in enumerate(lay.columns)},
+            lay.name, lay.formula, dict(zip(lay.columns, values)),
             origin=path, header={**header, **decl.fields, "experiment": decl.name})
-        _check_count(path, decl, len(values), problems)
+        _check_count(path, decl, values.shape[1], problems)
     problems.sort(key=lambda p: p.line)
     return Trace(path, header, experiments, tuple(problems), result.complete)
 

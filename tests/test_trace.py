@@ -228,3 +228,22 @@ def test_many_damaged_records_are_summarised():
 
 def test_problem_str():
     assert str(Problem("a.dat", 7, "bad")) == "a.dat:7: bad"
+
+
+def test_interleaved_damage_is_found_by_bisection():
+    body = "".join(f"{'rowinit' if i % 2 else 'colinit'} 0 0 {'1e-6' if i != 4001 else '1e-6e'} {i}\n"
+                   for i in range(5000))
+    trace = load(HEADER + body.replace("\n", "\r\n") + "#end\r\n")
+    assert messages(trace) == [f"t.dat:{FIRST_RECORD_LINE + 4001}: record of 'rowinit': '1e-6e' is not a number "
+                               "(column time); it is ignored"]
+    assert trace.experiments["rowinit"].columns["N"].tolist() == [i for i in range(1, 5000, 2) if i != 4001]
+    assert len(trace.experiments["colinit"]) == 2500
+
+
+def test_benchmark_command_runs(tmp_path):
+    import subprocess
+    import sys
+    bench = Path(__file__).resolve().parent.parent / "benchmarks" / "trace_load"
+    out = subprocess.run([sys.executable, str(bench), "20000"], capture_output=True, text=True, check=True).stdout
+    assert re.search(r"^20000 records, [\d.]+ MB\nbaseline \(read \+ split\): [\d.]+ s per million records\n"
+                     r"read_trace: +[\d.]+ s per million records \([\d.]+x baseline\)\n$", out)
