@@ -20,8 +20,13 @@
 
 #define CLL_EXIT_ERROR 70 /* EX_SOFTWARE: run-time error found by the runtime */
 
+/* Internal names are hidden: not part of the library's interface, and in -fPIC code they
+ * are then reached directly rather than through the GOT on the hot path. */
+#pragma GCC visibility push(hidden)
+
 /* ---- timer.c ---- */
 extern int cll_use_tsc_;            /* 1: ticks are TSC cycles; 0: CLOCK_MONOTONIC ns */
+uint64_t cll_monotonic_ns_(void);   /* out of line: keeps the TSC path free of its call */
 
 /* One clock read in ticks; inline so begin/end pay no call for it. */
 static inline uint64_t cll_now_(void)
@@ -30,9 +35,7 @@ static inline uint64_t cll_now_(void)
     if (__builtin_expect(cll_use_tsc_, 1))
         return __rdtsc();
 #endif
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return cll_monotonic_ns_();
 }
 void cll_timer_init_(void);
 
@@ -84,4 +87,5 @@ void cll_init_(void);              /* idempotent; called by cll_register */
 /* Print "msg" on stderr, write the trace with status "error: <status>", exit 70. */
 __attribute__((noreturn)) void cll_fatal_(const char *msg, const char *status);
 
+#pragma GCC visibility pop
 #endif /* CLL_INTERNAL_H */

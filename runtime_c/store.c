@@ -75,7 +75,7 @@ static cll_slot *slot_new(size_t cap)
 }
 
 /* First record of this thread: give it a slot (numbered in order) and link it. */
-static __attribute__((noinline)) cll_slot *slot_register(void)
+static __attribute__((noinline, cold)) cll_slot *slot_register(void)
 {
     cll_slot *s = slot_new(BUFFER_BYTES);
     pthread_mutex_lock(&slots_lock);
@@ -88,7 +88,7 @@ static __attribute__((noinline)) cll_slot *slot_register(void)
 }
 
 /* Make room for one more open experiment with `nvars` variables (cold path). */
-static __attribute__((noinline)) void slot_grow(cll_slot *s, int nvars)
+static __attribute__((noinline, cold)) void slot_grow(cll_slot *s, int nvars)
 {
     if (s->depth == s->open_cap) {
         s->open_cap *= 2;
@@ -102,7 +102,7 @@ static __attribute__((noinline)) void slot_grow(cll_slot *s, int nvars)
 }
 
 /* Append the full buffer to the thread's spill file and empty it (cold path). */
-static __attribute__((noinline)) void slot_spill(cll_slot *s)
+static __attribute__((noinline, cold)) void slot_spill(cll_slot *s)
 {
     char msg[4400];
     if (s->spill_fd < 0) {
@@ -142,7 +142,7 @@ static __attribute__((noinline)) void slot_spill(cll_slot *s)
 }
 
 /* `end` that does not close the innermost open experiment of this thread. */
-static __attribute__((noinline, noreturn)) void end_mismatch(cll_slot *s, cll_experiment *e,
+static __attribute__((noinline, noreturn, cold)) void end_mismatch(cll_slot *s, cll_experiment *e,
                                                              const char *site)
 {
     char msg[1024], status[900];
@@ -175,21 +175,29 @@ static inline void begin_on(cll_slot *s, cll_experiment *e, const double *vars)
 
 static inline void end_on(cll_slot *s, cll_experiment *e, const char *site, uint64_t t1)
 {
-    if (__builtin_expect(!s || s->depth == 0 || s->open[s->depth - 1].e->id != e->id, 0))
+    if (__builtin_expect(!s || s->depth == 0, 0))
         end_mismatch(s, e, site);
-    cll_open *o = &s->open[--s->depth];
+    cll_open *o = &s->open[s->depth - 1];
+    if (__builtin_expect(o->e != e, 0) && o->e->id != e->id)   /* same name, other unit? */
+        end_mismatch(s, e, site);
+    s->depth--;
     int n = e->nvars;
     size_t size = sizeof(cll_record) + (size_t)n * sizeof(double);
     if (__builtin_expect(s->pos + size > s->cap, 0))
         slot_spill(s);
     cll_record *r = (cll_record *)(s->buf + s->pos);
     r->exp = (uint32_t)e->id;
-    r->thread = cll_thread_id_ ? cll_thread_id_() : s->thread;
+    r->thread = s->thread;
     r->ticks = t1 - o->t0;
-    memcpy(r + 1, s->vars + o->vpos, (size_t)n * sizeof(double));
+    double *to = (double *)(r + 1);
+    const double *from = s->vars + o->vpos;
+    for (int i = 0; i < n; i++)    /* a loop, not memcpy: n is small, a call is not */
+        to[i] = from[i];
     s->vpos = o->vpos;
     s->pos += size;
     __atomic_store_n(&s->records, s->records + 1, __ATOMIC_RELAXED);
+    if (cll_thread_id_)            /* last, so the common path saves no registers for it */
+        r->thread = cll_thread_id_();
 }
 
 void cll_begin(cll_experiment *e, const double *vars)

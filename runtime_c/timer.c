@@ -17,7 +17,7 @@
 int cll_use_tsc_ = 0;
 static double seconds_per_tick = 1e-9;
 
-static uint64_t monotonic_ns(void)
+uint64_t cll_monotonic_ns_(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -38,9 +38,9 @@ static int tsc_invariant(void)
 /* Seconds per TSC cycle, measured against CLOCK_MONOTONIC over ~10 ms. */
 static double tsc_calibrate(void)
 {
-    uint64_t m0 = monotonic_ns(), c0 = __rdtsc(), m1, c1;
+    uint64_t m0 = cll_monotonic_ns_(), c0 = __rdtsc(), m1, c1;
     do {
-        m1 = monotonic_ns();
+        m1 = cll_monotonic_ns_();
         c1 = __rdtsc();
     } while (m1 - m0 < 10000000u);
     return (double)(m1 - m0) * 1e-9 / (double)(c1 - c0);
