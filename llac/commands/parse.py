@@ -251,6 +251,8 @@ def _syntax_error(err: UnexpectedInput, text: str, keywords) -> LlacError:
         if err.token.type == "$END":
             line, column = _end_position(text)
             where = ast.Span(line, column, line, column + 1)
+        elif err.token.type != "_NL":
+            where = span_of(err.token)
         return LlacError(f"expected {_words(err.expected)}, found {found}", where)
     if isinstance(err, UnexpectedCharacters):
         char = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""

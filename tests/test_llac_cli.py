@@ -1,0 +1,98 @@
+"""End-to-end: run `python -m llac` as a user does (scripts, -c, trace piped on stdin)."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_llac_fixtures import write_matinit
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def llac(*args, cwd, stdin=None):
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "llac", *args], cwd=cwd, env=env, text=True,
+                          capture_output=True, timeout=120,
+                          **({"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}))
+
+
+@pytest.fixture
+def work(tmp_path):
+    write_matinit(tmp_path / "matinit.cll.1.dat")
+    return tmp_path
+
+
+def test_command_mode_fits_and_predicts(work):
+    r = llac("-c", 'load "matinit.cll.1.dat"; fit rowinit; predict rowinit N=4096', cwd=work)
+    assert r.returncode == 0, r.stderr
+    assert "created rowinit" in r.stdout and "model of rowinit" in r.stdout
+    assert "4096" in r.stdout and "extrapolated" in r.stdout and r.stderr == ""
+
+
+def test_trace_piped_on_stdin_is_loaded_before_the_statements(work):
+    data = (work / "matinit.cll.1.dat").read_text()
+    r = llac("-c", "fit colinit; predict colinit N=8192", cwd=work, stdin=data)
+    assert r.returncode == 0, r.stderr
+    assert "created colinit" in r.stdout and "model of colinit" in r.stdout and "8192" in r.stdout
+
+
+def test_script_stops_at_first_error_with_location_and_caret(work):
+    (work / "a.llac").write_text('load "matinit.cll.1.dat"\nlist\nsmall = colinit where NN < 3\nlist\n')
+    r = llac("a.llac", cwd=work)
+    assert r.returncode == 1
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith("a.llac:3:23: colinit has no column 'NN' (did you mean 'N'?)")
+    assert lines[1] == "    small = colinit where NN < 3" and lines[2] == " " * 26 + "^^"
+    assert r.stdout.count("objects") == 1        # the second list never ran
+    assert "Traceback" not in r.stderr
+
+
+def test_syntax_error_stops_before_anything_runs(work):
+    r = llac("-c", 'load "matinit.cll.1.dat"; fitt colinit', cwd=work)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.startswith("<command>:1:27: unknown command 'fitt' (did you mean 'fit'?)")
+
+
+def test_several_scripts_share_one_session(work):
+    (work / "one.llac").write_text('load "matinit.cll.1.dat"\n')
+    (work / "two.llac").write_text("describe colinit\n")
+    r = llac("one.llac", "two.llac", cwd=work)
+    assert r.returncode == 0 and "sample points" in r.stdout
+
+
+def test_damaged_trace_warns_on_stderr_and_goes_on(work):
+    text = (work / "matinit.cll.1.dat").read_text().replace("#end\n", "colinit 0 0 oops 16\n")
+    (work / "bad.dat").write_text(text)
+    r = llac("-c", 'load "bad.dat"; list', cwd=work)
+    assert r.returncode == 0
+    line = len(text.splitlines())
+    assert f"warning: bad.dat:{line}:" in r.stderr and "cut short" in r.stderr
+    assert "colinit  experiment       24" in r.stdout
+
+
+def test_garbage_on_stdin_is_one_clear_error(work):
+    r = llac("-c", "list", cwd=work, stdin="hello\n")
+    assert r.returncode == 1 and "not a trace" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_missing_script_and_help_output(work):
+    r = llac("nope.llac", cwd=work)
+    assert r.returncode == 1 and "cannot read 'nope.llac'" in r.stderr
+    r = llac("-c", "help fit", cwd=work)
+    assert r.returncode == 0 and r.stdout.startswith("fit EXPERIMENT")
+
+
+def test_help_does_not_import_statsmodels_or_plotext(work):
+    code = ("import sys; from llac.cli import main; main(['-c', 'help']); "
+            "print(sorted(m for m in ('statsmodels', 'plotext', 'scipy') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], cwd=work, capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(REPO)}, stdin=subprocess.DEVNULL, timeout=60)
+    assert r.stdout.strip().endswith("[]"), r.stdout
+
+
+def test_plot_in_a_script_is_plain_text(work):
+    r = llac("-c", 'load "matinit.cll.1.dat"; plot colinit loglog', cwd=work)
+    assert r.returncode == 0 and "fitted it with the current settings" in r.stdout
+    assert "\x1b" not in r.stdout and "measured" in r.stdout
