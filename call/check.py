@@ -15,6 +15,10 @@ from call.diagnostics import CallError, Diagnostic, edit_distance
 from call.pragmas import Begin, End, EndFor, For, Parallel, Pragma, Report, parse_pragma
 
 CONTROL = {"if", "for", "while", "switch"}
+# pragmas that apply to the statement after them (OpenMP, OpenACC, loop hints)
+STATEMENT_PRAGMAS = {"omp", "acc", "GCC", "clang", "ivdep", "unroll", "simd", "loop"}
+STANDALONE = {"barrier", "flush", "taskwait", "taskyield", "threadprivate", "declare", "requires",
+              "wait", "update", "diagnostic", "push_options", "pop_options", "optimize", "visibility"}
 PLACED = (Begin, End, For, EndFor, Report)  # pragmas that become statements
 
 
@@ -62,6 +66,7 @@ class _Checker:
         self.parens: list[str] = []       # for each open '(', the word before it
         self.previous: CodeToken | None = None
         self.closed_control = False       # previous ')' closed an if/for/while/switch header
+        self.statement_pragma: str | None = None  # e.g. 'omp' right after '#pragma omp ...'
 
     def diagnostic(self, severity, line, column, message, notes=()):
         return Diagnostic(severity, self.program.file, line, column, message, tuple(notes))
@@ -81,6 +86,11 @@ class _Checker:
                 self.pragma(item, following)
             elif item.namespace and _near_miss(item.namespace):
                 self.near_miss(item)
+            if isinstance(item, Directive) and item.namespace in STATEMENT_PRAGMAS \
+                    and item.body.split()[:1] != [] and item.body.split()[0] not in STANDALONE:
+                self.statement_pragma = item.namespace
+            elif isinstance(item, CodeToken):
+                self.statement_pragma = None
         self.close_function(None)
 
     # ------------------------------------------------------------ C code
@@ -159,6 +169,10 @@ class _Checker:
             keyword = previous if previous != ")" else "if/for/while/switch (...)"
             self.error(pragma, f"{what} directly after '{keyword}' without braces: the inserted "
                                f"code would become the body and change the program; add braces")
+        elif self.statement_pragma:
+            self.error(pragma, f"{what} directly after a '#pragma {self.statement_pragma}' line, "
+                               f"which applies to the next statement: the inserted code would "
+                               f"become that statement; move the '#pragma cll' line before it")
         elif previous not in (";", "{", "}", ":"):
             self.error(pragma, f"{what} inside a statement (after {previous!r}): it must stand "
                                f"where a statement can begin")
