@@ -56,19 +56,20 @@ class RelativeFit:
 
 
 def relative_fit(design: np.ndarray, time: np.ndarray) -> RelativeFit:
-    """Fit constants minimising relative squared error, iterating weights 1/fitted²."""
+    """Fit constants minimising relative squared error, iterating weights 1/fitted².
+
+    The intermediate iterations, which only set the weights, solve the small normal
+    equations; the final solve uses lstsq for accuracy."""
     scale = _column_scale(design)
     scaled = design / scale
     base = time
     for _ in range(ITERATIONS):
-        beta = _solve(scaled, time, base)
-        new = np.clip(scaled @ beta, time / 10, time * 10)
-        done = np.max(np.abs(new - base) / base) < 1e-10
+        new = np.clip(scaled @ _solve(scaled, time, base, exact=False), time / 10, time * 10)
+        done = np.max(np.abs(new - base) / base) < 1e-8
         base = new
         if done:
             break
-    beta = _solve(scaled, time, base)
-    fitted = scaled @ beta
+    fitted = scaled @ (beta := _solve(scaled, time, base, exact=True))
     return RelativeFit(beta / scale, fitted, base, np.abs(time - fitted) / time)
 
 
@@ -78,9 +79,16 @@ def _column_scale(design: np.ndarray) -> np.ndarray:
     return np.where(scale > 0, scale, 1.0)
 
 
-def _solve(scaled: np.ndarray, time: np.ndarray, base: np.ndarray) -> np.ndarray:
-    """Weighted least squares with weights 1/base² on the scaled design."""
-    return np.linalg.lstsq(scaled / base[:, None], time / base, rcond=None)[0]
+def _solve(scaled: np.ndarray, time: np.ndarray, base: np.ndarray, exact: bool) -> np.ndarray:
+    """Weighted least squares with weights 1/base² on the scaled design: by lstsq when
+    `exact`, else by the normal equations (falling back to lstsq if they are singular)."""
+    weighted, target = scaled / base[:, None], time / base
+    if not exact:
+        try:
+            return np.linalg.solve(weighted.T @ weighted, weighted.T @ target)
+        except np.linalg.LinAlgError:
+            pass
+    return np.linalg.lstsq(weighted, target, rcond=None)[0]
 
 
 @dataclass(frozen=True)

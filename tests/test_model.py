@@ -1,0 +1,85 @@
+"""The fitted model as the session uses it: prediction with intervals and extrapolation flags,
+the sets ℵ, and constants flagged as insignificant."""
+import numpy as np
+import pytest
+
+from llac.model import FitError, FitSettings, fit_experiment
+from test_fit_support import grid, piecewise, synthetic
+
+N_VALUES = 2.0 ** np.arange(4, 21)
+
+
+@pytest.fixture(scope="module")
+def split_model():
+    columns = grid(reps=5, N=N_VALUES)
+    constants = piecewise(columns["N"] <= 4096, [1e-5, 1e-9], [3e-5, 4e-9])
+    return fit_experiment(synthetic("f[0] + f[1]*N", columns, constants, seed=11))
+
+
+def test_predict_inside_the_measured_range(split_model):
+    N = np.array([64.0, 1000.0, 20000.0, 500000.0])
+    truth = np.where(N <= 4096, 1e-5 + 1e-9 * N, 3e-5 + 4e-9 * N)
+    prediction = split_model.predict({"N": N})
+    np.testing.assert_allclose(prediction.values, truth, rtol=0.03)
+    assert list(prediction.piece) == [0, 0, 1, 1]
+    assert np.all(prediction.lower < prediction.values) and np.all(prediction.values < prediction.upper)
+    assert np.all((prediction.lower < truth) & (truth < prediction.upper))
+    assert not prediction.extrapolated.any() and prediction.notes == ()
+
+
+def test_predict_outside_the_measured_range_is_flagged(split_model):
+    prediction = split_model.predict({"N": [5000.0, 1e7, 2048.0]})
+    assert list(prediction.extrapolated) == [True, True, False]
+    assert list(prediction.piece) == [0, 1, 0]
+    assert prediction.notes == (
+        "N=5000: outside the measured range 16..4096 of N in interval 1",
+        "N=1e+07: outside the measured range 8192..1.04858e+06 of N in interval 2 "
+        "and beyond all measured data")
+    assert prediction.values[1] == pytest.approx(3e-5 + 4e-9 * 1e7, rel=0.03)
+
+
+def test_predict_needs_every_variable(split_model):
+    with pytest.raises(FitError, match="predict needs a value for N"):
+        split_model.predict({"P": 4})
+
+
+def test_prediction_interval_covers_new_measurements():
+    columns = grid(reps=1, N=N_VALUES)
+    inside = []
+    for seed in range(30):
+        model = fit_experiment(synthetic("f[0] + f[1]*N", columns, [1e-5, 1e-9], noise=0.05, seed=seed))
+        fresh = synthetic("f[0] + f[1]*N", columns, [1e-5, 1e-9], noise=0.05, seed=1000 + seed)
+        prediction = model.predict({"N": N_VALUES})
+        time = fresh.columns["time"]
+        inside.append(np.mean((time >= prediction.lower) & (time <= prediction.upper)))
+    assert 0.88 < np.mean(inside) < 0.99
+
+
+def test_aleph_lists_each_constant_per_piece(split_model):
+    aleph = split_model.aleph()
+    assert list(aleph) == ["f[0]", "f[1]"]
+    cut = split_model.cuts[0].value
+    regions = [{"N": (-np.inf, cut)}, {"N": (cut, np.inf)}]
+    for name, truth in [("f[0]", [1e-5, 3e-5]), ("f[1]", [1e-9, 4e-9])]:
+        assert [region for _, region in aleph[name]] == regions
+        np.testing.assert_allclose([value for value, _ in aleph[name]], truth, rtol=0.05)
+
+
+def test_constant_below_the_noise_is_flagged():
+    columns = grid(reps=3, N=N_VALUES)
+    model = fit_experiment(synthetic("f[0] + f[1]*N", columns, [1e-12, 1e-9], noise=0.03, seed=5))
+    assert model.insignificant == ("f[0]",)
+    assert any(w.startswith("constant f[0] is not significantly different from 0 (p=")
+               and w.endswith("in the single-interval fit: consider `drop`") for w in model.warnings)
+    data = synthetic("f[0] + f[1]*N", columns, [1e-12, 1e-9], noise=0.03, seed=5)
+    dropped = fit_experiment(data.replace(formula=model.formula.without([0])))
+    assert dropped.insignificant == () and dropped.warnings == ()
+    assert dropped.pieces[0].constants[0] == pytest.approx(1e-9, rel=0.02)
+
+
+def test_model_reports_settings_and_errors(split_model):
+    assert split_model.name == "e" and split_model.settings == FitSettings()
+    assert split_model.median_rel_error < 0.02
+    assert split_model.median_rel_error <= split_model.max_rel_error < 0.1
+    assert split_model.excluded == 0
+    assert set(split_model.sample_points) == {"N", "time", "count"}
