@@ -129,7 +129,9 @@ def parse_records(body: bytes, first_line: int, layouts: Sequence[RecordLayout],
         else:
             skipped.setdefault(words[0], []).append(first_line + i)
     for name, (rows, indices) in parsed.items():
-        if rows:
+        if len(rows) == 1:
+            result.values[name] = rows[0]
+        elif rows:
             order = np.argsort(np.concatenate(indices), kind="stable")
             result.values[name] = np.concatenate(rows)[order]
     result.problems += _summarise(damaged, skipped, invalid)
