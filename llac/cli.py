@@ -30,6 +30,9 @@ def main(argv=None) -> int:
         return _run(args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `llac ... | head`: the reader left; stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as err:  # the one place that turns a bug into one line for the user
         if args.debug:
             raise

@@ -26,6 +26,9 @@ class CommandSpec:
 
 REGISTRY: dict[str, CommandSpec] = {}
 HANDLERS: dict[type, CommandSpec] = {}
+# the order of `help` and of the reference in docs/llac-language.md
+ORDER = ("load", "list", "show", "describe", "=", "copy", "where", "with", "merge", "aggregate",
+         "formula", "rename", "delete", "export", "set", "fit", "drop", "predict", "plot", "help")
 
 
 def command(name: str, syntax: str, help: str, examples, *types, starts_statement=True):
@@ -47,6 +50,13 @@ def handler_for(statement) -> CommandSpec:
         return HANDLERS[type(statement)]
     except KeyError:
         raise LlacError(f"no handler for {type(statement).__name__}", statement.span) from None
+
+
+def ordered() -> list[CommandSpec]:
+    """All registered commands in the documented order."""
+    load_all()
+    rank = {name: i for i, name in enumerate(ORDER)}
+    return sorted(REGISTRY.values(), key=lambda spec: rank.get(spec.name, len(ORDER)))
 
 
 def keywords() -> tuple[str, ...]:

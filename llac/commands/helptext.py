@@ -5,7 +5,7 @@ import re
 import textwrap
 
 from llac import ast
-from llac.commands import REGISTRY, command
+from llac.commands import REGISTRY, command, ordered
 from llac.commands.results import Text
 from llac.errors import LlacError, suggest
 
@@ -19,9 +19,9 @@ Commands (help COMMAND for details and examples):"""
          examples.""", ["help", "help predict"], ast.Help)
 def help_(session, statement: ast.Help):
     if statement.topic is None:
-        lines = [INTRO] + [textwrap.fill(first_sentence(spec.help), 78, initial_indent=f"  {name:<10}",
+        lines = [INTRO] + [textwrap.fill(first_sentence(spec.help), 78, initial_indent=f"  {spec.name:<10}",
                                          subsequent_indent=" " * 12)
-                           for name, spec in REGISTRY.items()]
+                           for spec in ordered()]
         return [Text("\n".join(lines))]
     name = statement.topic.text
     if name not in REGISTRY:
@@ -39,3 +39,14 @@ def command_help(spec) -> str:
     """Syntax, paragraph and examples of one command, as `help NAME` shows them."""
     examples = "\n".join(f"    {e}" for e in spec.examples)
     return f"{spec.syntax}\n\n{textwrap.fill(spec.help, 78)}\n\nExamples:\n{examples}"
+
+
+def reference_markdown() -> str:
+    """The command reference of docs/llac-language.md, generated from the registry
+    (regenerate with `python -c "from llac.commands.helptext import reference_markdown as r; print(r())"`)."""
+    parts = []
+    for spec in ordered():
+        examples = "\n".join(spec.examples)
+        parts.append(f"### `{spec.name}`\n\n`{spec.syntax}`\n\n{textwrap.fill(spec.help, 92)}\n\n"
+                     f"```\n{examples}\n```\n")
+    return "\n".join(parts)

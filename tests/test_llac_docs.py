@@ -1,0 +1,20 @@
+"""docs/llac-language.md carries the registry's command reference, current and complete."""
+from pathlib import Path
+
+from llac.commands import ordered
+from llac.commands.helptext import reference_markdown
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "llac-language.md"
+
+
+def test_command_reference_in_the_doc_is_generated_from_the_registry():
+    text = DOC.read_text()
+    section = text.split("<!-- commands:start -->\n", 1)[1].split("<!-- commands:end -->", 1)[0]
+    assert section.strip() == reference_markdown().strip()
+
+
+def test_every_registered_command_has_syntax_help_and_examples_in_the_doc():
+    text = DOC.read_text()
+    for spec in ordered():
+        assert f"### `{spec.name}`" in text and spec.syntax in text
+        assert spec.examples and spec.help.endswith(".")
