@@ -156,6 +156,8 @@ def _bootstrap_sup(search: _Search, weighted: np.ndarray, observed: np.ndarray,
         subset = np.sort(rng.choice(n, BOOTSTRAP_POINTS, replace=False))
         weighted, null, x = weighted[subset], null[subset], {v: a[subset] for v, a in x.items()}
     scans = _scans(weighted, x, search.minpoints)
+    if not scans:
+        return np.zeros(0)
     replicates = search.settings.bootstrap
     chunk = max(1, min(replicates, CELLS_PER_CHUNK // len(null)))
     sup = []

@@ -116,3 +116,13 @@ def test_same_seed_same_result():
 def test_cut_value_rule():
     np.testing.assert_allclose(cut_value(np.array([4.0, -2.0, 0.0]), np.array([16.0, 2.0, 8.0])),
                                [8.0, 0.0, 4.0])
+
+
+def test_many_distinct_points_use_spread_candidates_and_a_subset_bootstrap():
+    rng = np.random.default_rng(12)
+    N = np.exp(rng.uniform(np.log(16), np.log(2 ** 22), 20000))
+    constants = piecewise(N <= 50000, [1e-7, 1e-9], [1e-7, 3e-9])
+    model = fit_experiment(synthetic("f[0] + f[1]*N", {"N": N}, constants, seed=12))
+    (cut,) = model.cuts
+    assert cut.variable == "N" and 50000 / 1.3 < cut.value < 50000 * 1.3
+    assert cut.p_value < 0.05 and len(model.sample_points["N"]) == 20000
