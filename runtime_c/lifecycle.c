@@ -113,11 +113,15 @@ static void install_signal_handlers(void)
 }
 #endif
 
+/* A forked child that does not exec must not write (and clobber) its parent's trace. */
+static void forget_in_child(void) { finished = 1; }
+
 static void init_once(void)
 {
     cll_timer_init_();
     cll_paths_init_();
     atexit(at_exit);
+    pthread_atfork(NULL, NULL, forget_in_child);
 #ifndef CLL_NO_SIGNAL_HANDLERS
     install_signal_handlers();
 #endif

@@ -190,3 +190,19 @@ def test_one_name_two_formulas_is_fatal_naming_both(tmp_path):
     assert "'f[0] + f[1]*N' at prog.c:10:1" in result.stderr
     assert "'f[0]*N' at other.c:10:1" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_forked_child_leaves_the_parents_trace_alone(tmp_path):
+    src = c_program(LOOP, f"""
+        {begin("f", "1")} {end("f")}
+        pid_t pid = fork();
+        if (pid == 0) {{ {begin("f", "2")} {end("f")} exit(0); }}
+        waitpid(pid, 0, 0);
+        puts(access("prog.cll.1.dat", F_OK) ? "no trace yet" : "child wrote a trace");
+        {begin("f", "3")} {end("f")}
+        return 0;""", prelude="#include <unistd.h>\n#include <sys/wait.h>")
+    result = run(build(tmp_path, {"prog.c": src}))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "no trace yet\n"
+    trace = read_trace(tmp_path / "prog.cll.1.dat")
+    assert [r[3] for r in trace.records["f"]] == ["1", "3"]
