@@ -96,3 +96,17 @@ def test_plot_in_a_script_is_plain_text(work):
     r = llac("-c", 'load "matinit.cll.1.dat"; plot colinit loglog', cwd=work)
     assert r.returncode == 0 and "fitted it with the current settings" in r.stdout
     assert "\x1b" not in r.stdout and "measured" in r.stdout
+
+
+def test_internal_error_is_one_line_and_exit_2_unless_debug(work, monkeypatch, capsys):
+    from llac import cli
+    from llac.session import Session
+
+    def broken(self, statement):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(Session, "run", broken)
+    monkeypatch.setattr(cli, "_stdin_has_data", lambda: False)
+    assert cli.main(["-c", "list"]) == 2
+    assert capsys.readouterr().err == "internal error: RuntimeError: boom (run with --debug for details)\n"
+    with pytest.raises(RuntimeError):
+        cli.main(["--debug", "-c", "list"])
