@@ -241,3 +241,25 @@ def test_help_lists_every_command_and_explains_one(session):
     detail = text_of(run(session, "help predict"))
     assert "Examples:" in detail and "N=1024..65536 *2" in detail
     assert "did you mean 'predict'" in error_of(session, "help predikt").message
+
+
+def test_csv_load_needs_name_and_formula_and_reports_bad_rows(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d.csv").write_text("N,time\n10,1e-3\n20,oops\n30,3e-3\n")
+    s = Session()
+    assert "with a name and a formula" in error_of(s, 'load "d.csv"').message
+    results = run(s, 'load "d.csv" as d formula "d[0] + d[1]*N"')
+    assert any(isinstance(r, Note) and r.warning and r.text.startswith("d.csv:3:") for r in results)
+    assert list(s.objects["d"].columns["N"]) == [10, 30]
+    err = error_of(s, 'load "d.csv" as e formula "e[0] + e[0]*N"')
+    assert "bad formula" in err.message and err.span.column > 27
+
+
+def test_load_as_names_a_single_experiment_only(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "one.dat").write_text(trace_text({"f": ("f[0] + f[1]*N", ["N"], [(1e-3, 10), (2e-3, 20)])}))
+    write_matinit(tmp_path / "two.dat")
+    s = Session()
+    run(s, 'load "one.dat" as g')
+    assert "g" in s.objects and "f" not in s.objects
+    assert "single experiment" in error_of(s, 'load "two.dat" as h').message
