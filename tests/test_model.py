@@ -83,3 +83,20 @@ def test_model_reports_settings_and_errors(split_model):
     assert split_model.median_rel_error <= split_model.max_rel_error < 0.1
     assert split_model.excluded == 0
     assert set(split_model.sample_points) == {"N", "time", "count"}
+
+
+def test_llac_fits_and_predicts_as_a_user_drives_it(tmp_path):
+    import subprocess
+    import sys
+    columns = grid(reps=3, N=N_VALUES)
+    data = synthetic("f[0] + f[1]*N", columns,
+                     piecewise(columns["N"] <= 4096, [1e-5, 1e-9], [3e-5, 4e-9]), seed=11)
+    csv = tmp_path / "demo.csv"
+    csv.write_text("N,time\n" + "".join(f"{n:g},{t:.9g}\n" for n, t in
+                                        zip(data.columns["N"], data.columns["time"])))
+    script = f'load "{csv}" as demo formula "f[0] + f[1]*N"; fit demo; predict demo N=1e7'
+    result = subprocess.run([sys.executable, "-m", "llac", "-c", script], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "5792.62" in result.stdout and "interval 2" in result.stdout
+    assert "beyond all measured data" in result.stdout
