@@ -28,7 +28,7 @@ def plot_model(model, vs: str | None = None, by: str | None = None, scale: str =
     groups = np.unique(data[by]) if by else [None]
     for value in groups:
         rows = np.ones(len(data["time"]), bool) if value is None else data[by] == value
-        suffix = "" if value is None else f" {by}={value:g}"
+        suffix = "" if value is None else f"{by}={value:g}"
         _draw_group(figure, model, x_name, rows, suffix, residuals, scale != "linear")
     for cut in model.cuts:
         if cut.variable == x_name and not residuals:
@@ -53,7 +53,7 @@ def _draw_group(figure, model, x_name: str, rows: np.ndarray, suffix: str, resid
     if residuals:
         predicted = model.predict({x_name: x, **others}).values
         figure.draw(figure.signal(list(x), list((predicted - time) / time), marker="x")
-                    .label(f"(model-measured)/measured{suffix}"))
+                    .label(suffix or "(model-measured)/measured"))
         return
     if not len(x):
         return
@@ -61,9 +61,13 @@ def _draw_group(figure, model, x_name: str, rows: np.ndarray, suffix: str, resid
     grid = np.unique(np.concatenate([np.geomspace(x.min(), x.max(), MODEL_POINTS) if x.min() > 0
                                      else np.linspace(x.min(), x.max(), MODEL_POINTS), x]))
     prediction = model.predict({x_name: grid, **{v: np.full(len(grid), c) for v, c in fixed.items()}})
+    first = prediction.piece.max() if len(prediction.piece) else -1
     for i in np.unique(prediction.piece):
         inside = (prediction.piece == i) & ((prediction.values > 0) | (not logy))
         if i >= 0 and inside.sum() > 1:
-            figure.draw(figure.signal(list(grid[inside]), list(prediction.values[inside])).lines()
-                        .label(f"model, interval {i + 1}{suffix}"))
-    figure.draw(figure.signal(list(x), list(time), marker="x").label(f"measured{suffix}"))
+            line = figure.signal(list(grid[inside]), list(prediction.values[inside])).lines()
+            if not suffix or i == first:   # grouped: one legend entry per group
+                line.label(suffix or f"model, interval {i + 1}")
+            figure.draw(line)
+    measured = figure.signal(list(x), list(time), marker="x")
+    figure.draw(measured if suffix else measured.label("measured"))

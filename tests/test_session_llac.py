@@ -211,6 +211,7 @@ def test_plot_is_text_in_80_columns(session):
     assert max(len(line) for line in out.body.splitlines()) <= 80
     assert "\x1b" not in out.body
     assert "no variable 'P'" in error_of(session, "plot colinit by P").message
+    assert "must differ" in error_of(session, "plot colinit by N").message
 
 
 def test_export_csv_round_trip_and_unwritable_path(session, tmp_path):

@@ -195,6 +195,10 @@ def plot(session, statement: ast.Plot):
         if option is not None and option.text not in variables:
             raise LlacError(f"the formula {model.formula} has no variable {option.text!r}"
                             f"{suggest(option.text, variables)}", option.span)
+    x_name = statement.vs.text if statement.vs else (variables[0] if variables else None)
+    if statement.by is not None and statement.by.text == x_name:
+        raise LlacError(f"plot by {x_name}: the series variable must differ from the x variable "
+                        f"{x_name} (choose one with vs)", statement.by.span)
     from llac.plot import plot_model
     text = plot_model(model, statement.vs.text if statement.vs else None,
                       statement.by.text if statement.by else None, statement.scale, statement.residuals)
