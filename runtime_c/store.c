@@ -87,9 +87,17 @@ static __attribute__((noinline, cold)) cll_slot *slot_register(void)
     return s;
 }
 
-/* Make room for one more open experiment with `nvars` variables (cold path). */
-static __attribute__((noinline, cold)) void slot_grow(cll_slot *s, int nvars)
+/* Make room for one more open experiment with `nvars` variables (cold path); refuse an
+ * experiment that was never registered (its records could not be written). */
+static __attribute__((noinline, cold)) void slot_grow(cll_slot *s, const cll_experiment *e,
+                                                      int nvars)
 {
+    if (e->id < 0) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s: error: experiment '%s' begins but was never registered "
+                 "(cll_register)", e->source ? e->source : "cll", e->name);
+        cll_fatal_(msg, "experiment begins but was never registered");
+    }
     if (s->depth == s->open_cap) {
         s->open_cap *= 2;
         s->open = realloc(s->open, s->open_cap * sizeof *s->open);
@@ -161,8 +169,8 @@ static __attribute__((noinline, noreturn, cold)) void end_mismatch(cll_slot *s, 
 static inline void begin_on(cll_slot *s, cll_experiment *e, const double *vars)
 {
     int n = e->nvars;
-    if (__builtin_expect(s->depth == s->open_cap || s->vpos + (size_t)n > s->vcap, 0))
-        slot_grow(s, n);
+    if (__builtin_expect(s->depth == s->open_cap || s->vpos + (size_t)n > s->vcap || e->id < 0, 0))
+        slot_grow(s, e, n);
     cll_open *o = &s->open[s->depth++];
     o->e = e;
     o->vpos = s->vpos;

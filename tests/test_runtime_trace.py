@@ -206,3 +206,12 @@ def test_forked_child_leaves_the_parents_trace_alone(tmp_path):
     assert result.stdout == "no trace yet\n"
     trace = read_trace(tmp_path / "prog.cll.1.dat")
     assert [r[3] for r in trace.records["f"]] == ["1", "3"]
+
+
+def test_unregistered_experiment_is_one_clear_error(tmp_path):
+    src = c_program(LOOP, f"{begin('h')} {end('h')} return 0;", prelude=(
+        'static cll_experiment cll_exp_h = {"h", "h[0]", "prog.c:3:1", 0, 0, -1};'))
+    result = run(build(tmp_path, {"prog.c": src}))
+    assert result.returncode == 70
+    assert result.stderr.strip() == ("prog.c:3:1: error: experiment 'h' begins but was never "
+                                     "registered (cll_register)")
