@@ -181,6 +181,13 @@ static inline void begin_on(cll_slot *s, cll_experiment *e, const double *vars)
     o->t0 = cll_now_();
 }
 
+static void end_after_spill(cll_slot *s, cll_experiment *e, const char *site, uint64_t t1);
+
+/* r->thread from the user's thread-id function: a separate call so end_on's fast path
+ * can tail-call it and save no registers. */
+static __attribute__((noinline)) void set_thread(cll_record *r) { r->thread = cll_thread_id_(); }
+
+/* Slow paths are tail calls, so the common path saves no registers. */
 static inline void end_on(cll_slot *s, cll_experiment *e, const char *site, uint64_t t1)
 {
     if (__builtin_expect(!s || s->depth == 0, 0))
@@ -188,11 +195,11 @@ static inline void end_on(cll_slot *s, cll_experiment *e, const char *site, uint
     cll_open *o = &s->open[s->depth - 1];
     if (__builtin_expect(o->e != e, 0) && o->e->id != e->id)   /* same name, other unit? */
         end_mismatch(s, e, site);
-    s->depth--;
     int n = e->nvars;
     size_t size = sizeof(cll_record) + (size_t)n * sizeof(double);
     if (__builtin_expect(s->pos + size > s->cap, 0))
-        slot_spill(s);
+        return end_after_spill(s, e, site, t1);
+    s->depth--;
     cll_record *r = (cll_record *)(s->buf + s->pos);
     r->exp = (uint32_t)e->id;
     r->thread = s->thread;
@@ -204,8 +211,16 @@ static inline void end_on(cll_slot *s, cll_experiment *e, const char *site, uint
     s->vpos = o->vpos;
     s->pos += size;
     __atomic_store_n(&s->records, s->records + 1, __ATOMIC_RELAXED);
-    if (cll_thread_id_)            /* last, so the common path saves no registers for it */
-        r->thread = cll_thread_id_();
+    if (cll_thread_id_)
+        return set_thread(r);
+}
+
+/* end_on with a full buffer: spill it, then record into the emptied buffer. */
+static __attribute__((noinline, cold)) void end_after_spill(cll_slot *s, cll_experiment *e,
+                                                            const char *site, uint64_t t1)
+{
+    slot_spill(s);
+    end_on(s, e, site, t1);
 }
 
 void cll_begin(cll_experiment *e, const double *vars)
