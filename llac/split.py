@@ -64,7 +64,7 @@ def split_points(design: np.ndarray, time: np.ndarray, variables: dict[str, np.n
     """
     k = design.shape[1]
     search = _Search(design, time, variables, settings, np.random.default_rng(settings.seed),
-                     settings.minpoints or k + 2)
+                     settings.minpoints or k + 1)
     rows = np.arange(len(time))
     region = {v: (-np.inf, np.inf) for v in variables}
     leaves = _grow(search, rows, region, relative_fit(design, time))
