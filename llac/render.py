@@ -73,7 +73,7 @@ def _(result: ModelReport) -> str:
             out.append(f"  {name:<14} = {value: .4e} ± {err:.2e}   p = {p:.2g}")
     for cut in model.cuts:
         out.append(f"cut at {cut.variable} = {cut.value:g}: F = {cut.F:.3g}, p = {cut.p_value:.2g}, "
-                   f"ΔBIC = {cut.delta_bic:.3g}, error {cut.error_before:.2%} -> {cut.error_after:.2%}")
+                   f"ΔBIC = {cut.delta_bic:.3g}, RMS error {cut.error_before:.2%} -> {cut.error_after:.2%}")
     if model.insignificant:
         out.append(f"insignificant (p > alpha): {', '.join(model.insignificant)}"
                    f" — try: drop {result.name}")

@@ -110,3 +110,16 @@ def test_internal_error_is_one_line_and_exit_2_unless_debug(work, monkeypatch, c
     assert capsys.readouterr().err == "internal error: RuntimeError: boom (run with --debug for details)\n"
     with pytest.raises(RuntimeError):
         cli.main(["--debug", "-c", "list"])
+
+
+def test_export_that_extrap_cannot_hold_is_one_clear_error(tmp_path):
+    """An experiment with no variables has no Extra-P parameters: an error, not a traceback."""
+    data = tmp_path / "c.csv"
+    data.write_text("time\n1.0\n1.1\n")
+    out = tmp_path / "c.txt"
+    result = subprocess.run([sys.executable, "-m", "llac", "-c",
+                             f'load "{data}" as c formula "c[0]"; export c "{out}" as extrap'],
+                            capture_output=True, text=True)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr and "<command>:1:" in result.stderr
+    assert not out.exists()

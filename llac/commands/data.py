@@ -179,6 +179,7 @@ def export(session, statement: ast.Export):
         where = statement.format.span if statement.format else None
         raise LlacError(f"say which format to write: as {' or as '.join(EXPORT_FORMATS)}"
                         + (f" (not {fmt!r})" if statement.format else ""), where)
+    from llac.trace import TraceError
     try:
         if fmt == "csv":
             from llac.csvio import write_csv
@@ -188,4 +189,6 @@ def export(session, statement: ast.Export):
             write_extrap(experiment, statement.path)
     except OSError as err:
         raise LlacError(f"cannot write {statement.path!r}: {err.strerror or err}") from None
+    except TraceError as err:  # e.g. ExtrapError: the data do not fit Extra-P's format
+        raise LlacError(str(err), statement.span) from None
     return [Note(f"wrote {len(experiment)} records of {experiment.name} to {statement.path} ({fmt})")]
