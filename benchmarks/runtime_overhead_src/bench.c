@@ -1,24 +1,20 @@
 /* bench.c -- the measurements behind benchmarks/runtime_overhead.
  *
+ * Built by `call cc`: the instrumented loop is a real `#pragma cll` experiment.
+ *
  *   bench pairs   : ns per iteration of the floor (two reads of the runtime's clock and a
  *                   store into a preallocated buffer) and of an instrumented loop (one
- *                   begin/end pair around a trivial body, shaped as `call` generates it),
+ *                   `#pragma cll` experiment around a trivial body),
  *                   then 1 if the runtime spilled during the measured loop, else 0.
  *   bench volume N: N pairs while the buffers spill to disk: records per second, then the
  *                   seconds cll_report takes to write them.
  */
-#include "cll.h"
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <x86intrin.h>
-
-static const char *const cll_vars_e[] = {"i"};
-static cll_experiment cll_exp_e = {"e", "e[0] + e[1]*i", "bench.c:20:1", 1, cll_vars_e, -1};
-static cll_experiment *const cll_exps[] = {&cll_exp_e};
-static const cll_program cll_prog = {"bench.c", "none", 1, cll_exps};
-__attribute__((constructor)) static void cll_init(void) { cll_register(&cll_prog); }
 
 static volatile long sink;
 
@@ -41,9 +37,9 @@ static double instrumented(long n)
 {
     double t = now();
     for (long i = 0; i < n; i++) {
-        { double cll_v[] = {(double)(i)}; cll_begin(&cll_exp_e, cll_v); }
+        #pragma cll e e[0] + e[1]*i
         sink = i;
-        cll_end(&cll_exp_e, "bench.c:44:1");
+        #pragma cll end e
     }
     return now() - t;
 }
@@ -84,7 +80,7 @@ int main(int argc, char **argv)
         long n = atol(argv[2]);
         double t = instrumented(n);
         double r = now();
-        cll_report(0, 0);
+        #pragma cll report all
         printf("%.0f %.3f\n", n / t, now() - r);
         return 0;
     }
