@@ -1,0 +1,109 @@
+"""Which cases the accuracy benchmark runs: seeded synthetic cases with a known true
+function, and real measurements of the samples, made on this machine with `call run`."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from llac.experiment import Experiment
+from llac.trace import read_trace
+
+from .cases import Case, make_case, synthetic
+
+REPO = Path(__file__).resolve().parents[2]
+N_GRID = np.round(2.0 ** (np.arange(8, 41) / 2))        # 16 ... 2^20, x sqrt(2)
+FIT_N = 2.0 ** 16                                       # fit N <= 2^16, hold out the 8 larger
+
+
+def regimes(cuts: list[float], costs: list[tuple[float, float]]) -> Callable:
+    """A true function f0 + f1*N whose constants (f0, f1) change at each cut of N."""
+    def truth(columns):
+        n = columns["N"]
+        which = np.searchsorted(np.asarray(cuts), n, side="left")
+        f0, f1 = np.asarray(costs).T
+        return f0[which] + f1[which] * n
+    return truth
+
+
+def synthetic_cases(quick: bool = False) -> list[Case]:
+    """The synthetic cases of issue 5; `quick`: two small ones."""
+    n = {"N": N_GRID}
+    nlogn = synthetic("nlogn-above-noise", "f[0] + f[1]*N*log(N)",
+                      lambda c: 2e-6 + 1e-9 * c["N"] * np.log(c["N"]), n, {"N": FIT_N}, 0.03, seed=1)
+    slope3 = synthetic("regime-slope-x3", "f[0] + f[1]*N",
+                       regimes([2.0 ** 11], [(1e-6, 1e-9), (1e-6, 3e-9)]), n, {"N": FIT_N}, 0.03, seed=3)
+    if quick:
+        return [nlogn, slope3]
+    two = {"N": 2.0 ** np.arange(10, 23), "P": 2.0 ** np.arange(0, 7)}
+    return [
+        nlogn,
+        synthetic("nlogn-below-noise", "f[0] + f[1]*N*log(N)",
+                  lambda c: 1e-3 + 1e-11 * c["N"] * np.log(c["N"]), n, {"N": FIT_N}, 0.05, seed=2),
+        synthetic("two-params", "f[0] + f[1]*(N/P)*log(N/P) + f[2]*N*(P-1)/P",
+                  lambda c: 2e-6 + 1e-9 * c["N"] / c["P"] * np.log(c["N"] / c["P"])
+                  + 2e-10 * c["N"] * (c["P"] - 1) / c["P"], two, {"N": 2.0 ** 18, "P": 16}, 0.03, seed=4),
+        slope3,
+        synthetic("jump", "f[0] + f[1]*N",
+                  regimes([2.0 ** 10], [(1e-6, 1e-9), (1e-4, 1e-9)]), n, {"N": FIT_N}, 0.03, seed=5),
+        synthetic("three-regimes", "f[0] + f[1]*N",
+                  regimes([2.0 ** 8, 2.0 ** 12], [(1e-6, 1e-9), (1e-6, 2.5e-9), (1e-6, 6e-9)]),
+                  n, {"N": FIT_N}, 0.03, seed=6),
+        synthetic("competing-N-NN", "f[0] + f[1]*N + f[2]*N*N",
+                  lambda c: 1e-6 + 1e-8 * c["N"] + 1e-13 * c["N"] ** 2, n, {"N": FIT_N}, 0.03, seed=7),
+    ]
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A sample program run with `call run` and the experiments taken from its traces."""
+    source: str                   # relative to the repo
+    args: tuple[str, ...]         # the program's arguments (after `--`)
+    experiments: dict[str, dict]  # experiment -> fit_up_to
+
+
+SAMPLES = [
+    Sample("samples/matinit/matinit.c", (), {"rowinit": {"N": 2048}, "colinit": {"N": 2048}}),
+    Sample("samples/fft/fft.c", (), {"G": {"N": 2 ** 18}}),
+    Sample("samples/omp_matvec/matvec.c", (), {"K": {"N": 1024}}),
+    # The MPI FFT (issue 4) is added here when samples/fft_mpi lands; a missing source is skipped.
+]
+QUICK_SAMPLES = [Sample("samples/matinit/matinit.c", ("512",), {"rowinit": {"N": 256}})]
+
+
+def run_sample(sample: Sample, workdir: Path) -> dict[str, Experiment]:
+    """Build and run `sample` with `call run` in `workdir`; its experiments, merged over all
+    trace files (one per processor count). Raises RuntimeError if the run fails."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "call", "run", str(REPO / sample.source)]
+    done = subprocess.run(cmd + (["--", *sample.args] if sample.args else []), cwd=workdir,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"call run {sample.source} failed: {done.stderr.strip()[-500:]}")
+    merged: dict[str, Experiment] = {}
+    for trace_file in sorted(workdir.glob("*.cll.*.dat")):
+        for name, exp in read_trace(trace_file).experiments.items():
+            if name in merged:
+                old = merged[name].columns
+                exp = exp.replace(columns={k: np.concatenate([old[k], v]) for k, v in exp.columns.items()})
+            merged[name] = exp
+    return merged
+
+
+def sample_cases(workdir: Path, quick: bool = False) -> tuple[list[Case], list[str]]:
+    """Cases from running the samples (in subdirectories of `workdir`), and notes on the
+    samples skipped because their source is not in the repo."""
+    cases, notes = [], []
+    for sample in QUICK_SAMPLES if quick else SAMPLES:
+        if not (REPO / sample.source).exists():
+            notes.append(f"{sample.source}: not in the repository, skipped")
+            continue
+        experiments = run_sample(sample, workdir / Path(sample.source).stem)
+        stem = Path(sample.source).parent.name
+        for name, fit_up_to in sample.experiments.items():
+            cases.append(make_case(f"{stem}/{name}", experiments[name], fit_up_to))
+    return cases, notes
