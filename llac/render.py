@@ -74,6 +74,11 @@ def _(result: ModelReport) -> str:
     for cut in model.cuts:
         out.append(f"cut at {cut.variable} = {cut.value:g}: F = {cut.F:.3g}, p = {cut.p_value:.2g}, "
                    f"ΔBIC = {cut.delta_bic:.3g}, RMS error {cut.error_before:.2%} -> {cut.error_after:.2%}")
+    if len(model.pieces) > 1:
+        out.append("sets ℵ (each constant's values and where they hold):")
+        for name, entries in model.aleph().items():
+            out += [f"  {name if i == 0 else '':<14} = {value: .4e}  for {region_text(region)}"
+                    for i, (value, region) in enumerate(entries)]
     if model.insignificant:
         out.append(f"insignificant (p > alpha): {', '.join(model.insignificant)}"
                    f" — try: drop {result.name}")

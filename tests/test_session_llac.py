@@ -150,6 +150,9 @@ def test_fit_finds_the_cache_step_and_reports_it(session):
     assert 256 < model.cuts[0].value < 512  # the fixture's cache step is at N = 512
     out = text_of(results)
     assert "interval 2:" in out and "cut at N =" in out and "±" in out
+    aleph = out.split("sets ℵ")[1].splitlines()
+    slope = next(i for i, line in enumerate(aleph) if line.strip().startswith("colinit[1]"))
+    assert "for N <= " in aleph[slope] and "for N > " in aleph[slope + 1]  # the paper's Table 2
 
 
 def test_named_fit_and_model_refused_where_an_experiment_is_needed(session):
