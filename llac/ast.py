@@ -98,6 +98,14 @@ class PredictAt(Statement):
 
 
 @dataclass(frozen=True)
+class PredictTable(Statement):
+    """`predict f at test by P`: the CALL paper's Table 3 layout, one row per value of `procs`."""
+    obj: Name
+    data: Name
+    procs: Name
+
+
+@dataclass(frozen=True)
 class Plot(Statement):
     obj: Name
     vs: Name | None = None
@@ -116,6 +124,24 @@ class Export(Statement):
 @dataclass(frozen=True)
 class Help(Statement):
     topic: Name | None = None
+
+
+@dataclass(frozen=True)
+class ParallelReport(Statement):
+    """A P3T+ parameter report of a parallel experiment, `by` rank, thread or P; `plot` draws it."""
+    obj: Name
+    by: Name | None = None
+    plot: bool = False
+
+
+@dataclass(frozen=True)
+class Balance(ParallelReport):
+    """`balance f by rank`: the work distribution across ranks (threads) and its goodness."""
+
+
+@dataclass(frozen=True)
+class Comm(ParallelReport):
+    """`comm f by P`: transfers, data transferred, partners, communication and computation time."""
 
 
 # ---------------------------------------------------------------- commands that make an object

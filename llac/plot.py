@@ -9,21 +9,17 @@ import numpy as np
 
 WIDTH, HEIGHT = 78, 22
 MODEL_POINTS = 60
+SERIES_MARKERS = ("x", "o", "+", "*")
 
 
 def plot_model(model, vs: str | None = None, by: str | None = None, scale: str = "linear",
                residuals: bool = False, width: int = WIDTH, height: int = HEIGHT) -> str:
     """The figure as plain text, `width` columns wide (readable in 80 columns)."""
-    import plotext
-
     variables = model.formula.variables
     x_name = vs or (variables[0] if variables else None)
     if x_name is None:
         return f"{model.name}: the formula {model.formula} has no variable to plot against"
-    figure = plotext.figure
-    figure.clear()
-    figure.plot_size(width, height)
-    figure.theme("colorless")
+    figure = _figure(width, height)
     data = model.sample_points
     groups = np.unique(data[by]) if by else [None]
     for value in groups:
@@ -39,6 +35,41 @@ def plot_model(model, vs: str | None = None, by: str | None = None, scale: str =
         figure.ruler("x").scale("log")
     figure.title(f"{model.name}: {'relative error of the model' if residuals else model.formula}")
     figure.label(x_name, "x")
+    return figure.build().string(colorless=True)
+
+
+def _figure(width: int, height: int):
+    """plotext's figure, cleared, sized and colourless (terminal text that reads in a file)."""
+    import plotext
+
+    figure = plotext.figure
+    figure.clear()
+    figure.plot_size(width, height)
+    figure.theme("colorless")
+    return figure
+
+
+def bar_chart(title: str, labels, series, markers, stacked: bool = False,
+              width: int = WIDTH, height: int = HEIGHT) -> str:
+    """Bars at the text `labels`, one group per series (side by side, or `stacked`), each
+    series drawn with its marker from `markers` (the title should say which is which: a
+    legend would cover the bars)."""
+    figure = _figure(width, height)
+    heights = series[0] if len(series) == 1 else [list(s) for s in series]
+    figure.draw(figure.bar(list(labels), heights, marker=list(markers)[:len(series)], stacked=stacked))
+    figure.title(title)
+    return figure.build().string(colorless=True)
+
+
+def line_chart(title: str, x, series: dict, x_label: str, width: int = WIDTH, height: int = HEIGHT) -> str:
+    """One line per named series over the values `x` (e.g. times by P), each with its own
+    marker, so the legend reads without colours."""
+    figure = _figure(width, height)
+    for i, (name, values) in enumerate(series.items()):
+        marker = SERIES_MARKERS[i % len(SERIES_MARKERS)]
+        figure.draw(figure.signal(list(x), list(values), marker=marker).lines().label(name))
+    figure.title(title)
+    figure.label(x_label, "x")
     return figure.build().string(colorless=True)
 
 

@@ -105,11 +105,21 @@ def read_trace(source: str | os.PathLike, text: str | None = None) -> Trace:
             continue
         values = np.ascontiguousarray(result.values[lay.name].T)
         experiments[lay.name] = Experiment(
-            lay.name, lay.formula, dict(zip(lay.columns, values)),
+            lay.name, lay.formula, _with_procs(dict(zip(lay.columns, values)), header),
             origin=path, header={**header, **decl.fields, "experiment": decl.name})
         _check_count(path, decl, values.shape[1], problems)
     problems.sort(key=lambda p: p.line)
     return Trace(path, header, experiments, tuple(problems), result.complete)
+
+
+def _with_procs(columns: dict, header: Mapping[str, str]) -> dict:
+    """In a parallel trace (`parallel` other than none) whose records have no P column, add one
+    holding the header's `procs`: the records of a sweep (one file per P) keep their P when
+    same-name experiments are merged, and `balance`/`comm ... by P` can group them."""
+    procs = header.get("procs", "")
+    if "P" in columns or header.get("parallel", "none") == "none" or not procs.isdigit():
+        return columns
+    return {**columns, "P": np.full(len(columns["time"]), float(procs))}
 
 
 def _check_magic(path: str, data: bytes) -> None:

@@ -28,7 +28,8 @@ REGISTRY: dict[str, CommandSpec] = {}
 HANDLERS: dict[type, CommandSpec] = {}
 # the order of `help` and of the reference in docs/llac-language.md
 ORDER = ("load", "list", "show", "describe", "=", "copy", "where", "with", "merge", "aggregate",
-         "formula", "rename", "delete", "export", "set", "fit", "drop", "predict", "plot", "help")
+         "formula", "rename", "delete", "export", "set", "fit", "drop", "predict", "table3", "plot",
+         "balance", "comm", "help")
 
 
 def command(name: str, syntax: str, help: str, examples, *types, starts_statement=True):
@@ -67,4 +68,4 @@ def keywords() -> tuple[str, ...]:
 
 def load_all() -> None:
     """Import the command modules so that they register themselves (cheap after the first time)."""
-    from llac.commands import data, derive, modeling, helptext  # noqa: F401
+    from llac.commands import data, derive, modeling, helptext, parallel  # noqa: F401

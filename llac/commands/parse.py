@@ -115,6 +115,22 @@ class StatementBuilder(Transformer):
     def predict_at(self, meta, children):
         return ast.PredictAt(_name(children[0]), _name(children[1]), span=span_of(meta))
 
+    def predict_table(self, meta, children):
+        obj, data, procs = map(_name, children)
+        return ast.PredictTable(obj, data, procs, span=span_of(meta))
+
+    def balance(self, meta, children):
+        return _parallel_report(ast.Balance, meta, children, plot=False)
+
+    def comm(self, meta, children):
+        return _parallel_report(ast.Comm, meta, children, plot=False)
+
+    def plot_balance(self, meta, children):
+        return _parallel_report(ast.Balance, meta, children, plot=True)
+
+    def plot_comm(self, meta, children):
+        return _parallel_report(ast.Comm, meta, children, plot=True)
+
     def point(self, meta, children):
         return ast.Point(_name(children[0]), children[1])
 
@@ -193,6 +209,11 @@ class StatementBuilder(Transformer):
 
     def constant(self, meta, children):
         return (_name(children[0]), int(_number(children[1])))
+
+
+def _parallel_report(kind, meta, children, plot: bool) -> ast.ParallelReport:
+    by = _name(children[1]) if len(children) > 1 else None
+    return kind(_name(children[0]), by, plot, span=span_of(meta))
 
 
 def _expand(start: float, stop: float, step, meta) -> tuple[float, ...]:

@@ -1,0 +1,250 @@
+"""Commands for parallel traces: balance and comm (P3T+'s parameters, as tables or plots, by
+rank, thread or P) and `predict NAME at EXPERIMENT by P` (the CALL paper's Table 3 layout).
+The parameters themselves are computed in `llac.parallel`."""
+from __future__ import annotations
+
+import os
+import socket
+
+import numpy as np
+
+from llac import ast
+from llac.commands import command
+from llac.commands.derive import aggregate_experiment
+from llac.commands.results import Note, Table, Text
+from llac.errors import LlacError, suggest
+from llac.parallel import (UNITS, ParallelError, default_unit, distribution, groups,
+                           require_comm)
+
+BY_WORDS = (*UNITS, "P")
+BALANCE_MARKERS = ("█", "▓", "▒", "░", "▞", "▚")
+
+
+@command("balance", "balance EXPERIMENT [by rank|thread|P]  |  plot balance EXPERIMENT [by ...]",
+         """The work distribution of a parallel experiment (P3T+, §3.1): each rank's (OpenMP:
+         thread's) work is the summed time of its records; the optimal work is their mean; the
+         goodness wd is the standard deviation of the work divided by its mean (0: perfectly
+         balanced; ranks with no records count as doing no work). `by rank` (the default) lists
+         every rank for each P, `by P` gives one row per P: mean, max and min work, max/mean
+         and wd. `plot balance` draws the same as bars (by rank) or lines (by P).""",
+         ["balance f", "balance f by P", "balance loop by thread", "plot balance f by rank"],
+         ast.Balance)
+def balance(session, statement: ast.Balance):
+    experiment, by = _checked(session, statement)
+    unit = default_unit(experiment) if by == "P" else by
+    parts = _groups(experiment, unit)
+    if by == "P":
+        rows = []
+        for g in parts:
+            d = distribution(g)
+            rows.append((g.procs, len(g.units), int(g.records.sum()), d.owork, d.maximum, d.minimum,
+                         d.imbalance, d.wd))
+        if statement.plot:
+            from llac.plot import line_chart
+            x = [r[0] for r in rows]
+            series = {"max": [r[4] for r in rows], "mean": [r[3] for r in rows], "min": [r[5] for r in rows]}
+            return [Text(line_chart(f"{experiment.name}: work per {unit} (seconds) by P", x, series, "P"))]
+        return [Table(f"work distribution of {experiment.name} by P (seconds of work per {unit})",
+                      ("P", f"{unit}s", "records", "mean work", "max work", "min work", "max/mean", "wd"),
+                      tuple(rows), _idle_notes(parts, unit))]
+    if statement.plot:
+        return [Text(_balance_bars(experiment.name, parts, unit))]
+    rows, footer = [], []
+    for g in parts:
+        d = distribution(g)
+        for u, n, work in zip(g.units, g.records, g.work):
+            rows.append((*_procs(g), u, int(n), work, work / n if n else float("nan"),
+                         work / d.owork if d.owork > 0 else float("nan")))
+        footer.append(f"{_label(g)}optimal (mean) work {d.owork:.4g} s; max {d.maximum:.4g} s ({unit} "
+                      f"{d.max_unit}), min {d.minimum:.4g} s ({unit} {d.min_unit}); max/mean "
+                      f"{d.imbalance:.3f}; goodness wd {d.wd:.3f}")
+    headers = (*(("P",) if parts[0].procs is not None else ()), unit, "records", "work",
+               "mean time", "work/mean")
+    return [Table(f"work distribution of {experiment.name} by {unit} (seconds)", headers, tuple(rows),
+                  tuple(footer) + _idle_notes(parts, unit))]
+
+
+@command("comm", "comm EXPERIMENT [by rank|P]  |  plot comm EXPERIMENT [by ...]", """The
+         communication of an MPI experiment (P3T+, §3.2), as the PMPI layer measured it during the
+         experiment (nested experiments included): the number of transfers (messages sent), the
+         data transferred (bytes sent), messages and bytes received, the most distinct partners
+         and the largest h (bytes sent + received) of one record, the communication time (time in
+         MPI calls) and the computation time (time - communication time). `by rank` (the default)
+         gives sums per rank for each P; `by P` gives totals over the ranks, and the
+         communication and computation time per rank on average. `plot comm` draws both times
+         as stacked bars (by rank) or lines (by P).""",
+         ["comm f", "comm D by P", "plot comm f by rank", "plot comm f by P"], ast.Comm)
+def comm(session, statement: ast.Comm):
+    experiment, by = _checked(session, statement)
+    try:
+        require_comm(experiment)
+    except ParallelError as err:
+        raise LlacError(str(err), statement.obj.span) from None
+    unit = default_unit(experiment) if by == "P" else by
+    parts = _groups(experiment, unit)
+    if by == "P":
+        rows = []
+        for g in parts:
+            s, n = g.sums, len(g.units)
+            comp = s["time"] - s["mpi_time"]
+            rows.append((g.procs, int(g.records.sum()), s["msgs_sent"].sum(), s["bytes_sent"].sum(),
+                         g.maxima["h"].max(), g.maxima["partners"].max(), s["mpi_time"].sum() / n,
+                         comp.sum() / n, _percent(s["mpi_time"].sum(), s["time"].sum())))
+        if statement.plot:
+            from llac.plot import line_chart
+            series = {"communication": [r[6] for r in rows], "computation": [r[7] for r in rows]}
+            return [Text(line_chart(f"{experiment.name}: seconds per {unit} by P", [r[0] for r in rows],
+                                    series, "P"))]
+        return [Table(f"communication of {experiment.name} by P (totals over the {unit}s; times: "
+                      f"seconds per {unit})",
+                      ("P", "records", "transfers", "bytes sent", "max h", "partners", "comm time",
+                       "comp time", "comm %"), tuple(rows))]
+    if statement.plot:
+        from llac.plot import bar_chart
+        labels = [_unit_label(g, u, len(parts) > 1, unit) for g in parts for u in g.units]
+        comm_time = np.concatenate([g.sums["mpi_time"] for g in parts])
+        comp_time = np.concatenate([g.sums["time"] - g.sums["mpi_time"] for g in parts])
+        return [Text(bar_chart(f"{experiment.name}: █ computation, ░ communication (seconds per {unit})",
+                               labels, [list(comp_time), list(comm_time)], ["█", "░"], stacked=True))]
+    rows = []
+    for g in parts:
+        s = g.sums
+        for i, u in enumerate(g.units):
+            rows.append((*_procs(g), u, int(g.records[i]), s["msgs_sent"][i], s["bytes_sent"][i],
+                         s["msgs_recv"][i], s["bytes_recv"][i], g.maxima["partners"][i],
+                         s["mpi_time"][i], s["time"][i] - s["mpi_time"][i],
+                         _percent(s["mpi_time"][i], s["time"][i])))
+    headers = (*(("P",) if parts[0].procs is not None else ()), unit, "records", "transfers",
+               "bytes sent", "msgs recv", "bytes recv", "partners", "comm time", "comp time", "comm %")
+    return [Table(f"communication of {experiment.name} by {unit} (sums over its records; seconds)",
+                  headers, tuple(rows), _idle_notes(parts, unit))]
+
+
+@command("table3", "predict NAME at EXPERIMENT by VAR", """Predict at the sample points of
+         EXPERIMENT and print them in the layout of the CALL paper's Table 3: PROCS (the values
+         of VAR, usually P), the other variables, TIME (measured: the aggregate of the records at
+         that point, as `set aggregate` says), PREDICTED and ERROR % = 100 (TIME - PREDICTED) /
+         TIME, the paper's sign: positive when the model predicts less than measured. Rows
+         whose P exceeds the cores of the host that ran them are flagged as oversubscribed
+         (the trace header's `cores`, or this machine's when the trace was made here).""",
+         ["predict f at big by P"], ast.PredictTable, starts_statement=False)
+def table3(session, statement: ast.PredictTable):
+    from llac.commands.modeling import model_for
+    model, notes = model_for(session, statement.obj)
+    variables = model.formula.variables
+    procs = statement.procs.text
+    if procs not in variables:
+        raise LlacError(f"the formula {model.formula} has no variable {procs!r}{suggest(procs, variables)}",
+                        statement.procs.span)
+    experiment = session.experiment(statement.data)
+    missing = [v for v in variables if v not in experiment.columns]
+    if missing:
+        raise LlacError(f"{statement.data.text} has no column {missing[0]!r}, which the formula "
+                        f"{model.formula} needs", statement.data.span)
+    method = session.fit_settings().aggregate
+    data = aggregate_experiment(experiment, method)
+    others = [v for v in variables if v != procs]
+    order = np.lexsort([data.columns[v] for v in (procs, *reversed(others))])  # by others, then procs
+    points = {v: data.columns[v][order] for v in variables}
+    measured = data.columns["time"][order]
+    prediction = model.predict(points)
+    error = 100 * (measured - prediction.values) / measured
+    cores, host = _cores(experiment)
+    rows = []
+    for i in range(len(measured)):
+        flags = [str(int(prediction.piece[i]) + 1) if prediction.piece[i] >= 0 else "-"]
+        flags += ["extrapolated"] * bool(prediction.extrapolated[i])
+        flags += ["oversubscribed"] * bool(cores and points[procs][i] > cores)
+        rows.append((points[procs][i], *(points[v][i] for v in others), measured[i],
+                     prediction.values[i], error[i], " ".join(flags)))
+    footer = [f"TIME: the {method} of the records at each point; ERROR % = 100 (TIME - PREDICTED) / TIME",
+              f"|error|: median {np.nanmedian(np.abs(error)):.3g}%, max {np.nanmax(np.abs(error)):.3g}%"
+              if len(rows) else "no points", _oversubscription(points[procs], cores, host, procs),
+              *prediction.notes]
+    headers = ("PROCS", *others, "TIME", "PREDICTED", "ERROR %", "interval")
+    return [*notes, Table(f"real and predicted times of {experiment.name} by the model of {model.name} "
+                          f"({model.formula})", headers, tuple(rows), tuple(footer))]
+
+
+def _checked(session, statement: ast.ParallelReport):
+    """The statement's experiment and its `by` word (default: the experiment's unit)."""
+    experiment = session.experiment(statement.obj)
+    if statement.by is None:
+        return experiment, default_unit(experiment)
+    by = statement.by.text
+    if by not in BY_WORDS:
+        raise LlacError(f"by {' or by '.join(BY_WORDS)}, not {by!r}{suggest(by, BY_WORDS)}",
+                        statement.by.span)
+    if by not in experiment.columns:
+        raise LlacError(f"{experiment.name} has no column {by!r}"
+                        + (": P comes from the formula or, in a parallel trace, from the header's procs"
+                           if by == "P" else ""), statement.by.span)
+    return experiment, by
+
+
+def _groups(experiment, unit):
+    try:
+        return groups(experiment, unit)
+    except ParallelError as err:
+        raise LlacError(str(err)) from None
+
+
+def _procs(group) -> tuple:
+    return () if group.procs is None else (group.procs,)
+
+
+def _label(group) -> str:
+    return "" if group.procs is None else f"P={group.procs:g}: "
+
+
+def _unit_label(group, unit_id, with_procs: bool, unit: str) -> str:
+    text = f"{unit[0]}{unit_id:g}"
+    return f"P{group.procs:g} {text}" if with_procs else text
+
+
+def _percent(part: float, whole: float) -> float:
+    return 100 * part / whole if whole > 0 else float("nan")
+
+
+def _idle_notes(parts, unit) -> tuple[str, ...]:
+    """One line per P where some units ran no record of the experiment."""
+    return tuple(f"{_label(g)}{unit}{'s' * (len(g.idle()) > 1)} {', '.join(map(str, g.idle()))} "
+                 f"ran no record of it (counted as no work)" for g in parts if g.idle())
+
+
+def _balance_bars(name: str, parts, unit: str) -> str:
+    """Work per unit as bars: one group of bars per P when there are several."""
+    from llac.plot import bar_chart
+    units = np.unique(np.concatenate([g.units for g in parts]))
+    series = [[dict(zip(g.units, g.work)).get(u, 0.0) for u in units] for g in parts]
+    keys = ", ".join(f"{BALANCE_MARKERS[i % len(BALANCE_MARKERS)]} P={g.procs:g}"
+                     for i, g in enumerate(parts) if g.procs is not None)
+    return bar_chart(f"{name}: work per {unit} (seconds){'; ' + keys if len(parts) > 1 else ''}",
+                     [f"{unit[0]}{u:g}" for u in units], series,
+                     [BALANCE_MARKERS[i % len(BALANCE_MARKERS)] for i in range(len(parts))])
+
+
+def _cores(experiment) -> tuple[int | None, str]:
+    """How many cores the host that wrote the trace has: the header's `cores`, or this
+    machine's count when the trace's `host` is this machine; None when unknown."""
+    host = experiment.header.get("host", "")
+    text = experiment.header.get("cores", "")
+    if text.isdigit() and int(text) > 0:
+        return int(text), host
+    if host and host == socket.gethostname():
+        return os.cpu_count(), host
+    return None, host
+
+
+def _oversubscription(procs, cores, host, name) -> str:
+    """One line saying which runs had more processes than cores (or that it is unknown)."""
+    where = f"host {host}" if host else "its host"
+    if cores is None:
+        return (f"the trace does not say how many cores {where} has: runs with more processes "
+                f"than cores were oversubscribed (processes took turns on the cores)")
+    over = sorted({float(p) for p in procs if p > cores})
+    if not over:
+        return f"every run had at most the {cores} cores of {where}"
+    return (f"{name} = {', '.join(f'{p:g}' for p in over)} exceed the {cores} cores of {where}: those "
+            f"runs were oversubscribed (processes took turns on the cores), so their times are not "
+            f"those of {name} processors")
