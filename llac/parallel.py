@@ -108,6 +108,8 @@ def groups(experiment: Experiment, unit: str) -> list[Group]:
     thread), the units 0..P-1 are all listed, those without records with zero work."""
     if unit not in experiment.columns:
         raise ParallelError(f"{experiment.name} has no column {unit!r}")
+    if not len(experiment):
+        raise ParallelError(f"{experiment.name} has no records")
     procs = experiment.columns.get("P")
     values = np.unique(procs) if procs is not None else [None]
     full_range = UNIT_OF_PARALLEL.get(experiment.header.get("parallel")) == unit

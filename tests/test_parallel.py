@@ -151,6 +151,15 @@ def test_comm_without_communication_columns_is_one_clear_error(tmp_path, monkeyp
     assert "no communication columns" in message and "msgs_sent" in message and "MPI" in message
 
 
+def test_an_experiment_without_records_is_one_clear_error(tmp_path, session):
+    text = (tmp_path / "prog.cll.2.dat").read_text()
+    head = text.split("#data\n")[0].replace("records: 30", "records: 0")
+    (tmp_path / "empty.cll.2.dat").write_text(head + "#data\n#end\n")
+    run(session, 'load "empty.cll.2.dat"')
+    assert "f@empty_cll_2 has no records" in error_of(session, "balance f@empty_cll_2 by P")
+    assert "has no records to compare with" in error_of(session, "predict f at f@empty_cll_2 by P")
+
+
 def test_bad_by_words_and_missing_p_are_clear_errors(tmp_path, session):
     assert "by rank or by thread or by P, not 'N'" in error_of(session, "balance work by N")
     write_matinit(tmp_path / "m.dat")

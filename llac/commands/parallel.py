@@ -141,6 +141,8 @@ def table3(session, statement: ast.PredictTable):
     if missing:
         raise LlacError(f"{statement.data.text} has no column {missing[0]!r}, which the formula "
                         f"{model.formula} needs", statement.data.span)
+    if not len(experiment):
+        raise LlacError(f"{statement.data.text} has no records to compare with", statement.data.span)
     method = session.fit_settings().aggregate
     data = aggregate_experiment(experiment, method)
     others = [v for v in variables if v != procs]
