@@ -21,8 +21,8 @@ BALANCE_MARKERS = ("█", "▓", "▒", "░", "▞", "▚")
 
 
 @command("balance", "balance EXPERIMENT [by rank|thread|P]  |  plot balance EXPERIMENT [by ...]",
-         """The work distribution of a parallel experiment (P3T+, §3.1): each rank's (OpenMP:
-         thread's) work is the summed time of its records; the optimal work is their mean; the
+         """The work distribution of a parallel experiment across ranks or threads (P3T+,
+         §3.1). Each rank's (OpenMP: thread's) work is the summed time of its records; the optimal work is their mean; the
          goodness wd is the standard deviation of the work divided by its mean (0: perfectly
          balanced; ranks with no records count as doing no work). `by rank` (the default) lists
          every rank for each P, `by P` gives one row per P: mean, max and min work, max/mean
@@ -65,8 +65,8 @@ def balance(session, statement: ast.Balance):
 
 
 @command("comm", "comm EXPERIMENT [by rank|P]  |  plot comm EXPERIMENT [by ...]", """The
-         communication of an MPI experiment (P3T+, §3.2), as the PMPI layer measured it during the
-         experiment (nested experiments included): the number of transfers (messages sent), the
+         communication of an MPI experiment (P3T+, §3.2), per rank or per P. The PMPI layer
+         measures it during the experiment (nested experiments included): the number of transfers (messages sent), the
          data transferred (bytes sent), messages and bytes received, the most distinct partners
          and the largest h (bytes sent + received) of one record, the communication time (time in
          MPI calls) and the computation time (time - communication time). `by rank` (the default)
