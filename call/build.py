@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -46,9 +47,10 @@ def translate(source: str, out_dir: str | Path | None = None) -> tuple[Path, Pro
 def compile_program(arguments: list[str]) -> int:
     """`call cc ARGS`: translate every `.c` in ARGS, then run $CC (default cc) on the same
     arguments with the translations in their place, the runtime's include directory and, when
-    linking, the runtime library. `-fopenmp` is added when a file says `parallel OpenMP`.
-    Returns the compiler's exit status."""
-    from call.runtime_paths import RuntimeMissing, include_dir, link_flags
+    linking, the runtime library. `-fopenmp` is added when a file says `parallel OpenMP`; a
+    file that says `parallel MPI` makes the compiler $MPICC (default mpicc) and adds cll_mpi.h's
+    directory. Returns the compiler's exit status."""
+    from call.runtime_paths import RuntimeMissing, include_dir, link_flags, mpi_include_dir
     sources = [a for i, a in enumerate(arguments)
                if a.endswith(".c") and not a.startswith("-") and (i == 0 or arguments[i - 1] != "-o")]
     if not sources:
@@ -69,6 +71,28 @@ def compile_program(arguments: list[str]) -> int:
         if any(p.parallel and p.parallel.model == "OpenMP" for p in translated) \
                 and "-fopenmp" not in arguments:
             extra.append("-fopenmp")
-        command = (os.environ.get("CC", "cc").split() + extra + runtime
-                   + [replaced.get(a, a) for a in arguments] + libraries)
+        compiler = os.environ.get("CC", "cc").split()
+        if any(p.parallel and p.parallel.model == "MPI" for p in translated):
+            compiler = mpi_compiler()
+            try:
+                extra += ["-I", str(mpi_include_dir())]
+            except RuntimeMissing as err:
+                raise CallError([Diagnostic("error", "call cc", 0, 0, str(err))]) from None
+        command = compiler + extra + runtime + [replaced.get(a, a) for a in arguments] + libraries
         return subprocess.run(command).returncode
+
+
+MPI_PACKAGES = "apt-get install libopenmpi-dev openmpi-bin (Debian/Ubuntu; or MPICH: mpich)"
+
+
+def mpi_compiler() -> list[str]:
+    """The MPI compiler wrapper for `parallel MPI` programs: $MPICC (default mpicc); a
+    CallError naming the packages to install when it is not there."""
+    command = os.environ.get("MPICC", "mpicc").split()
+    if not command or shutil.which(command[0]) is None:
+        where = "$MPICC" if "MPICC" in os.environ else "mpicc"
+        raise CallError([Diagnostic("error", "call cc", 0, 0,
+                                    f"MPI is not installed: {where} ({' '.join(command)}) was not "
+                                    f"found; a 'parallel MPI' program needs an MPI compiler: "
+                                    f"{MPI_PACKAGES}")])
+    return command

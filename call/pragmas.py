@@ -141,9 +141,9 @@ class _Reader:
             nearest = min(MODELS, key=lambda m: edit_distance(str(model).lower(), m.lower()))
             self.fail(model.start_pos, f"unknown parallel model {str(model)!r}: expected MPI, "
                                        f"OpenMP or PUB (did you mean {nearest!r}?)")
-        if str(model) != "OpenMP":
-            self.fail(model.start_pos, f"'parallel {model}' is not supported yet "
-                                       f"(only 'parallel OpenMP' is, for now)")
+        if str(model) == "PUB":
+            self.fail(model.start_pos, "'parallel PUB' is not supported yet "
+                                       "(use 'parallel MPI' or 'parallel OpenMP')")
         return Parallel(**self.place, model=str(model), obj=str(obj) if obj else None,
                         procs=self.procs(procs) if procs is not None else None)
 

@@ -32,3 +32,13 @@ def static_library() -> Path:
 def link_flags() -> list[str]:
     """Linker arguments for an instrumented program: the library and what it needs."""
     return [str(static_library()), "-lm", "-pthread"]
+
+
+def mpi_include_dir() -> Path:
+    """Directory holding cll_mpi.h (the MPI layer, compiled by the user's mpicc): next to the
+    installed cll.h, or in the checkout's runtime_c/ for an install that predates it."""
+    for directory in (RUNTIME_DIR / "include", RUNTIME_DIR.parent.parent / "runtime_c"):
+        if (directory / "cll_mpi.h").exists():
+            return directory
+    raise RuntimeMissing("the CALL runtime's MPI header cll_mpi.h is not installed; "
+                         "run `pip install -e .` in the project checkout")

@@ -19,6 +19,8 @@
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static volatile sig_atomic_t finished;  /* final trace written (or being written) */
 static int reported, initialised;
+static volatile sig_atomic_t kept;      /* the trace on disk holds more than this process's
+                                           records (MPI gather): never overwrite it with them */
 
 /* Write the trace with `status`; on failure say so on stderr. Returns 0 or -1. */
 static int write_or_complain(const char *status, const char *const *names, int nnames)
@@ -50,7 +52,7 @@ static void at_exit(void)
 void cll_fatal_(const char *msg, const char *status)
 {
     fprintf(stderr, "%s\n", msg);
-    if (initialised && !finished) {
+    if (initialised && !finished && !kept) {
         finished = 1;
         char full[2048];
         snprintf(full, sizeof full, "error: %s", status);
@@ -60,16 +62,26 @@ void cll_fatal_(const char *msg, const char *status)
     exit(CLL_EXIT_ERROR);
 }
 
-void cll_report(const char *const *names, int nnames)
+void cll_report_status(const char *status, const char *const *names, int nnames)
 {
     cll_init_();
-    if (write_or_complain("complete", names, nnames)) {
+    if (write_or_complain(status, names, nnames)) {
         finished = 1;
         cll_store_remove_spills_();
         exit(CLL_EXIT_ERROR);
     }
     reported = 1;
 }
+
+void cll_report(const char *const *names, int nnames) { cll_report_status("complete", names, nnames); }
+
+void cll_mark_reported(void)
+{
+    reported = 1;
+    kept = 1;
+}
+
+void cll_fail(const char *msg, const char *status) { cll_fatal_(msg, status); }
 
 #ifndef CLL_NO_SIGNAL_HANDLERS
 static const struct { int sig; const char *name; } fatal_signals[] = {
@@ -80,7 +92,7 @@ static const struct { int sig; const char *name; } fatal_signals[] = {
 /* Write what was measured, then let the signal take its default course. */
 static void on_fatal_signal(int sig)
 {
-    if (!finished) {
+    if (!finished && !kept) {
         finished = 1;
         char status[32] = "signal ?";
         for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++)
@@ -112,6 +124,13 @@ static void install_signal_handlers(void)
     }
 }
 #endif
+
+void cll_install_signal_handlers(void)
+{
+#ifndef CLL_NO_SIGNAL_HANDLERS
+    install_signal_handlers();
+#endif
+}
 
 /* A forked child that does not exec must not write (and clobber) its parent's trace. */
 static void forget_in_child(void) { finished = 1; }

@@ -350,3 +350,14 @@ uint64_t cll_spilled_count(void)
         n += __atomic_load_n(&s->spilled, __ATOMIC_RELAXED);
     return n;
 }
+
+double *cll_open_values(const cll_experiment *e)
+{
+    cll_slot *s = self;
+    if (!s || s->depth == 0)
+        return NULL;
+    const cll_open *o = &s->open[s->depth - 1];
+    if (o->e != e && o->e->id != e->id)
+        return NULL;
+    return s->vars + o->vpos;
+}

@@ -40,13 +40,22 @@ void cll_paths_init_(void)
 
 const char *cll_program_name_(void) { return program_invocation_short_name; }
 
+/* Rank r > 0 of an MPI program writes its own records (only when they could not be gathered
+ * on rank 0) to the trace path with ".rank<r>" before its ".dat" (or at its end). */
 const char *cll_trace_path(void)
 {
+    char base[8192];
     if (trace_env[0])
-        snprintf(trace_path, sizeof trace_path, "%s", trace_env);
+        snprintf(base, sizeof base, "%s", trace_env);
     else
-        snprintf(trace_path, sizeof trace_path, "%s/%s.cll.%d.dat", cwd, cll_program_name_(),
-                 cll_procs_());
+        snprintf(base, sizeof base, "%s/%s.cll.%d.dat", cwd, cll_program_name_(), cll_procs_());
+    size_t len = strlen(base);
+    int dat = len > 4 && !strcmp(base + len - 4, ".dat");
+    if (cll_rank_() > 0)
+        snprintf(trace_path, sizeof trace_path, "%.*s.rank%d%s", (int)(len - 4 * dat), base,
+                 cll_rank_(), dat ? ".dat" : "");
+    else
+        snprintf(trace_path, sizeof trace_path, "%s", base);
     return trace_path;
 }
 
@@ -65,6 +74,11 @@ typedef struct writer {
     double seconds_per_tick;
     int rank;
 } writer;
+
+struct cll_trace_file {
+    writer w;
+    char tmp[4200];
+};
 
 /* Append the decimal digits of `v` to `p`; returns the new end. */
 static char *put_int(char *p, int64_t v)
@@ -98,13 +112,15 @@ static int count_record(const cll_record *r, const double *vars, void *ctx)
     return 0;
 }
 
-static int write_record(const cll_record *r, const double *vars, void *ctx)
+/* Format record `r` as one trace line into `line` (at least LINE_MAX_BYTES); returns its
+ * length. Many variables would overflow the line, so they are flushed through `flush`. */
+enum { LINE_MAX_BYTES = 64 + 32 * 64 };
+
+static size_t format_record(const writer *w, const cll_record *r, const double *vars, char *line,
+                            int (*flush)(const char *text, size_t len, void *ctx), void *ctx)
 {
-    writer *w = ctx;
-    if (!w->wanted[r->exp])
-        return 0;
     const cll_experiment *e = cll_experiment_at_((int)r->exp);
-    char line[64 + 32 * 64], *p = line;
+    char *p = line;
     size_t len = strlen(e->name);
     memcpy(p, e->name, len);
     p += len;
@@ -117,13 +133,27 @@ static int write_record(const cll_record *r, const double *vars, void *ctx)
     for (int i = 0; i < e->nvars; i++) {
         *p++ = ' ';
         p = put_double(p, vars[i]);
-        if (p - line > (long)sizeof line - 64) {   /* many variables: flush part of the line */
-            fwrite_unlocked(line, 1, (size_t)(p - line), w->f);
+        if (p - line > LINE_MAX_BYTES - 64) {   /* many variables: flush part of the line */
+            flush(line, (size_t)(p - line), ctx);
             p = line;
         }
     }
     *p++ = '\n';
-    return fwrite_unlocked(line, 1, (size_t)(p - line), w->f) == (size_t)(p - line) ? 0 : -1;
+    return (size_t)(p - line);
+}
+
+static int to_file(const char *text, size_t len, void *ctx)
+{
+    return fwrite_unlocked(text, 1, len, ctx) == len ? 0 : -1;
+}
+
+static int write_record(const cll_record *r, const double *vars, void *ctx)
+{
+    writer *w = ctx;
+    if (!w->wanted[r->exp])
+        return 0;
+    char line[LINE_MAX_BYTES];
+    return to_file(line, format_record(w, r, vars, line, to_file, w->f), w->f);
 }
 
 static void write_open(const cll_experiment *e, int thread, void *ctx)
@@ -147,7 +177,7 @@ static void write_open_line(FILE *f)
     free(text);
 }
 
-static void write_header(writer *w, const char *status)
+static void write_header(writer *w, const char *status, const char *more_header)
 {
     FILE *f = w->f;
     char date[32] = "", host[256] = "";
@@ -160,6 +190,8 @@ static void write_header(writer *w, const char *status)
     fprintf(f, "#parallel: %s\n#procs: %d\n#timer: %s\n#timer_resolution: %.6g\n",
             cll_parallel_(), cll_procs_(), cll_timer_name(), cll_seconds_per_tick());
     fprintf(f, "#overhead: %.3g\n#status: %s\n", cll_store_overhead_(), status);
+    if (more_header)
+        fputs(more_header, f);
     write_open_line(f);
     for (int id = 0; id < cll_experiment_count_(); id++) {
         if (!w->wanted[id])
@@ -185,39 +217,146 @@ static int is_wanted(int id, const char *const *names, int nnames)
     return 0;
 }
 
-int cll_trace_write_(const char *status, const char *const *names, int nnames)
+/* A writer for `names` (NULL: all) with this process's counts; NULL if out of memory. */
+static int writer_init(writer *w, const char *const *names, int nnames)
 {
     int n = cll_experiment_count_();
-    writer w = {NULL, calloc((size_t)n + 1, sizeof *w.counts), calloc((size_t)n + 1, 1),
-                cll_seconds_per_tick(), cll_rank_()};
-    char tmp[4200];
-    int rc = -1;
-    if (!w.counts || !w.wanted)
-        goto out;
+    *w = (writer){NULL, calloc((size_t)n + 1, sizeof *w->counts), calloc((size_t)n + 1, 1),
+                  cll_seconds_per_tick(), cll_rank_()};
+    if (!w->counts || !w->wanted) {
+        free(w->counts);
+        free((void *)w->wanted);
+        errno = ENOMEM;
+        return -1;
+    }
     for (int id = 0; id < n; id++)
-        ((unsigned char *)w.wanted)[id] = (unsigned char)is_wanted(id, names, nnames);
-    if (cll_store_each_(count_record, &w))
-        goto out;
-    cll_hidden_path_(tmp, sizeof tmp, "tmp", "");
-    w.f = fopen(tmp, "w");
-    if (!w.f)
-        goto out;
-    setvbuf(w.f, NULL, _IOFBF, 1 << 20);
-    write_header(&w, status);
-    rc = cll_store_each_(write_record, &w);
-    if (fputs("#end\n", w.f) < 0)
-        rc = -1;
-    if (fclose(w.f) || rc)
+        ((unsigned char *)w->wanted)[id] = (unsigned char)is_wanted(id, names, nnames);
+    return cll_store_each_(count_record, w) ? -1 : 0;
+}
+
+static void writer_free(writer *w)
+{
+    free(w->counts);
+    free((void *)w->wanted);
+}
+
+int cll_experiment_total(void) { return cll_experiment_count_(); }
+
+int cll_record_counts(const char *const *names, int nnames, uint64_t *counts)
+{
+    writer w;
+    int rc = writer_init(&w, names, nnames);
+    if (rc == 0)
+        memcpy(counts, w.counts, (size_t)cll_experiment_count_() * sizeof *counts);
+    writer_free(&w);
+    return rc;
+}
+
+typedef struct text_chunks {
+    writer w;
+    char *buf;
+    size_t len, cap;
+    int (*sink)(const char *text, size_t len, void *ctx);
+    void *ctx;
+} text_chunks;
+
+/* Append to the chunk; hand it to the sink first when the text would not fit. */
+static int chunk_add(const char *text, size_t len, void *ctx)
+{
+    text_chunks *t = ctx;
+    if (t->len + len > t->cap && t->len) {
+        int rc = t->sink(t->buf, t->len, t->ctx);
+        t->len = 0;
+        if (rc)
+            return rc;
+    }
+    memcpy(t->buf + t->len, text, len);
+    t->len += len;
+    return 0;
+}
+
+static int chunk_record(const cll_record *r, const double *vars, void *ctx)
+{
+    text_chunks *t = ctx;
+    if (!t->w.wanted[r->exp])
+        return 0;
+    char line[LINE_MAX_BYTES];
+    size_t len = format_record(&t->w, r, vars, line, chunk_add, t);
+    return chunk_add(line, len, t);
+}
+
+int cll_records_text(const char *const *names, int nnames, size_t chunk,
+                     int (*sink)(const char *text, size_t len, void *ctx), void *ctx)
+{
+    text_chunks t = {.cap = chunk < 4096 ? 4096 : chunk, .sink = sink, .ctx = ctx};
+    if (writer_init(&t.w, names, nnames))
+        return -1;
+    t.buf = malloc(t.cap);
+    int rc = t.buf ? cll_store_each_(chunk_record, &t) : -1;
+    if (rc == 0 && t.len)
+        rc = sink(t.buf, t.len, ctx);
+    free(t.buf);
+    writer_free(&t.w);
+    return rc;
+}
+
+cll_trace_file *cll_trace_open(const char *status, const char *const *names, int nnames,
+                               const uint64_t *more_counts, const char *more_header)
+{
+    cll_trace_file *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    if (writer_init(&t->w, names, nnames)) {
+        free(t);
+        return NULL;
+    }
+    for (int id = 0; more_counts && id < cll_experiment_count_(); id++)
+        t->w.counts[id] += t->w.wanted[id] ? more_counts[id] : 0;
+    cll_hidden_path_(t->tmp, sizeof t->tmp, "tmp", "");
+    t->w.f = fopen(t->tmp, "w");
+    if (!t->w.f) {
+        writer_free(&t->w);
+        free(t);
+        return NULL;
+    }
+    setvbuf(t->w.f, NULL, _IOFBF, 1 << 20);
+    write_header(&t->w, status, more_header);
+    if (cll_store_each_(write_record, &t->w)) {
+        int saved = errno;
+        fclose(t->w.f);
+        unlink(t->tmp);
+        writer_free(&t->w);
+        free(t);
+        errno = saved;
+        return NULL;
+    }
+    return t;
+}
+
+int cll_trace_append(cll_trace_file *t, const char *text, size_t len)
+{
+    return to_file(text, len, t->w.f);
+}
+
+int cll_trace_close(cll_trace_file *t)
+{
+    int rc = fputs("#end\n", t->w.f) < 0 ? -1 : 0;
+    if (fclose(t->w.f) || rc)
         rc = -1;
     else
-        rc = rename(tmp, cll_trace_path());
+        rc = rename(t->tmp, cll_trace_path());
     if (rc) {
         int saved = errno;
-        unlink(tmp);
+        unlink(t->tmp);
         errno = saved;
     }
-out:
-    free(w.counts);
-    free((void *)w.wanted);
+    writer_free(&t->w);
+    free(t);
     return rc;
+}
+
+int cll_trace_write_(const char *status, const char *const *names, int nnames)
+{
+    cll_trace_file *t = cll_trace_open(status, names, nnames, NULL, NULL);
+    return t ? cll_trace_close(t) : -1;
 }
