@@ -19,11 +19,11 @@ from prompt_toolkit.lexers import Lexer
 from prompt_toolkit.styles import Style
 
 from llac.commands import REGISTRY, keywords
-from llac.commands.parse import incomplete
+from llac.commands.parse import grammar_keywords, incomplete
 
-OPTION_WORDS = ("where", "with", "formula", "as", "limit", "by", "at", "vs", "log", "loglog",
-                "residuals", "step", "and", "or", "not", "median", "min", "mean", "csv", "extrap",
-                "on", "off")
+# Values that commands check themselves (the grammar reads them as names); every keyword
+# the grammar spells out comes from grammar_keywords().
+VALUE_WORDS = ("log", "loglog", "median", "min", "mean", "csv", "extrap", "on", "off")
 WORD = re.compile(r"[A-Za-z_0-9.@\[\]]+")
 TOKEN = re.compile(r"(?P<comment>#.*)|(?P<string>\"[^\"]*\"?|'[^']*'?)|(?P<number>\d+(\.\d+)?([eE][-+]?\d+)?)"
                    r"|(?P<word>[A-Za-z_][A-Za-z_0-9.@]*)|(?P<other>.)")
@@ -58,7 +58,7 @@ class LlacCompleter(Completer):
         elif words == ["help"]:
             candidates = list(REGISTRY)
         else:
-            candidates = list(self.session.objects) + list(self.session.columns()) + list(OPTION_WORDS)
+            candidates = [*self.session.objects, *self.session.columns(), *grammar_keywords(), *VALUE_WORDS]
         for candidate in dict.fromkeys(candidates):
             if candidate.startswith(word) and candidate != word:
                 yield Completion(candidate, start_position=-len(word))
@@ -72,7 +72,7 @@ class LlacLexer(Lexer):
 
     def lex_document(self, document: Document):
         """A function from line number to the line's styled fragments."""
-        words = set(REGISTRY) | set(OPTION_WORDS)
+        words = set(REGISTRY) | set(grammar_keywords()) | set(VALUE_WORDS)
         lines = document.lines
 
         def line(number: int):

@@ -58,6 +58,8 @@ def test_completion_of_commands_objects_columns_and_paths(tmp_path, monkeypatch)
     assert "time" in completions(session, "x = colinit where ti")
     assert completions(session, "help des") == ["describe"]
     assert completions(session, 'load "m.cll') == [".1.dat"]
+    assert completions(session, "plot bal") == ["balance"]  # a keyword only the grammar knows
+    assert completions(session, "plot colinit log") == ["loglog"]
 
 
 def test_lexer_highlights_keywords_objects_strings(tmp_path, monkeypatch):

@@ -245,6 +245,15 @@ def parse(text: str, keywords=()) -> list[ast.Statement]:
         raise
 
 
+def grammar_keywords() -> tuple[str, ...]:
+    """Every word the llac grammar spells out (`where`, `by`, `balance`, ...), taken from the
+    grammar itself so that completion and highlighting cannot fall behind it."""
+    from lark.lexer import PatternStr
+    parser = open_grammar("llac.lark", postlex=POSTLEX)
+    return tuple(sorted({t.pattern.value for t in parser.terminals
+                         if isinstance(t.pattern, PatternStr) and t.pattern.value.isalpha()}))
+
+
 def incomplete(text: str) -> bool:
     """True when `text` stops in the middle of a statement (the REPL then reads another line)."""
     stripped = text.rstrip(" \t")
