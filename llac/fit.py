@@ -30,6 +30,7 @@ class FitSettings:
     seed: int = 0
     bootstrap: int = 199
     maxpieces: int = 16
+    prune: bool = True
 
 
 @dataclass(frozen=True)

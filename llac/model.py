@@ -42,6 +42,7 @@ class Piece:
     measured_range: Region
     scale: float = float("nan")    # residual standard deviation of the relative residuals
     df: int = 0                     # residual degrees of freedom
+    dropped: tuple[str, ...] = ()   # constants set to 0 here: not significant (their p-value kept)
 
     def contains(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
         """Which points (variable -> array) lie in this piece's region."""
@@ -142,13 +143,15 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
     design = _design(formula, points.variables, len(points))
     check_identifiable(formula, points, design)
     leaves, cuts = split_points(design, points.time, points.variables, settings)
-    pieces = tuple(_piece(leaf, design, points) for leaf in leaves)
+    if settings.prune:
+        leaves = [_prune(leaf, design, points.time, settings.alpha) for leaf in leaves]
+    pieces = tuple(_piece(leaf, design, points, formula) for leaf in leaves)
     whole = pieces[0] if len(pieces) == 1 else \
         _piece(Leaf(leaves[0].region, np.arange(len(points)), relative_fit(design, points.time)),
-               design, points)
+               design, points, formula)
     errors = np.concatenate([leaf.fit.rel_error for leaf in leaves])
     insignificant, notes = _significance(formula, whole, pieces, settings.alpha)
-    warnings = _warnings(formula, points, pieces, cuts, settings) + notes
+    warnings = _warnings(formula, points, pieces, cuts, settings) + notes + _dropped_notes(formula, pieces)
     data = {**points.variables, "time": points.time, "count": points.count}
     return Model(experiment.name, formula, settings, pieces, tuple(cuts), tuple(warnings),
                  insignificant, points.excluded, data, float(np.median(errors)), float(np.max(errors)))
@@ -173,14 +176,54 @@ def _check_settings(settings: FitSettings) -> None:
             raise FitError(message)
 
 
-def _piece(leaf: Leaf, design: np.ndarray, points: SamplePoints) -> Piece:
-    """Statistics of one leaf's fit, as a Piece."""
+def _prune(leaf: Leaf, design: np.ndarray, time: np.ndarray, alpha: float) -> Leaf:
+    """Backward elimination in one leaf: while some constant is not significantly different
+    from 0 (p > alpha), set the least significant one to 0 and refit the others; at least
+    one constant stays. A term below the noise otherwise gets a noisy value that
+    extrapolation magnifies (docs/method.md, §4)."""
+    active, dropped = np.arange(design.shape[1]), []
+    fit = leaf.fit
+    while len(active) > 1:
+        pvalues = fit_statistics(design[leaf.rows][:, active], time[leaf.rows], fit).pvalues
+        if not np.nanmax(pvalues, initial=0.0) > alpha:
+            break
+        worst = int(np.nanargmax(pvalues))
+        dropped.append((int(active[worst]), float(pvalues[worst])))
+        active = np.delete(active, worst)
+        fit = relative_fit(design[leaf.rows][:, active], time[leaf.rows])
+    return Leaf(leaf.region, leaf.rows, fit, tuple(dropped))
+
+
+def _piece(leaf: Leaf, design: np.ndarray, points: SamplePoints, formula: Formula) -> Piece:
+    """Statistics of one leaf's fit, as a Piece; a dropped constant has value, standard error
+    and covariance 0 and keeps the p-value it was dropped with."""
     rows = leaf.rows
-    stats = fit_statistics(design[rows], points.time[rows], leaf.fit)
+    kept = np.ones(design.shape[1], dtype=bool)
+    kept[[i for i, _ in leaf.dropped]] = False
+    stats = fit_statistics(design[rows][:, kept], points.time[rows], leaf.fit)
+    constants, stderr, pvalues = np.zeros(len(kept)), np.zeros(len(kept)), np.zeros(len(kept))
+    cov = np.zeros((len(kept), len(kept)))
+    constants[kept], stderr[kept], pvalues[kept] = stats.constants, stats.stderr, stats.pvalues
+    cov[np.ix_(kept, kept)] = stats.cov
+    for i, p in leaf.dropped:
+        pvalues[i] = p
     measured = {v: (float(x[rows].min()), float(x[rows].max())) for v, x in points.variables.items()}
-    return Piece(dict(leaf.region), stats.constants, stats.stderr, stats.pvalues, stats.cov,
+    return Piece(dict(leaf.region), constants, stderr, pvalues, cov,
                  len(rows), int(points.count[rows].sum()), leaf.fit.median_rel_error,
-                 leaf.fit.max_rel_error, stats.r2, measured, stats.scale, stats.df)
+                 leaf.fit.max_rel_error, stats.r2, measured, stats.scale, stats.df,
+                 tuple(formula.constants[i] for i, _ in leaf.dropped))
+
+
+def _dropped_notes(formula: Formula, pieces: tuple[Piece, ...]) -> list[str]:
+    """One warning per constant set to 0 by pruning, naming its interval."""
+    notes = []
+    for n, piece in enumerate(pieces):
+        where = f"interval {n + 1}" if len(pieces) > 1 else "the fit"
+        for name in piece.dropped:
+            p = piece.pvalues[formula.constants.index(name)]
+            notes.append(f"constant {name} set to 0 in {where}: not significantly different from 0 "
+                         f"(p={p:.2g}); `set prune off` keeps it")
+    return notes
 
 
 def _significance(formula: Formula, whole: Piece, pieces: tuple[Piece, ...],

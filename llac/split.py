@@ -36,10 +36,12 @@ class Cut:
 
 @dataclass(frozen=True)
 class Leaf:
-    """A final piece: its box, the sample-point rows in it and its relative fit."""
+    """A final piece: its box, the sample-point rows in it and its relative fit (of the
+    formula's terms less the `dropped` ones: (term index, p-value when dropped))."""
     region: dict[str, tuple[float, float]]
     rows: np.ndarray
     fit: RelativeFit
+    dropped: tuple[tuple[int, float], ...] = ()
 
 
 @dataclass

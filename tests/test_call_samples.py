@@ -51,7 +51,7 @@ def test_matinit_run_writes_both_experiments_with_the_swept_sizes(tmp_path):
     assert f"call: trace: {trace}" in done.stderr
     found = records(trace)
     assert set(found) == {"rowinit", "colinit"}
-    sizes = [16, 24, 32, 48, 64, 96, 128]
+    sizes = [16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128]  # four per octave
     for rows in found.values():
         assert len(rows) == 5 * len(sizes)
         assert sorted({int(float(r[3])) for r in rows}) == sizes
@@ -80,7 +80,7 @@ def test_fft_cc_builds_and_traces_n_log_n_sizes(tmp_path):
     found = records(tmp_path / "fft.cll.1.dat")
     assert list(found) == ["G"]
     assert sorted({int(float(r[3])) for r in found["G"]}) == [256, 512, 1024, 2048, 4096]
-    assert len(found["G"]) == 3 * 5
+    assert len(found["G"]) == 5 * 5
     assert "#  formula: G[0] + G[1]*N*log(N)\n" in (tmp_path / "fft.cll.1.dat").read_text()
     assert run.stdout == plain_output(source, tmp_path, "4096")
 
@@ -88,7 +88,7 @@ def test_fft_cc_builds_and_traces_n_log_n_sizes(tmp_path):
 def test_openmp_sample_runs_once_per_thread_count(tmp_path):
     source = tmp_path / "matvec.c"
     shutil.copy(SAMPLES / "omp_matvec" / "matvec.c", source)
-    done = call("run", "matvec.c", "--", "256", cwd=tmp_path)
+    done = call("run", "matvec.c", "--", "256", cwd=tmp_path)  # N = 128, 160, 192, 224, 256
     assert done.returncode == 0, done.stderr
     assert done.stdout == plain_output(source, tmp_path, "256") * 3
     for procs in (1, 2, 4):
@@ -96,9 +96,10 @@ def test_openmp_sample_runs_once_per_thread_count(tmp_path):
         assert f"call: trace (P={procs}): {trace}" in done.stderr
         found = records(trace)
         assert "#parallel: OpenMP\n#procs: %d\n" % procs in trace.read_text()
-        assert len(found["K"]) == 5 * 2 and {r[4] for r in found["K"]} == {f"{procs}"}
+        assert len(found["K"]) == 5 * 5 and {r[4] for r in found["K"]} == {f"{procs}"}
+        assert sorted({int(float(r[3])) for r in found["K"]}) == [128, 160, 192, 224, 256]
         # R is timed inside the parallel region: one record per thread per repetition
-        assert len(found["R"]) == 5 * 2 * procs
+        assert len(found["R"]) == 5 * 5 * procs
         assert {int(r[1]) for r in found["R"]} == set(range(procs))
 
 

@@ -77,6 +77,32 @@ def test_constant_below_the_noise_is_flagged():
     assert dropped.pieces[0].constants[0] == pytest.approx(1e-9, rel=0.02)
 
 
+def test_constant_below_the_noise_is_set_to_zero_and_extrapolation_improves():
+    columns = grid(reps=3, N=N_VALUES[:12])
+    data = synthetic("f[0] + f[1]*N", columns, [1e-12, 1e-9], noise=0.03, seed=5)
+    pruned, kept = fit_experiment(data), fit_experiment(data, FitSettings(prune=False))
+    piece = pruned.pieces[0]
+    assert piece.dropped == ("f[0]",) and kept.pieces[0].dropped == ()
+    assert piece.constants[0] == 0 and piece.stderr[0] == 0 and piece.pvalues[0] > 0.05
+    assert piece.df == kept.pieces[0].df + 1 and piece.constants[1] == pytest.approx(1e-9, rel=0.02)
+    assert any(w.startswith("constant f[0] set to 0 in the fit: not significantly different from 0 (p=")
+               for w in pruned.warnings)
+    assert pruned.insignificant == kept.insignificant == ("f[0]",)
+    errors = []                        # extrapolating 2^9 times beyond, over 20 data sets
+    for seed in range(20):
+        data = synthetic("f[0] + f[1]*N", columns, [1e-12, 1e-9], noise=0.03, seed=seed)
+        errors.append([abs(fit_experiment(data, FitSettings(prune=prune)).predict({"N": 2.0 ** 24}).values[0]
+                           / (1e-12 + 1e-9 * 2.0 ** 24) - 1) for prune in (True, False)])
+    pruned_error, kept_error = np.mean(errors, axis=0)
+    assert pruned_error < kept_error
+
+
+def test_a_significant_constant_is_kept():
+    columns = grid(reps=3, N=N_VALUES)
+    model = fit_experiment(synthetic("f[0] + f[1]*N", columns, [1e-5, 1e-9], noise=0.03, seed=2))
+    assert model.pieces[0].dropped == () and np.all(model.pieces[0].constants > 0)
+
+
 def test_model_reports_settings_and_errors(split_model):
     assert split_model.name == "e" and split_model.settings == FitSettings()
     assert split_model.median_rel_error < 0.02

@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-extrap", action="store_true", help="compare the llac variants only")
     parser.add_argument("--output", type=Path, help="also write the report (markdown) here")
     args = parser.parse_args(argv)
-    start = time.perf_counter()
+    start, load = time.perf_counter(), os.getloadavg()[0]
     try:
         python = None if args.no_extrap else venv_python()
     except ExtrapUnavailable as error:
@@ -41,7 +41,8 @@ def main(argv: list[str] | None = None) -> int:
             rows += extrap_rows(case, python, modelers=["Default"] if args.quick else None)
     report = "\n".join([
         f"Accuracy on {platform.node()} ({platform.processor() or platform.machine()}, "
-        f"{os.cpu_count()} cores), {time.strftime('%Y-%m-%d %H:%M')}, "
+        f"{os.cpu_count()} cores, load average {load:.2f} at the start), "
+        f"{time.strftime('%Y-%m-%d %H:%M')}, "
         f"{'quick' if args.quick else 'full'} run; errors are relative, on the held-out points.", "",
         table(rows), "", "Targets (issue 5):", *(f"- {line}" for line in targets(rows)),
         *(f"- note: {n}" for n in notes), "", f"({time.perf_counter() - start:.0f} s)"])

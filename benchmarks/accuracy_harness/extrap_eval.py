@@ -28,7 +28,8 @@ def predict(path: str, modeler: str, points: np.ndarray) -> dict:
     function = model.hypothesis.function
     values = function.evaluate(points[0] if len(points) == 1 else points)
     values = np.broadcast_to(np.asarray(values, dtype=float), points.shape[1:])
-    return {"function": str(function), "values": [float(v) for v in values]}
+    text = function.to_string(*experiment.parameters).replace("\n", "; ")
+    return {"function": text, "values": [float(v) for v in values]}
 
 
 def main() -> None:

@@ -2,19 +2,25 @@
  *
  * Row-wise order walks memory with stride 1; column-wise order with stride N, so once the
  * matrix outgrows the caches its constants change: llac should find the intervals.
- * The sampling loop sweeps N = 16, 24, 32, 48, 64, ... up to MAXN (argument 1, default 4096),
- * REPS times each. Built as plain C (pragmas ignored) it initialises one MAXN x MAXN matrix.
+ * The sampling loop sweeps N = 16, 20, 24, 28, 32, 40, 48, ... (four sizes per octave, the
+ * powers of two among them, so that every cache regime holds several sizes) up to MAXN
+ * (argument 1, default 8192), REPS times each. Built as plain C (pragmas ignored) it initialises one MAXN x MAXN matrix.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #define REPS 5
 
-/* The next sample size: powers of two and the points halfway between them (x1.5). */
-#define NEXT_SIZE(n) (((n) & ((n) - 1)) ? (n) / 3 * 4 : (n) * 3 / 2)
+/* The next sample size: n plus a quarter of the largest power of two <= n. */
+static int next_size(int n) {
+    int step = 1;
+    while (step * 2 <= n)
+        step *= 2;
+    return n + step / 4;
+}
 
 int main(int argc, char **argv) {
-    int maxn = argc > 1 ? atoi(argv[1]) : 4096;
+    int maxn = argc > 1 ? atoi(argv[1]) : 8192;
     if (maxn < 16) {
         fprintf(stderr, "usage: matinit [MAXN >= 16]\n");
         return 2;
@@ -25,7 +31,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     int N = maxn, rep = 0, last = 0;
-    #pragma cll for(N = 16; N <= maxn; N = NEXT_SIZE(N))
+    #pragma cll for(N = 16; N <= maxn; N = next_size(N))
     #pragma cll for(rep = 0; rep < REPS; rep++)
     #pragma cll rowinit rowinit[0] + rowinit[1]*N + rowinit[2]*N*N
     for (int i = 0; i < N; i++)

@@ -1,5 +1,6 @@
 /* matvec.c -- an OpenMP matrix-vector product y = A x, timed as K[0] + K[1]*N*N/P + K[2]*P
- * for N = 128 ... MAXN (argument 1, default 2048) and P = 1, 2, 4 threads (`call run`
+ * for N = 128, 160, 192, 224, 256, ... (four sizes per octave) up to MAXN
+ * (argument 1, default 8192) and P = 1, 2, 4 threads (`call run`
  * runs it once per P with OMP_NUM_THREADS=P). Experiment R times each thread's share inside
  * the parallel region, after a `sync` (a barrier), so the trace has one record per thread.
  */
@@ -10,8 +11,16 @@
 
 #pragma cll parallel OpenMP procs = 1:4:2
 
+/* The next sample size: n plus a quarter of the largest power of two <= n. */
+static int next_size(int n) {
+    int step = 1;
+    while (step * 2 <= n)
+        step *= 2;
+    return n + step / 4;
+}
+
 int main(int argc, char **argv) {
-    int maxn = argc > 1 ? atoi(argv[1]) : 2048;
+    int maxn = argc > 1 ? atoi(argv[1]) : 8192;
     if (maxn < 128) {
         fprintf(stderr, "usage: matvec [MAXN >= 128]\n");
         return 2;
@@ -27,7 +36,7 @@ int main(int argc, char **argv) {
     for (int k = 0; k < maxn; k++)
         x[k] = 1.0 / (k + 1);
     int N = maxn, rep = 0, last = 0;
-    #pragma cll for(N = 128; N <= maxn; N *= 2)
+    #pragma cll for(N = 128; N <= maxn; N = next_size(N))
     #pragma cll for(rep = 0; rep < REPS; rep++)
     #pragma cll K K[0] + K[1]*N*N/P + K[2]*P
     #pragma omp parallel
