@@ -72,7 +72,8 @@ SAMPLES = [
     # 1 and 2 threads: this machine has 2 cores, and K's formula does not describe
     # oversubscribed threads (with 4 threads on 2 cores the time does not drop as N*N/P).
     Sample("samples/omp_matvec/matvec.c", {"K": {"N": 4096}}, ("--procs", "1:2:2")),
-    # The MPI FFT (issue 4) is added here when samples/fft_mpi lands; a missing source is skipped.
+    # The paper's MPI FFT (Fig. 4/5): the whole transform f, P = 1 and 2 ranks (2 cores).
+    Sample("samples/fft_mpi/fft_mpi.c", {"f": {"N": 2 ** 15}}, ("--procs", "1:2:2")),
 ]
 QUICK_SAMPLES = [Sample("samples/matinit/matinit.c", {"rowinit": {"N": 256}}, ("--", "512"))]
 
@@ -97,14 +98,21 @@ def run_sample(sample: Sample, workdir: Path) -> dict[str, Experiment]:
 
 def sample_cases(workdir: Path, quick: bool = False) -> tuple[list[Case], list[str]]:
     """Cases from running the samples (in subdirectories of `workdir`), and notes on the
-    samples skipped because their source is not in the repo."""
+    samples skipped: not in the repo, or their run failed or lacks the experiment."""
     cases, notes = [], []
     for sample in QUICK_SAMPLES if quick else SAMPLES:
         if not (REPO / sample.source).exists():
             notes.append(f"{sample.source}: not in the repository, skipped")
             continue
-        experiments = run_sample(sample, workdir / Path(sample.source).stem)
+        try:
+            experiments = run_sample(sample, workdir / Path(sample.source).stem)
+        except RuntimeError as error:
+            notes.append(f"{error}; skipped")
+            continue
         stem = Path(sample.source).parent.name
         for name, fit_up_to in sample.experiments.items():
+            if name not in experiments:
+                notes.append(f"{sample.source}: its traces have no experiment {name}; skipped")
+                continue
             cases.append(make_case(f"{stem}/{name}", experiments[name], fit_up_to))
     return cases, notes
