@@ -18,3 +18,15 @@ def test_every_registered_command_has_syntax_help_and_examples_in_the_doc():
     for spec in ordered():
         assert f"### `{spec.name}`" in text and spec.syntax in text
         assert spec.examples and spec.help.endswith(".")
+
+
+def test_every_fit_setting_is_documented_in_the_table_and_in_help():
+    """A FitSettings field added without documentation fails here."""
+    from dataclasses import fields
+
+    from llac.commands import REGISTRY
+    from llac.model import FitSettings
+    table = DOC.read_text().split("## Settings")[1].split("## Commands")[0]
+    for field in fields(FitSettings):
+        assert f"`{field.name}`" in table, f"{field.name} missing from the settings table"
+        assert field.name in REGISTRY["set"].help, f"{field.name} missing from `help set`"

@@ -18,8 +18,9 @@ from llac.experiment import Experiment
          threshold (relative error under which an interval is not split, e.g. 5%),
          maxintervals (most intervals per variable), minpoints (fewest distinct points per
          interval, 0 = automatic), alpha (significance level of the split test and of prediction
-         intervals), aggregate (median, min or mean of repetitions), split (on or off), seed,
-         bootstrap, maxpieces. Models already fitted keep their settings.""",
+         intervals), aggregate (median, min or mean of repetitions), split (on or off), prune
+         (on or off: set constants that are not significant to 0 in each interval and refit
+         the others), seed, bootstrap, maxpieces. Models already fitted keep their settings.""",
          ["set", "set threshold 5%", "set split off", "set aggregate min"], ast.Set)
 def set_(session, statement: ast.Set):
     if statement.setting is not None:
