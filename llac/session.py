@@ -15,9 +15,9 @@ from llac.commands.parse import parse
 from llac.commands.results import Note, Produced
 from llac.errors import LlacError, suggest
 from llac.experiment import Experiment
+from llac.fit_data import AGGREGATES
 
 SWITCH_WORDS = {"on": True, "yes": True, "true": True, "off": False, "no": False, "false": False}
-AGGREGATES = ("median", "min", "mean")
 
 
 class Session:

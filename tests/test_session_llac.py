@@ -123,6 +123,15 @@ def test_aggregate_one_record_per_point(session):
     assert "aggregate by" in error_of(session, "a = aggregate colinit by mode").message
 
 
+def test_aggregate_skips_invalid_times_as_the_fit_does(session):
+    run(session, "bad = colinit with time = time * (N != 16 or time > 0) / (N != 32)")
+    agg = run(session, "agg = aggregate bad") and session.objects["agg"]
+    assert agg.columns["N"].tolist() == [16, 64, 128, 256, 512, 1024, 2048]  # N=32 was all inf
+    assert np.isfinite(agg.columns["time"]).all()
+    run(session, "none = colinit with time = 0 * time")
+    assert "no valid times" in error_of(session, "agg = aggregate none").message
+
+
 def test_reformulate_validates(session):
     run(session, 'g = colinit formula "g[0] + g[1]*N*N*N"')
     assert str(session.objects["g"].formula) == "g[0] + g[1]*N*N*N"

@@ -9,9 +9,9 @@ from llac.commands import command
 from llac.commands.results import Note, Produced
 from llac.errors import LlacError, suggest
 from llac.experiment import Experiment
+from llac.fit_data import AGGREGATES, FitError
+from llac.fit_data import sample_points as fit_sample_points
 from llac.formula import Variable, evaluate, walk
-
-AGGREGATES = {"median": np.median, "min": np.min, "mean": np.mean}
 
 
 @command("=", "NAME = SOURCE", """Name the result of an object-making command (where, with,
@@ -83,7 +83,7 @@ def aggregate(session, source: ast.Aggregate):
     if method not in AGGREGATES:
         raise LlacError(f"aggregate by {' or '.join(AGGREGATES)}, not {method!r}"
                         f"{suggest(method, AGGREGATES)}", source.method.span)
-    return Produced(aggregate_experiment(experiment, method))
+    return Produced(aggregate_experiment(experiment, method, source.span))
 
 
 @command("formula", 'NAME = EXPERIMENT formula "FORMULA"', """The same records with another
@@ -131,15 +131,15 @@ def _group(experiment: Experiment):
     return np.unique(stacked, axis=0, return_inverse=True, return_counts=True)
 
 
-def aggregate_experiment(experiment: Experiment, method: str = "median") -> Experiment:
-    """One record per sample point with the `method` of its times and a `count` column."""
-    points, inverse, counts = _group(experiment)
-    order = np.argsort(np.ravel(inverse), kind="stable")
-    groups = np.split(experiment.columns["time"][order], np.cumsum(counts)[:-1])
-    summary = np.array([AGGREGATES[method](g) for g in groups])
-    columns = {v: points[:, i] for i, v in enumerate(experiment.formula.variables)}
-    columns.update(time=summary, count=counts)
-    return experiment.replace(columns=columns)
+def aggregate_experiment(experiment: Experiment, method: str = "median",
+                         span: ast.Span | None = None) -> Experiment:
+    """One record per sample point with the `method` of its valid times and a `count` column:
+    the same grouping and summary the fit uses (`llac.fit_data.sample_points`)."""
+    try:
+        points = fit_sample_points(experiment.formula, experiment.columns, method)
+    except FitError as err:
+        raise LlacError(f"cannot aggregate {experiment.name}: {err}", span) from None
+    return experiment.replace(columns={**points.variables, "time": points.time, "count": points.count})
 
 
 def merge_experiments(experiments: list[Experiment]) -> Experiment:

@@ -114,7 +114,7 @@ def drop(session, source: ast.Drop):
 def predict(session, statement):
     model, notes = model_for(session, statement.obj)
     if isinstance(statement, ast.PredictAt):
-        data = aggregate_experiment(session.experiment(statement.data))
+        data = aggregate_experiment(session.experiment(statement.data), span=statement.data.span)
         missing = [v for v in model.formula.variables if v not in data.columns]
         if missing:
             raise LlacError(f"{statement.data.text} has no column {missing[0]!r}, which the "
