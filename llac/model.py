@@ -228,17 +228,18 @@ def _dropped_notes(formula: Formula, pieces: tuple[Piece, ...]) -> list[str]:
 
 def _significance(formula: Formula, whole: Piece, pieces: tuple[Piece, ...],
                   alpha: float) -> tuple[tuple[str, ...], list[str]]:
-    """Constants not significantly different from 0, and a warning for each occurrence."""
-    fits = [(whole, "the single-interval fit")]
-    if len(pieces) > 1:
-        fits += [(p, f"interval {i + 1}") for i, p in enumerate(pieces)]
+    """Constants not significantly different from 0 in the model's own intervals (the single
+    fit when there is one), and a warning for each occurrence that pruning did not handle."""
+    fits = [(whole, "the fit")] if len(pieces) == 1 else \
+        [(p, f"interval {i + 1}") for i, p in enumerate(pieces)]
     names, warnings = [], []
     for piece, where in fits:
         for name, p in zip(formula.constants, piece.pvalues):
             if p > alpha:
-                warnings.append(f"constant {name} is not significantly different from 0 "
-                                f"(p={p:.2g}) in {where}: consider `drop`")
                 names.append(name)
+                if name not in piece.dropped:  # a pruned one has its own note
+                    warnings.append(f"constant {name} is not significantly different from 0 "
+                                    f"(p={p:.2g}) in {where}: consider `drop`")
     return tuple(dict.fromkeys(names)), warnings
 
 

@@ -67,10 +67,15 @@ def test_aleph_lists_each_constant_per_piece(split_model):
 
 def test_constant_below_the_noise_is_flagged():
     columns = grid(reps=3, N=N_VALUES)
-    model = fit_experiment(synthetic("f[0] + f[1]*N", columns, [1e-12, 1e-9], noise=0.03, seed=5))
+    data = synthetic("f[0] + f[1]*N", columns, [1e-12, 1e-9], noise=0.03, seed=5)
+    model = fit_experiment(data, FitSettings(prune=False))
     assert model.insignificant == ("f[0]",)
     assert any(w.startswith("constant f[0] is not significantly different from 0 (p=")
-               and w.endswith("in the single-interval fit: consider `drop`") for w in model.warnings)
+               and w.endswith("in the fit: consider `drop`") for w in model.warnings)
+    pruned = fit_experiment(data)  # pruning set it to 0 and says so, once
+    assert pruned.insignificant == ("f[0]",)
+    assert [w for w in pruned.warnings if "f[0]" in w] == [
+        next(w for w in pruned.warnings if w.startswith("constant f[0] set to 0 in the fit"))]
     data = synthetic("f[0] + f[1]*N", columns, [1e-12, 1e-9], noise=0.03, seed=5)
     dropped = fit_experiment(data.replace(formula=model.formula.without([0])))
     assert dropped.insignificant == () and dropped.warnings == ()
