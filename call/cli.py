@@ -10,7 +10,8 @@ from call.diagnostics import CallError
 
 USAGE = """call translate PROG.c [-o DIR]     write PROG.cll.c and PROG.cll.h
 call cc [CC ARGS...] PROG.c ...    translate and compile with the tracing runtime ($CC, default cc)
-call run PROG.c [--procs A:B:F] [--cflags FLAGS] [-- ARGS]   build if needed, run, print trace paths
+call run PROG.c [--procs A:B:F] [--cflags FLAGS] [--no-oversubscribe] [-- ARGS]
+                                   build if needed, run (MPI: mpirun -np P), print trace paths
 call check PROG.c ...              diagnostics only"""
 
 
@@ -26,6 +27,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("source")
     run.add_argument("--procs", type=_procs, default=None, help="A:B:F: P = A, A*F, ... <= B")
     run.add_argument("--cflags", default="-O2", help="compiler flags (default: -O2)")
+    run.add_argument("--no-oversubscribe", dest="oversubscribe", action="store_false",
+                     help="MPI: never run more ranks than cores (by default call run lets "
+                          "Open MPI oversubscribe, and says so)")
     commands.add_parser("cc", help="translate and compile; any cc flags pass through")
     return parser
 
@@ -68,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 def run_program_command(args, program_args: list[str]) -> int:
     """Dispatch `call run` (imported lazily: only it needs subprocess plumbing)."""
     from call.run import run_program
-    return run_program(args.source, args.procs, args.cflags, program_args)
+    return run_program(args.source, args.procs, args.cflags, program_args, args.oversubscribe)
 
 
 if __name__ == "__main__":

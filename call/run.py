@@ -36,15 +36,21 @@ def ensure_built(source: Path, cflags: list[str]) -> Path:
 
 
 def run_program(source: str, procs: tuple[int, int, int] | None, cflags: str,
-                arguments: list[str]) -> int:
+                arguments: list[str], oversubscribe: bool = True) -> int:
     """`call run`: run the program once (sequential) or once per P of the procs clause (or
-    --procs), with OMP_NUM_THREADS=P, printing each trace path. Returns the exit status."""
+    --procs), with OMP_NUM_THREADS=P (OpenMP) or under `mpirun -np P` (MPI), printing each
+    trace path. Returns the exit status."""
     program = check_file(source, read_source(source))
     print_warnings(program)
-    openmp = program.parallel is not None and program.parallel.model == "OpenMP"
-    if procs is not None and not openmp:
+    model = program.parallel.model if program.parallel is not None else None
+    openmp = model == "OpenMP"
+    if procs is not None and model is None:
         raise CallError([Diagnostic("error", source, 0, 0, "--procs needs a program with "
-                                    "'#pragma cll parallel OpenMP'")])
+                                    "'#pragma cll parallel OpenMP' or 'parallel MPI'")])
+    if model == "MPI":
+        from call.mpirun import run_mpi_sweep
+        return run_mpi_sweep(program, procs or program.parallel.procs, shlex.split(cflags),
+                             arguments, oversubscribe)
     executable = ensure_built(Path(source), shlex.split(cflags))
     sweep = procs or (program.parallel.procs if openmp else None)
     counts = procs_sequence(sweep) if sweep else [None]

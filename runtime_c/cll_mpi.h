@@ -10,7 +10,8 @@
  *   - cll_mpi_begin_/cll_mpi_end_, which turn those counters into the seven measured
  *     columns of each record (msgs_sent bytes_sent msgs_recv bytes_recv partners h mpi_time);
  *   - cll_mpi_report_, which gathers every rank's records on rank 0 (in chunks, with a
- *     timeout naming ranks that never arrive) into one trace.
+ *     timeout naming ranks that never arrive) into one trace; each rank first writes its own
+ *     records to disk, and a rank drops its copy only once rank 0 says the trace is written.
  *
  * Every definition is weak: each translation unit of a multi-file program includes this
  * header and the linker keeps one copy of each function and of the shared state, so there
@@ -28,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define CLL_WEAK __attribute__((weak))
 #define CLL_MPI_COLUMNS 7   /* msgs_sent bytes_sent msgs_recv bytes_recv partners h mpi_time */
@@ -420,7 +422,8 @@ CLL_WEAK void cll_mpi_send_records_(const char *const *names, int nnames)
         cll_mpi_send_chunk_("", 0, NULL);
         PMPI_Recv(&ack, 1, MPI_INT, 0, CLL_TAG_ACK, p->comm, MPI_STATUS_IGNORE);
     }
-    if (ack) {
+    if (ack) {   /* the gathered trace holds them: this rank's own copy can go */
+        unlink(cll_trace_path());
         cll_mark_reported();
         return;
     }
@@ -430,13 +433,14 @@ CLL_WEAK void cll_mpi_send_records_(const char *const *names, int nnames)
     cll_report_status("incomplete: rank 0 did not collect this rank's records", names, nnames);
 }
 
-/* The header lines rank 0 adds: clock offsets and the ranks in the file. */
+/* The header lines rank 0 adds: its host's cores (to tell oversubscribed runs), clock
+ * offsets and the ranks in the file. */
 CLL_WEAK char *cll_mpi_header_(const int *present)
 {
     cll_mpi_process *p = &cll_mpi_;
     size_t size = 64 + (size_t)p->world_size * 40, used;
     char *text = cll_mpi_alloc_(NULL, size);
-    used = (size_t)snprintf(text, size, "#clock_offsets:");
+    used = (size_t)snprintf(text, size, "#cores: %ld\n#clock_offsets:", sysconf(_SC_NPROCESSORS_ONLN));
     for (int r = 0; r < p->world_size; r++)
         used += (size_t)snprintf(text + used, size - used, " %.9g", p->clock_offsets[r]);
     used += (size_t)snprintf(text + used, size - used, "\n#ranks:");
@@ -525,6 +529,12 @@ CLL_WEAK void cll_mpi_report_(const char *const *names, int nnames)
         cll_mpi_fail_(finalized ? "'#pragma cll report' after MPI_Finalize: report before it"
                                 : "'#pragma cll report' but MPI_Init was never called: a "
                                   "'#pragma cll parallel MPI' program must call MPI_Init first");
+    /* First every rank puts its own records on disk (rank 0 at the trace's path, the others
+     * in their .rank<r> file), so that nothing is lost if a rank is killed during the gather. */
+    cll_report_status(cll_mpi_.world_rank == 0
+                      ? "incomplete: rank 0 was stopped while gathering; the other ranks' "
+                        "records are in the .rank<r> files next to this one"
+                      : "incomplete: stopped while rank 0 gathered the records", names, nnames);
     if (cll_mpi_.world_rank == 0)
         cll_mpi_gather_records_(names, nnames);
     else
@@ -610,7 +620,7 @@ CLL_WEAK MPI_Request *cll_mpi_requests_copy_(int n, const MPI_Request *requests,
     return copy;
 }
 
-CLL_WEAK int MPI_Waitall(int n, MPI_Request requests[], MPI_Status statuses[])
+CLL_WEAK int MPI_Waitall(int n, MPI_Request *requests, MPI_Status *statuses)
 {
     MPI_Status *st = statuses;
     MPI_Request *before = cll_mpi_requests_copy_(n, requests, &st);
@@ -624,7 +634,7 @@ CLL_WEAK int MPI_Waitall(int n, MPI_Request requests[], MPI_Status statuses[])
     return rc;
 }
 
-CLL_WEAK int MPI_Waitany(int n, MPI_Request requests[], int *index, MPI_Status *status)
+CLL_WEAK int MPI_Waitany(int n, MPI_Request *requests, int *index, MPI_Status *status)
 {
     MPI_Status mine;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &mine : status;
@@ -638,7 +648,7 @@ CLL_WEAK int MPI_Waitany(int n, MPI_Request requests[], int *index, MPI_Status *
     return rc;
 }
 
-CLL_WEAK int MPI_Waitsome(int n, MPI_Request requests[], int *outcount, int indices[],
+CLL_WEAK int MPI_Waitsome(int n, MPI_Request *requests, int *outcount, int *indices,
                           MPI_Status statuses[])
 {
     MPI_Status *st = statuses;

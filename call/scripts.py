@@ -1,0 +1,129 @@
+"""How `call run` launches MPI programs, and the sweep scripts it writes so that the same
+sweep runs by hand (`PROG.cll.sweep.sh`) or on a Slurm cluster (`PROG.cll.sbatch`)."""
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from pathlib import Path
+
+from call.build import MPI_PACKAGES
+from call.diagnostics import CallError, Diagnostic
+
+ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+OVERSUBSCRIBE_ENV = {"OMPI_MCA_rmaps_base_oversubscribe": "1"}
+# When a rank fails, Open MPI sends the others SIGTERM and SIGKILL 1 s later: too soon for a
+# busy machine's ranks to write their records. 10 s gives them time.
+GRACE_ENV = {"OMPI_MCA_odls_base_sigkill_timeout": "10"}
+
+
+def mpirun_command() -> list[str]:
+    """The MPI launcher: $MPIRUN (default mpirun); a CallError naming the packages when it
+    is not installed."""
+    command = shlex.split(os.environ.get("MPIRUN", "mpirun"))
+    if not command or shutil.which(command[0]) is None:
+        raise CallError([Diagnostic("error", "call run", 0, 0,
+                                    f"MPI is not installed: {' '.join(command) or 'mpirun'} was not "
+                                    f"found; {MPI_PACKAGES}")])
+    return command
+
+
+def cores() -> int:
+    """Processors this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def launch_environment(procs: int, oversubscribe: bool) -> tuple[dict[str, str], list[str]]:
+    """Environment additions for `mpirun -np procs` here, and one sentence per addition
+    saying what was done and why (Open MPI refuses root and more ranks than cores by
+    default; MPICH ignores these variables)."""
+    extra, notes = {}, []
+    if "OMPI_MCA_odls_base_sigkill_timeout" not in os.environ:
+        extra.update(GRACE_ENV)
+        notes.append("set OMPI_MCA_odls_base_sigkill_timeout=10: if a rank fails, the others "
+                     "get 10 s (not 1 s) to write their records before Open MPI kills them")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        extra.update(ROOT_ENV)
+        notes.append("running as root: set OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+    if oversubscribe and procs > cores():
+        extra.update(OVERSUBSCRIBE_ENV)
+        notes.append(f"P={procs} > {cores()} cores: oversubscribing "
+                     f"(OMPI_MCA_rmaps_base_oversubscribe=1); ranks share cores, so times are "
+                     f"not those of {procs} dedicated processors")
+    return extra, notes
+
+
+def _quoted(executable: Path, arguments: list[str]) -> tuple[str, str]:
+    exe = os.path.relpath(executable)
+    exe = exe if exe.startswith(("/", "./", "../")) else f"./{exe}"
+    return shlex.quote(exe), " ".join(shlex.quote(a) for a in arguments)
+
+
+def shell_script(source: str, executable: Path, counts: list[int], arguments: list[str]) -> str:
+    """A POSIX sh script running the sweep with mpirun, one trace per P, with the same
+    root/oversubscription handling as `call run`."""
+    exe, args = _quoted(executable, arguments)
+    ps = " ".join(map(str, counts))
+    return f"""#!/bin/sh
+# The MPI sweep of {source}, written by `call run`: P = {ps}, one trace PROG.cll.<P>.dat each.
+# Run it from this directory: sh {Path(executable).name}.cll.sweep.sh
+# MPIRUN chooses the launcher (default mpirun), PROCS the counts (default "{ps}").
+set -e
+EXE=${{EXE:-{exe}}}
+MPIRUN=${{MPIRUN:-mpirun}}
+CORES=$(nproc 2>/dev/null || echo 1)
+# if a rank fails, give the others 10 s (Open MPI: 1 s) to write their records
+export OMPI_MCA_odls_base_sigkill_timeout=${{OMPI_MCA_odls_base_sigkill_timeout:-10}}
+if [ "$(id -u)" = 0 ]; then   # Open MPI refuses root unless told
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+for P in ${{PROCS:-{ps}}}; do
+    if [ "$P" -gt "$CORES" ]; then   # more ranks than cores: Open MPI must be told
+        export OMPI_MCA_rmaps_base_oversubscribe=1
+        echo "sweep: P=$P > $CORES cores: oversubscribed" >&2
+    fi
+    $MPIRUN -np "$P" "$EXE" {args}
+done
+"""
+
+
+def sbatch_script(source: str, executable: Path, counts: list[int], arguments: list[str]) -> str:
+    """A Slurm batch script: one allocation of max(P) tasks runs the whole sweep with srun;
+    PROCS=P restricts it to one count, so one job per P is a loop of sbatch calls."""
+    exe, args = _quoted(executable, arguments)
+    ps = " ".join(map(str, counts))
+    stem = Path(executable).name
+    return f"""#!/bin/bash
+#SBATCH --job-name={stem}-cll
+#SBATCH --ntasks={max(counts)}
+#SBATCH --time=01:00:00
+#SBATCH --output={stem}.cll.sweep.%j.out
+# The MPI sweep of {source}, written by `call run`, for a Slurm cluster.
+#   1. copy the source there and build it: call cc -O2 {source} -o {exe}
+#   2. one allocation runs every P:   sbatch {stem}.cll.sbatch
+#      or one job per P:              for P in {ps}; do sbatch --ntasks=$P --export=ALL,PROCS=$P {stem}.cll.sbatch; done
+# Each run writes {stem}.cll.<P>.dat in the submission directory; copy them back for llac.
+set -e
+cd "${{SLURM_SUBMIT_DIR:-.}}"
+EXE=${{EXE:-{exe}}}
+for P in ${{PROCS:-{ps}}}; do
+    srun --ntasks="$P" "$EXE" {args}
+done
+"""
+
+
+def write_scripts(source: str, executable: Path, counts: list[int], arguments: list[str],
+                  directory: Path) -> list[Path]:
+    """Write `<prog>.cll.sweep.sh` and `<prog>.cll.sbatch` into `directory`; their paths."""
+    stem = executable.name
+    written = []
+    for name, text in ((f"{stem}.cll.sweep.sh", shell_script(source, executable, counts, arguments)),
+                       (f"{stem}.cll.sbatch", sbatch_script(source, executable, counts, arguments))):
+        path = directory / name
+        path.write_text(text, encoding="utf-8")
+        path.chmod(0o755)
+        written.append(path)
+    return written

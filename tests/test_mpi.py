@@ -1,0 +1,317 @@
+"""`#pragma cll parallel MPI` end to end with real mpicc and mpirun (2 and 4 ranks): trace
+contents (ranks, P, record counts, measured bytes equal to what the program sent), the
+sweep and its scripts, faults (partial report, an aborting rank, no MPI_Init, MPI missing,
+bad process counts), multi-file programs, and the compile path with MPICH."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.skipif(shutil.which("mpicc") is None or shutil.which("mpirun") is None,
+                                reason="MPI is not installed (apt-get install libopenmpi-dev openmpi-bin)")
+
+MEASURED = ["msgs_sent", "bytes_sent", "msgs_recv", "bytes_recv", "partners", "h", "mpi_time"]
+
+EXCHANGE = r"""
+#include <mpi.h>
+#include <stdlib.h>
+#pragma cll parallel MPI procs = 2:4:2
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, size, N, i;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    double *out = calloc(4096, sizeof *out), *in = calloc(4096, sizeof *in);
+    #pragma cll for(N = 16; N <= 4096; N *= 4)
+    #pragma cll both both[0] + both[1]*h
+    #pragma cll ring ring[0] + ring[1]*N
+    MPI_Sendrecv(out, N, MPI_DOUBLE, right, 0, in, N, MPI_DOUBLE, left, 0, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    #pragma cll end ring
+    {
+        MPI_Request r[2];
+        MPI_Irecv(in, N, MPI_INT, right, 1, MPI_COMM_WORLD, &r[0]);
+        MPI_Isend(out, N, MPI_INT, left, 1, MPI_COMM_WORLD, &r[1]);
+        MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+    }
+    #pragma cll end both
+    #pragma cll end for
+    #pragma cll bcast bcast[0] + bcast[1]*log(P)
+    MPI_Bcast(out, 100, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    #pragma cll end bcast
+    for (i = 0; i <= rank * 300; i++) {
+        #pragma cll uneven uneven[0] + uneven[1]*i
+        out[0] += i;
+        #pragma cll end uneven
+    }
+    #pragma cll report all
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+FAULTS = r"""
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#pragma cll parallel MPI procs = 4:4:2
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "ok";
+    int rank = 0, N;
+    if (strcmp(mode, "noinit")) {
+        MPI_Init(&argc, &argv);
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    }
+    #pragma cll for(N = 1; N <= 5; N++)
+    #pragma cll work work[0] + work[1]*N
+    { volatile double x = 0; for (int i = 0; i < N * 1000; i++) x += i; }
+    #pragma cll end work
+    #pragma cll end for
+    if (!strcmp(mode, "abort") && rank == 2)
+        abort();
+    if (strcmp(mode, "partial") || rank < 2) {
+        #pragma cll report all
+    }
+    if (strcmp(mode, "noinit"))
+        MPI_Finalize();
+    return 0;
+}
+"""
+
+
+def call(*args, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run the `call` command as a user does."""
+    return subprocess.run([sys.executable, "-m", "call", *args], cwd=cwd, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+                          timeout=240)
+
+
+def header_and_records(path: Path) -> tuple[dict, dict[str, list[dict]], dict[str, list[str]]]:
+    """A trace's global header keys, its records as dicts by experiment, and its columns."""
+    header, columns, records, current = {}, {}, {}, None
+    lines = path.read_text().splitlines()
+    assert lines[-1] == "#end"
+    data = lines.index("#data")
+    for line in lines[:data]:
+        if line.startswith("#experiment: "):
+            current = line.split(": ", 1)[1]
+        elif line.startswith("#  columns: "):
+            columns[current] = line.split(": ", 1)[1].split()
+        elif line.startswith("#") and ": " in line and current is None:
+            key, value = line[1:].split(": ", 1)
+            header[key] = value
+    for line in lines[data + 1:-1]:
+        name, *values = line.split()
+        records.setdefault(name, []).append(dict(zip(columns[name], map(float, values))))
+    return header, records, columns
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture(scope="module")
+def exchange(tmp_path_factory) -> Path:
+    """The exchange program run on 2 and 4 ranks (records sent in 4 KiB chunks)."""
+    work = tmp_path_factory.mktemp("exchange")
+    write(work, "exchange.c", EXCHANGE)
+    done = call("run", "exchange.c", cwd=work, env={"CLL_MPI_CHUNK": "4096"})
+    assert done.returncode == 0, done.stderr
+    return work
+
+
+@pytest.mark.parametrize("procs", [2, 4])
+def test_trace_has_every_rank_and_the_bytes_each_sent(exchange, procs):
+    header, records, columns = header_and_records(exchange / f"exchange.cll.{procs}.dat")
+    assert not list(exchange.glob(f"*.rank*")) and not list(exchange.glob(".*tmp*"))  # copies gone
+    assert header["parallel"] == "MPI" and header["procs"] == str(procs)
+    assert header["status"] == "complete"
+    assert header["ranks"].split() == [str(r) for r in range(procs)]
+    offsets = [float(v) for v in header["clock_offsets"].split()]
+    assert len(offsets) == procs and offsets[0] == 0 and all(abs(o) < 0.1 for o in offsets)
+    assert columns["ring"] == ["rank", "thread", "time", "N", *MEASURED]
+    assert columns["both"] == ["rank", "thread", "time", *MEASURED]   # h is measured, not captured
+    for rank in range(procs):
+        ring = [r for r in records["ring"] if r["rank"] == rank]
+        assert sorted(r["N"] for r in ring) == [16, 64, 256, 1024, 4096]
+        for r in ring:
+            assert (r["msgs_sent"], r["bytes_sent"]) == (1, 8 * r["N"])
+            assert (r["msgs_recv"], r["bytes_recv"]) == (1, 8 * r["N"])
+            assert r["partners"] == (1 if procs == 2 else 2) and r["h"] == 16 * r["N"]
+            assert 0 < r["mpi_time"] <= r["time"]
+        both = [r for r in records["both"] if r["rank"] == rank]
+        for r, n in zip(both, [16, 64, 256, 1024, 4096]):   # ring + the Isend/Irecv pair (ints)
+            assert (r["msgs_sent"], r["bytes_sent"]) == (2, 8 * n + 4 * n)
+            assert (r["msgs_recv"], r["bytes_recv"]) == (2, 8 * n + 4 * n)
+            assert r["partners"] == (1 if procs == 2 else 2)
+        uneven = [r for r in records["uneven"] if r["rank"] == rank]
+        assert len(uneven) == rank * 300 + 1            # uneven counts, several 4 KiB chunks
+        assert sorted(r["i"] for r in uneven) == list(range(rank * 300 + 1))
+        (bcast,) = [r for r in records["bcast"] if r["rank"] == rank]
+        sent, received = (procs - 1, 0) if rank == 0 else (0, 1)
+        assert (bcast["msgs_sent"], bcast["msgs_recv"]) == (sent, received)
+        assert bcast["P"] == procs and bcast["h"] == 800 * max(sent, received)
+
+
+def test_sweep_writes_a_shell_script_that_reruns_it_and_an_sbatch_script(exchange):
+    done = call("run", "exchange.c", cwd=exchange)   # the fixture ran it once already
+    assert done.returncode == 0, done.stderr
+    assert "call: trace (P=2):" in done.stderr and "call: trace (P=4):" in done.stderr
+    if os.geteuid() == 0:
+        assert "running as root: set OMPI_ALLOW_RUN_AS_ROOT=1" in done.stderr
+    if (os.cpu_count() or 1) < 4:
+        assert "P=4 > " in done.stderr and "oversubscribing" in done.stderr
+    shell, sbatch = exchange / "exchange.cll.sweep.sh", exchange / "exchange.cll.sbatch"
+    assert "call: sweep scripts:" in done.stderr and shell.exists() and sbatch.exists()
+    for p in (2, 4):
+        (exchange / f"exchange.cll.{p}.dat").unlink()
+    ran = subprocess.run(["sh", str(shell)], cwd=exchange, capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    for p in (2, 4):
+        header, records, _ = header_and_records(exchange / f"exchange.cll.{p}.dat")
+        assert header["procs"] == str(p) and len(records["bcast"]) == p
+    text = sbatch.read_text()
+    assert text.startswith("#!/bin/bash\n") and "#SBATCH --ntasks=4\n" in text
+    assert 'for P in ${PROCS:-2 4}; do' in text and 'srun --ntasks="$P" "$EXE"' in text
+    assert "EXE=${EXE:-./.cll-build/exchange}" in text
+    assert subprocess.run(["bash", "-n", str(sbatch)]).returncode == 0
+
+
+@pytest.fixture(scope="module")
+def faults(tmp_path_factory) -> Path:
+    work = tmp_path_factory.mktemp("faults")
+    write(work, "faults.c", FAULTS)
+    return work
+
+
+def all_work_records(directory: Path) -> list[tuple[int, int]]:
+    """(rank, N) of every `work` record in the P=4 traces on disk, main and per-rank."""
+    found = []
+    for path in directory.glob("faults.cll.4*.dat"):
+        _, records, _ = header_and_records(path)
+        found += [(int(r["rank"]), int(r["N"])) for r in records.get("work", [])]
+    return sorted(found)
+
+
+EVERY_RECORD = sorted((rank, n) for rank in range(4) for n in range(1, 6))
+
+
+def test_report_reached_by_some_ranks_names_them_and_keeps_every_record(faults):
+    done = call("run", "faults.c", "--", "partial", cwd=faults, env={"CLL_MPI_TIMEOUT": "1"})
+    assert done.returncode == 0, done.stderr
+    assert "ranks 2,3 did not report within 1 s" in done.stderr
+    assert "(status: incomplete: ranks 2,3 did not report)" in done.stderr
+    header, records, _ = header_and_records(faults / "faults.cll.4.dat")
+    assert header["status"] == "incomplete: ranks 2,3 did not report"
+    assert header["ranks"] == "0 1" and {r["rank"] for r in records["work"]} == {0, 1}
+    assert "faults.cll.4.rank2.dat" in done.stderr and "faults.cll.4.rank3.dat" in done.stderr
+    assert all_work_records(faults) == EVERY_RECORD
+
+
+def test_a_rank_that_aborts_leaves_every_record_on_disk(faults):
+    done = call("run", "faults.c", "--", "abort", cwd=faults, env={"CLL_MPI_TIMEOUT": "20"})
+    assert done.returncode != 0
+    assert f"the program exited with status {done.returncode}; records kept in:" in done.stderr
+    assert "faults.cll.4.rank2.dat (signal SIGABRT)" in done.stderr
+    assert "set OMPI_MCA_odls_base_sigkill_timeout=10" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert all_work_records(faults) == EVERY_RECORD
+
+
+def test_a_program_that_never_calls_mpi_init_is_told_so(faults):
+    done = call("run", "faults.c", "--", "noinit", cwd=faults)
+    assert done.returncode == 70
+    assert ("cll: error: experiment 'work' (faults.c:14:5) begins before MPI_Init: a '#pragma cll "
+            "parallel MPI' program must call MPI_Init first") in done.stderr
+    assert "the run failed (status 70) and wrote no trace for P=4; see the messages above" in done.stderr
+
+
+def test_mpi_not_installed_names_the_packages(faults):
+    done = call("cc", "faults.c", "-o", "x", cwd=faults, env={"MPICC": "/nonexistent/mpicc"})
+    assert done.returncode == 1
+    assert done.stderr.startswith("call cc: error: MPI is not installed: $MPICC (/nonexistent/mpicc)")
+    assert "libopenmpi-dev openmpi-bin" in done.stderr
+    done = call("run", "faults.c", cwd=faults, env={"MPIRUN": "no-such-mpirun"})
+    assert done.returncode == 1
+    assert "call run: error: MPI is not installed: no-such-mpirun was not found" in done.stderr
+
+
+def test_process_counts_mpi_will_not_start_are_refused(faults, tmp_path):
+    done = call("run", "faults.c", "--procs", "0:4:2", cwd=faults)
+    assert done.returncode == 2 and "need 1 <= A <= B and F >= 2" in done.stderr
+    write(tmp_path, "zero.c", FAULTS.replace("procs = 4:4:2", "procs = 0:4:2"))
+    done = call("run", "zero.c", cwd=tmp_path)
+    assert done.returncode == 1 and "zero.c:5:34: error: procs: the first count must be at least 1" in done.stderr
+    huge = 64 * len(os.sched_getaffinity(0))
+    done = call("run", "faults.c", "--procs", f"{huge}:{huge}:2", cwd=faults)
+    assert done.returncode == 1
+    assert f"error: procs asks for P={huge}: more processes than MPI will start here" in done.stderr
+    if len(os.sched_getaffinity(0)) < 4:
+        done = call("run", "faults.c", "--no-oversubscribe", cwd=faults)
+        assert done.returncode != 0
+        assert ("mpirun could not start 4 processes (not enough slots: call run oversubscribes "
+                "unless --no-oversubscribe is given)") in done.stderr
+
+
+MAIN_FILE = r"""
+#include <mpi.h>
+#pragma cll parallel MPI
+void helper(int n);
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int n = 10;
+    #pragma cll outer outer[0] + outer[1]*n
+    helper(n);
+    #pragma cll end outer
+    #pragma cll report all
+    MPI_Finalize();
+    return 0;
+}
+"""
+HELPER_FILE = r"""
+#include <mpi.h>
+#pragma cll parallel MPI
+void helper(int n) {
+    double x[10] = {0};
+    #pragma cll inner inner[0] + inner[1]*n
+    MPI_Allreduce(MPI_IN_PLACE, x, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    #pragma cll end inner
+}
+"""
+
+
+def test_a_program_of_two_mpi_files_links_once_and_counts_in_both(tmp_path):
+    write(tmp_path, "main.c", MAIN_FILE)
+    write(tmp_path, "helper.c", HELPER_FILE)
+    built = call("cc", "-O2", "-Wall", "main.c", "helper.c", "-o", "prog", cwd=tmp_path)
+    assert built.returncode == 0, built.stderr
+    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    ran = subprocess.run(["mpirun", "-np", "2", "./prog"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    header, records, _ = header_and_records(tmp_path / "prog.cll.2.dat")
+    assert header["source"] == "main.c,helper.c" or header["source"] == "helper.c,main.c"
+    for name in ("outer", "inner"):   # the allreduce counted once, in both nested experiments
+        assert [(r["msgs_sent"], r["bytes_sent"], r["partners"]) for r in records[name]] == [(1, 80, 1)] * 2
+
+
+@pytest.mark.skipif(shutil.which("mpicc.mpich") is None, reason="MPICH is not installed (apt-get install mpich)")
+def test_mpich_compiles_the_same_program(tmp_path):
+    write(tmp_path, "exchange.c", EXCHANGE)
+    done = call("cc", "-O2", "-Wall", "-Wextra", "exchange.c", "-o", "exchange", cwd=tmp_path,
+                env={"MPICC": "mpicc.mpich"})
+    assert done.returncode == 0, done.stderr
+    # (GCC 12 warns about MPICH's own MPI_STATUSES_IGNORE in MPI_Waitall, with or without call)
+    assert not [line for line in done.stderr.splitlines()
+                if "cll_mpi.h:" in line and (": warning:" in line or ": error:" in line)]
+    symbols = subprocess.run(["nm", str(tmp_path / "exchange")], capture_output=True, text=True).stdout
+    assert " W MPI_Sendrecv" in symbols and " W MPI_Init" in symbols
