@@ -50,7 +50,8 @@ class BuildRuntime(build_ext):
         library = runtime_dir / "libcllrt.a"
         library.unlink(missing_ok=True)
         self.spawn([ar, "rcs", str(library), *objects])
-        shutil.copyfile(RUNTIME / "cll.h", runtime_dir / "include" / "cll.h")
+        for header in ("cll.h", "cll_mpi.h"):   # cll_mpi.h: compiled by the user's mpicc
+            shutil.copyfile(RUNTIME / header, runtime_dir / "include" / header)
 
 
 setup(

@@ -35,10 +35,6 @@ def link_flags() -> list[str]:
 
 
 def mpi_include_dir() -> Path:
-    """Directory holding cll_mpi.h (the MPI layer, compiled by the user's mpicc): next to the
-    installed cll.h, or in the checkout's runtime_c/ for an install that predates it."""
-    for directory in (RUNTIME_DIR / "include", RUNTIME_DIR.parent.parent / "runtime_c"):
-        if (directory / "cll_mpi.h").exists():
-            return directory
-    raise RuntimeMissing("the CALL runtime's MPI header cll_mpi.h is not installed; "
-                         "run `pip install -e .` in the project checkout")
+    """Directory holding cll_mpi.h, the MPI layer that the user's own mpicc compiles (so one
+    runtime serves Open MPI and MPICH); installed next to cll.h."""
+    return _existing(RUNTIME_DIR / "include" / "cll_mpi.h").parent
