@@ -172,6 +172,16 @@ CLL_WEAK void cll_mpi_count_all_(MPI_Comm comm, int sent, uint64_t bytes)
             cll_mpi_count_(comm, r, sent, bytes);
 }
 
+/* An all-to-all exchange (Alltoall, Allgather): every rank sends its block to and receives a
+ * block from every other rank; in place, what it sends has the receive block's size. */
+CLL_WEAK void cll_mpi_count_exchange_(MPI_Comm comm, int in_place, int sendcount,
+                                      MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype)
+{
+    uint64_t received = cll_mpi_bytes_(recvcount, recvtype);
+    cll_mpi_count_all_(comm, 1, in_place ? received : cll_mpi_bytes_(sendcount, sendtype));
+    cll_mpi_count_all_(comm, 0, received);
+}
+
 /* A rooted collective: the root exchanges `bytes` with every other rank (sends if
  * `root_sends`), each other rank the opposite way with the root. */
 CLL_WEAK void cll_mpi_count_rooted_(MPI_Comm comm, int root, int root_sends, uint64_t bytes)
@@ -728,10 +738,7 @@ CLL_WEAK int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendt
                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     CLL_MPI_TIMED(PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
-    int in_place = sendbuf == MPI_IN_PLACE;
-    cll_mpi_count_all_(comm, 1, in_place ? cll_mpi_bytes_(recvcount, recvtype)
-                                         : cll_mpi_bytes_(sendcount, sendtype));
-    cll_mpi_count_all_(comm, 0, cll_mpi_bytes_(recvcount, recvtype));
+    cll_mpi_count_exchange_(comm, sendbuf == MPI_IN_PLACE, sendcount, sendtype, recvcount, recvtype);
     return rc;
 }
 
@@ -739,10 +746,7 @@ CLL_WEAK int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype send
                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     CLL_MPI_TIMED(PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
-    int in_place = sendbuf == MPI_IN_PLACE;
-    cll_mpi_count_all_(comm, 1, in_place ? cll_mpi_bytes_(recvcount, recvtype)
-                                         : cll_mpi_bytes_(sendcount, sendtype));
-    cll_mpi_count_all_(comm, 0, cll_mpi_bytes_(recvcount, recvtype));
+    cll_mpi_count_exchange_(comm, sendbuf == MPI_IN_PLACE, sendcount, sendtype, recvcount, recvtype);
     return rc;
 }
 

@@ -46,6 +46,12 @@ int main(int argc, char **argv) {
     #pragma cll bcast bcast[0] + bcast[1]*log(P)
     MPI_Bcast(out, 100, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     #pragma cll end bcast
+    #pragma cll allgather allgather[0] + allgather[1]*P
+    MPI_Allgather(out, 10, MPI_DOUBLE, in, 10, MPI_DOUBLE, MPI_COMM_WORLD);
+    #pragma cll end allgather
+    #pragma cll alltoall alltoall[0] + alltoall[1]*P
+    MPI_Alltoall(out, 30, MPI_INT, in, 30, MPI_INT, MPI_COMM_WORLD);
+    #pragma cll end alltoall
     for (i = 0; i <= rank * 300; i++) {
         #pragma cll uneven uneven[0] + uneven[1]*i
         out[0] += i;
@@ -160,6 +166,11 @@ def test_trace_has_every_rank_and_the_bytes_each_sent(exchange, procs):
         sent, received = (procs - 1, 0) if rank == 0 else (0, 1)
         assert (bcast["msgs_sent"], bcast["msgs_recv"]) == (sent, received)
         assert bcast["P"] == procs and bcast["h"] == 800 * max(sent, received)
+        for name, block in (("allgather", 80), ("alltoall", 120)):   # a block to/from each other rank
+            (r,) = [r for r in records[name] if r["rank"] == rank]
+            assert (r["msgs_sent"], r["bytes_sent"]) == (procs - 1, block * (procs - 1))
+            assert (r["msgs_recv"], r["bytes_recv"]) == (procs - 1, block * (procs - 1))
+            assert r["partners"] == procs - 1
 
 
 def test_sweep_writes_a_shell_script_that_reruns_it_and_an_sbatch_script(exchange):
