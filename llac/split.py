@@ -1,12 +1,15 @@
 """Interval splitting (the paper's sets ℵ): cut the variable space where the constants change.
 
-A piece whose median relative error exceeds the threshold is scanned for the best cut over
+A piece whose median relative error exceeds the threshold, or that predictions beyond the data
+use (its box is unbounded above), is scanned for the best cut over
 every variable (between consecutive distinct values, with enough points on each side); the
 best cut is the one with the largest Chow F statistic on the relative (weighted) system, i.e.
 the smallest relative residual sum of squares. It is accepted only if (a) the root-mean-square
 relative error drops by more than `threshold` of its value, (b) a residual bootstrap of the sup-F
 statistic under the no-split model gives p < alpha (calibrated for the search over all
-cuts), and (c) the BIC decreases. Accepted pieces are split again, depth first.
+cuts), and (c) the BIC decreases. Pieces are split best first: an accepted cut of a piece
+that predictions beyond the data use is made first, then the one that lowers the relative
+residual sum of squares most, and both sides are searched in turn.
 """
 from __future__ import annotations
 
@@ -46,7 +49,7 @@ class Leaf:
 
 @dataclass
 class _Search:
-    """What the recursion shares: the data, settings, random stream and cuts made so far."""
+    """What the search shares: the data, settings, random stream and cuts made so far."""
     design: np.ndarray
     time: np.ndarray
     variables: dict[str, np.ndarray]
@@ -61,44 +64,95 @@ def split_points(design: np.ndarray, time: np.ndarray, variables: dict[str, np.n
                  settings: FitSettings) -> tuple[list[Leaf], list[Cut]]:
     """Split the sample points into pieces with their own constants; return leaves and cuts.
 
-    Leaves come in depth-first order (left, i.e. smaller values, first); the first leaf's
+    Best first: of all pieces with an acceptable cut, one that predictions beyond the data
+    use is split first, else the one whose cut lowers the relative residual sum of squares
+    most, so the interval budget (`maxintervals`, `maxpieces`) goes where extrapolation needs
+    it and then to the largest changes, not to the smallest values first. Leaves come in tree order (left, i.e. smaller values, first); the first leaf's
     region has -inf lower bounds.
     """
     k = design.shape[1]
     search = _Search(design, time, variables, settings, np.random.default_rng(settings.seed),
                      settings.minpoints or k + 1)
-    rows = np.arange(len(time))
-    region = {v: (-np.inf, np.inf) for v in variables}
-    leaves = _grow(search, rows, region, relative_fit(design, time))
-    return leaves, search.cuts
+    root = _Node((), np.arange(len(time)), {v: (-np.inf, np.inf) for v in variables},
+                 relative_fit(design, time))
+    done, open_ = [], [(root, _propose(search, root))]
+    while open_:
+        best = max(range(len(open_)), key=lambda i: _priority(*open_[i]))
+        node, proposal = open_.pop(best)
+        if proposal is None or len(search.cuts) + 1 >= settings.maxpieces:
+            done.append(node)
+        elif proposal.cut.variable not in _allowed(search):   # its budget went elsewhere
+            open_.append((node, _propose(search, node)))
+        else:
+            search.cuts.append(proposal.cut)
+            search.cut_values.setdefault(proposal.cut.variable, set()).add(proposal.cut.value)
+            open_ += [(child, _propose(search, child)) for child in proposal.children(node)]
+    return [Leaf(n.region, n.rows, n.fit) for n in sorted(done, key=lambda n: n.path)], search.cuts
 
 
-def _grow(search: _Search, rows: np.ndarray, region: dict, fit: RelativeFit) -> list[Leaf]:
-    """Split this piece if that is warranted, recursively; return its leaves."""
-    settings = search.settings
-    if (not settings.split or fit.median_rel_error <= settings.threshold
-            or len(search.cuts) + 1 >= settings.maxpieces):
-        return [Leaf(region, rows, fit)]
-    allowed = [v for v in search.variables
-               if len(search.cut_values.get(v, ())) + 2 <= settings.maxintervals]
-    found = _best_cut(search, rows, fit, allowed)
+@dataclass(frozen=True)
+class _Node:
+    """A piece during the search: its place in the tree (0 = left, 1 = right at each cut),
+    sample-point rows, box and relative fit."""
+    path: tuple[int, ...]
+    rows: np.ndarray
+    region: dict
+    fit: RelativeFit
+
+
+@dataclass(frozen=True)
+class _Proposal:
+    """An acceptable cut of a piece, with the fits of both sides and the SSR it removes."""
+    cut: Cut
+    left: np.ndarray          # mask over the piece's rows
+    sides: tuple[RelativeFit, RelativeFit]
+    gain: float
+
+    def children(self, node: _Node) -> list[_Node]:
+        """The two pieces the cut makes of `node`."""
+        v, value = self.cut.variable, self.cut.value
+        low, high = node.region[v]
+        return [_Node(node.path + (0,), node.rows[self.left], {**node.region, v: (low, value)}, self.sides[0]),
+                _Node(node.path + (1,), node.rows[~self.left], {**node.region, v: (value, high)}, self.sides[1])]
+
+
+def _priority(node: _Node, proposal: _Proposal | None) -> tuple:
+    """Priority of a piece in the best-first search: finished pieces first, then pieces that
+    predictions beyond the data use, then by gain."""
+    return (1, False, 0.0) if proposal is None else (0, _extrapolated(node), proposal.gain)
+
+
+def _extrapolated(node: _Node) -> bool:
+    """Whether predictions beyond the data use this piece: its box is unbounded above."""
+    return any(high == np.inf for _, high in node.region.values())
+
+
+def _allowed(search: _Search) -> list[str]:
+    """The variables that may still take another cut under `maxintervals`."""
+    return [v for v in search.variables
+            if len(search.cut_values.get(v, ())) + 2 <= search.settings.maxintervals]
+
+
+def _propose(search: _Search, node: _Node) -> _Proposal | None:
+    """The best cut of this piece if it passes the acceptance tests (module docstring), else None."""
+    settings, rows, fit = search.settings, node.rows, node.fit
+    if not settings.split or (fit.median_rel_error <= settings.threshold and not _extrapolated(node)):
+        return None
+    found = _best_cut(search, rows, fit, _allowed(search))
     if found is None:
-        return [Leaf(region, rows, fit)]
+        return None
     variable, value, F, p_value = found
     time = search.time[rows]
     left = search.variables[variable][rows] <= value
-    sides = [relative_fit(search.design[rows[m]], time[m]) for m in (left, ~left)]
+    sides = tuple(relative_fit(search.design[rows[m]], time[m]) for m in (left, ~left))
     n, k = len(rows), search.design.shape[1]
     ssr_before, ssr_after = fit.ssr(time), sum(s.ssr(time[m]) for s, m in zip(sides, (left, ~left)))
     delta_bic = _bic(ssr_after, n, 2 * k + 1) - _bic(ssr_before, n, k)
     before, after = np.sqrt(ssr_before / n), np.sqrt(ssr_after / n)
     if not (before - after > settings.threshold * before and p_value < settings.alpha and delta_bic < 0):
-        return [Leaf(region, rows, fit)]
-    search.cuts.append(Cut(variable, value, F, p_value, float(delta_bic), float(before), float(after)))
-    search.cut_values.setdefault(variable, set()).add(value)
-    low, high = region[variable]
-    return (_grow(search, rows[left], {**region, variable: (low, value)}, sides[0])
-            + _grow(search, rows[~left], {**region, variable: (value, high)}, sides[1]))
+        return None
+    cut = Cut(variable, value, F, p_value, float(delta_bic), float(before), float(after))
+    return _Proposal(cut, left, sides, ssr_before - ssr_after)
 
 
 def _bic(ssr: float, n: int, parameters: int) -> float:

@@ -51,7 +51,7 @@ def test_matinit_run_writes_both_experiments_with_the_swept_sizes(tmp_path):
     assert f"call: trace: {trace}" in done.stderr
     found = records(trace)
     assert set(found) == {"rowinit", "colinit"}
-    sizes = [16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128]  # four per octave
+    sizes = [*range(16, 32, 2), *range(32, 64, 4), *range(64, 129, 8)]  # eight per octave
     for rows in found.values():
         assert len(rows) == 5 * len(sizes)
         assert sorted({int(float(r[3])) for r in rows}) == sizes

@@ -123,6 +123,10 @@ def test_many_distinct_points_use_spread_candidates_and_a_subset_bootstrap():
     N = np.exp(rng.uniform(np.log(16), np.log(2 ** 22), 20000))
     constants = piecewise(N <= 50000, [1e-7, 1e-9], [1e-7, 3e-9])
     model = fit_experiment(synthetic("f[0] + f[1]*N", {"N": N}, constants, seed=12))
-    (cut,) = model.cuts
-    assert cut.variable == "N" and 50000 / 1.3 < cut.value < 50000 * 1.3
-    assert cut.p_value < 0.05 and len(model.sample_points["N"]) == 20000
+    # 48 spread candidates put the first cut near, not at, 50000; the last interval (used
+    # beyond the data) may then be cut again next to it, to drop the other regime's points.
+    assert 1 <= len(model.cuts) <= 2
+    for cut in model.cuts:
+        assert cut.variable == "N" and 50000 / 1.3 < cut.value < 50000 * 1.3 and cut.p_value < 0.05
+    assert len(model.sample_points["N"]) == 20000
+    assert model.pieces[-1].constants[1] == pytest.approx(3e-9, rel=0.02)

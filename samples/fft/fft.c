@@ -1,5 +1,5 @@
 /* fft.c -- a sequential radix-2 recursive FFT (decimation in time), timed as
- * G[0] + G[1]*N*log(N) for N = 2^8 ... MAXN (argument 1, default 2^23), REPS times each.
+ * G[0] + G[1]*N*log(N) for N = 2^8 ... MAXN (argument 1, default 2^24), REPS times each.
  * Built as plain C (pragmas ignored) it transforms one signal of MAXN points.
  */
 #include <complex.h>
@@ -27,7 +27,7 @@ static void fft(double complex *out, const double complex *in, int n, int stride
 }
 
 int main(int argc, char **argv) {
-    int maxn = argc > 1 ? atoi(argv[1]) : 1 << 23;
+    int maxn = argc > 1 ? atoi(argv[1]) : 1 << 24;
     if (maxn < 256 || (maxn & (maxn - 1)) != 0) {
         fprintf(stderr, "usage: fft [MAXN: a power of two >= 256]\n");
         return 2;

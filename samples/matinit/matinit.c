@@ -2,7 +2,7 @@
  *
  * Row-wise order walks memory with stride 1; column-wise order with stride N, so once the
  * matrix outgrows the caches its constants change: llac should find the intervals.
- * The sampling loop sweeps N = 16, 20, 24, 28, 32, 40, 48, ... (four sizes per octave, the
+ * The sampling loop sweeps N = 16, 18, 20, ..., 32, 36, 40, ... (eight sizes per octave, the
  * powers of two among them, so that every cache regime holds several sizes) up to MAXN
  * (argument 1, default 8192), REPS times each. Built as plain C (pragmas ignored) it initialises one MAXN x MAXN matrix.
  */
@@ -11,12 +11,12 @@
 
 #define REPS 5
 
-/* The next sample size: n plus a quarter of the largest power of two <= n. */
+/* The next sample size: n plus an eighth of the largest power of two <= n. */
 static int next_size(int n) {
     int step = 1;
     while (step * 2 <= n)
         step *= 2;
-    return n + step / 4;
+    return n + step / 8;
 }
 
 int main(int argc, char **argv) {
