@@ -2,9 +2,10 @@
 
 Finds every pragma (call.clex), parses it (call.pragmas), and checks what a C compiler
 cannot: experiments and sampling loops balance within each function, one name keeps one
-formula, a pragma stands where a statement may begin (never as the body of an unbraced
-if/else/for/while, never at file scope), `return`/`goto` inside an open experiment, and
-near-miss prefixes such as `#pragma ll` that a compiler would silently ignore.
+formula, a pragma stands where a statement may begin (never at file scope, never as the
+body of an unbraced if/else/for/while/do/switch — except an experiment enclosing exactly that
+one body statement, which the generated code wraps in braces), `return`/`goto` inside an open
+experiment, and near-miss prefixes such as `#pragma ll` that a compiler would silently ignore.
 """
 from __future__ import annotations
 
@@ -15,6 +16,11 @@ from call.diagnostics import CallError, Diagnostic, edit_distance
 from call.pragmas import Begin, End, EndFor, For, Parallel, Pragma, Report, parse_pragma
 
 CONTROL = {"if", "for", "while", "switch"}
+# control headers whose unbraced body may be one experiment (not `switch`: a jump to a case
+# label inside the body would skip the begin)
+WRAPPABLE = {"if", "for", "while", "else", "do"}
+# a wrapped statement may not itself be a control statement
+NESTED_CONTROL = {"if", "for", "while", "do", "switch", "else"}
 # pragmas that apply to the statement after them (OpenMP, OpenACC, loop hints)
 STATEMENT_PRAGMAS = {"omp", "acc", "GCC", "clang", "ivdep", "unroll", "simd", "loop"}
 STANDALONE = {"barrier", "flush", "taskwait", "taskyield", "threadprivate", "declare", "requires",
@@ -31,12 +37,25 @@ class Program:
     experiments: dict[str, Begin] = field(default_factory=dict)
     parallel: Parallel | None = None
     warnings: list[Diagnostic] = field(default_factory=list)
+    # sites of the begins and ends of experiments that are the unbraced body of a control
+    # header: the generated code opens a brace with such a begin and closes it after such an end
+    wrapped: set[str] = field(default_factory=set)
 
 
 @dataclass
 class _Open:
     pragma: Begin | For
     depth: int
+
+
+@dataclass(eq=False)
+class _Wrap:
+    """An experiment begun as the unbraced body of `header`: it must enclose one statement."""
+    begin: Begin
+    header: str             # 'else', 'do', 'if (...)', ...
+    depth: int              # brace depth at the begin
+    first: CodeToken | None = None  # the statement's first token
+    done: bool = False      # the statement is complete; only its `end` may follow
 
 
 def check_file(file: str, text: str) -> Program:
@@ -65,7 +84,8 @@ class _Checker:
         self.depth = 0
         self.parens: list[str] = []       # for each open '(', the word before it
         self.previous: CodeToken | None = None
-        self.closed_control = False       # previous ')' closed an if/for/while/switch header
+        self.closed_control: str | None = None  # the keyword, if the previous ')' closed a control header
+        self.wraps: list[_Wrap] = []      # experiments pending as unbraced bodies, innermost last
         self.statement_pragma: str | None = None  # e.g. 'omp' right after '#pragma omp ...'
 
     def diagnostic(self, severity, line, column, message, notes=()):
@@ -106,10 +126,45 @@ class _Checker:
         elif text == "(":
             self.parens.append(self.previous.text if self.previous else "")
         elif text == ")" and self.parens:
-            self.closed_control = self.parens.pop() in CONTROL
+            word = self.parens.pop()
+            self.closed_control = word if word in CONTROL else None
         elif text in ("return", "goto") and token.kind == "IDENT":
             self.leaving(token)
         self.previous = token
+        for wrap in list(self.wraps):   # a failure drops a wrap and those inside it
+            if wrap in self.wraps:
+                self.wrapped_code(token, wrap)
+
+    def wrapped_code(self, token: CodeToken, wrap: _Wrap):
+        """Follow the one statement an unbraced-body experiment encloses: a `{...}` block or a
+        simple statement up to its `;`; anything else there is an error."""
+        name = wrap.begin.name
+        if self.depth < wrap.depth:
+            return self.wrap_failed(wrap, token, f"'#pragma cll end {name}' is missing before this "
+                                    f"'}}': experiment {name!r} is the body of '{wrap.header}' "
+                                    f"without braces, so one statement and then its 'end' follow it")
+        if wrap.done:
+            return self.wrap_failed(wrap, token, f"only one statement may stand between "
+                                    f"'#pragma cll {name}' and '#pragma cll end {name}' here: the "
+                                    f"experiment is the body of '{wrap.header}' without braces; "
+                                    f"add braces to time more")
+        if wrap.first is None:
+            wrap.first = token
+            if token.kind == "IDENT" and token.text in NESTED_CONTROL:
+                return self.wrap_failed(wrap, token, f"experiment {name!r} is the body of "
+                                        f"'{wrap.header}' without braces and encloses a nested "
+                                        f"'{token.text}' statement, which it cannot wrap: add braces")
+        closing = "}" if wrap.first.text == "{" else ";"
+        wrap.done = token.text == closing and self.depth == wrap.depth and not self.parens
+
+    def wrap_failed(self, wrap: _Wrap, at: Pragma | CodeToken, message: str):
+        """Report a misused unbraced-body experiment once: forget it so its `end` and the end of
+        the function do not report it again."""
+        self.error(at, message, [self.note(wrap.begin, f"experiment {wrap.begin.name!r} begins "
+                                                       f"here, after '{wrap.header}'")])
+        del self.wraps[self.wraps.index(wrap):]
+        self.stack = [o for o in self.stack if o.pragma is not wrap.begin]
+        self.rejected.add(wrap.begin.name)
 
     def leaving(self, token: CodeToken):
         open_experiments = [o.pragma for o in self.stack if isinstance(o.pragma, Begin)]
@@ -128,6 +183,7 @@ class _Checker:
             name = entry.pragma.name if isinstance(entry.pragma, Begin) else "for"
             self.error(entry.pragma, what, self.typo_notes(name))
         self.stack.clear()
+        self.wraps.clear()
 
     # ------------------------------------------------------------ pragmas
 
@@ -160,15 +216,25 @@ class _Checker:
     def placement_ok(self, pragma: Pragma, following: CodeToken | None) -> bool:
         previous = self.previous.text if self.previous else None
         what = _describe(pragma)
+        header = previous if previous in ("else", "do") else \
+            f"{self.closed_control} (...)" if previous == ")" and self.closed_control else None
+        wrap = self.wraps[-1] if self.wraps else None
+        if wrap is not None and (wrap.first is None or wrap.done or self.depth == wrap.depth
+                                 or isinstance(pragma, End) and self.stack[-1].pragma is wrap.begin):
+            return self.wrap_pragma(wrap, pragma)
         if self.depth <= 0:
             self.error(pragma, f"{what} at file scope: it becomes a statement, so it must stand "
                                f"inside a function body")
         elif self.parens:
             self.error(pragma, f"{what} inside parentheses: it must stand where a statement can begin")
-        elif previous in ("else", "do") or (previous == ")" and self.closed_control):
-            keyword = previous if previous != ")" else "if/for/while/switch (...)"
-            self.error(pragma, f"{what} directly after '{keyword}' without braces: the inserted "
-                               f"code would become the body and change the program; add braces")
+        elif header and isinstance(pragma, Begin) and header.split()[0] in WRAPPABLE:
+            self.wraps.append(_Wrap(pragma, header, self.depth))
+            return True
+        elif header:
+            self.error(pragma, f"{what} directly after '{header}' without braces: the inserted "
+                               f"code would become the body and change the program; add braces "
+                               f"(only an experiment that encloses exactly the one body "
+                               f"statement of an if/else/for/while/do may stand there)")
         elif self.statement_pragma:
             self.error(pragma, f"{what} directly after a '#pragma {self.statement_pragma}' line, "
                                f"which applies to the next statement: the inserted code would "
@@ -181,6 +247,24 @@ class _Checker:
                                f"code would separate them; add braces")
         else:
             return True
+        return False
+
+    def wrap_pragma(self, wrap: _Wrap, pragma: Pragma) -> bool:
+        """A pragma where an unbraced-body experiment allows only its statement, then its end."""
+        name = wrap.begin.name
+        if isinstance(pragma, End) and pragma.name == name and wrap.done:
+            self.wraps.pop()
+            self.program.wrapped.update((wrap.begin.site, pragma.site))
+            return True
+        if wrap.first is None:
+            problem = f"before the statement of experiment {name!r}"
+        elif not wrap.done:
+            problem = f"inside the statement that experiment {name!r} encloses"
+        else:
+            problem = f"between the statement of experiment {name!r} and its 'end {name}'"
+        self.wrap_failed(wrap, pragma, f"{_describe(pragma)} {problem}: experiment {name!r} is "
+                                       f"the body of '{wrap.header}' without braces, so it must "
+                                       f"enclose exactly one statement; add braces")
         return False
 
     def begin(self, pragma: Begin):

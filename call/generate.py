@@ -30,11 +30,21 @@ def instrumented_source(program: Program, header_name: str) -> str:
     lines = list(program.lines)
     for directive, pragma in program.sites:
         indent = lines[directive.line - 1][:directive.column - 1]
-        lines[directive.line - 1] = (indent if not indent.strip() else "") + _statement(pragma, program)
+        lines[directive.line - 1] = (indent if not indent.strip() else "") + _wrapped(pragma, program)
         for number in range(directive.line + 1, directive.last_line + 1):
             lines[number - 1] = ""
     head = [f'#include {c_string(header_name)}', f"#line 1 {c_string(program.file)}"]
     return "\n".join(head + lines) + "\n"
+
+
+def _wrapped(pragma: Pragma, program: Program) -> str:
+    """The code of one pragma; the begin and end of an experiment that is the unbraced body of
+    a control header also open and close the brace that keeps begin, statement and end that
+    one body (`else { begin; stmt; end; }`)."""
+    code = _statement(pragma, program)
+    if pragma.site not in program.wrapped:
+        return code
+    return "{ " + code if isinstance(pragma, Begin) else code + " }"
 
 
 def _statement(pragma: Pragma, program: Program) -> str:

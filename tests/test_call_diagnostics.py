@@ -166,8 +166,9 @@ def test_end_for_while_experiment_open(tmp_path):
 
 
 @pytest.mark.parametrize("lines, words", [
-    (("if (x)", "#pragma cll f f[0]", "x++;", "#pragma cll end f"), "directly after 'if/for/while/switch (...)'"),
-    (("if (x) x++; else", "#pragma cll f f[0]", "x++;", "#pragma cll end f"), "directly after 'else'"),
+    (("if (x)", "#pragma cll for(N = 1; N < 2; N++)", "x++;", "#pragma cll end for"), "directly after 'if (...)'"),
+    (("if (x) x++; else", "#pragma cll report all", "x++;"), "directly after 'else'"),
+    (("switch (x)", "#pragma cll f f[0]", "{ default: x++; }", "#pragma cll end f"), "directly after 'switch (...)'"),
     (("if (x) x++;", "#pragma cll f f[0]", "else x--;", "#pragma cll end f"), "between an if's statement and its 'else'"),
     (("x = 1 +", "#pragma cll f f[0]", "2;", "#pragma cll end f"), "inside a statement"),
 ])
