@@ -28,14 +28,32 @@
 extern int cll_use_tsc_;            /* 1: ticks are TSC cycles; 0: CLOCK_MONOTONIC ns */
 uint64_t cll_monotonic_ns_(void);   /* out of line: keeps the TSC path free of its call */
 
-/* One clock read in ticks; inline so begin/end pay no call for it. */
-static inline uint64_t cll_now_(void)
+/* Whether the clock is the TSC, read inline by cll_tsc_(); otherwise it is
+ * cll_monotonic_ns_(), a call. begin/end test this first so that their common path calls
+ * nothing and saves no registers. */
+static inline int cll_clock_inline_(void)
 {
 #ifdef CLL_HAVE_TSC
-    if (__builtin_expect(cll_use_tsc_, 1))
-        return __rdtsc();
+    return __builtin_expect(cll_use_tsc_, 1);
+#else
+    return 0;
 #endif
-    return cll_monotonic_ns_();
+}
+
+/* The TSC (only meaningful when cll_clock_inline_()). */
+static inline uint64_t cll_tsc_(void)
+{
+#ifdef CLL_HAVE_TSC
+    return __rdtsc();
+#else
+    return 0;
+#endif
+}
+
+/* One clock read in ticks. */
+static inline uint64_t cll_now_(void)
+{
+    return cll_clock_inline_() ? cll_tsc_() : cll_monotonic_ns_();
 }
 void cll_timer_init_(void);
 

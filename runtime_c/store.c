@@ -166,18 +166,33 @@ static __attribute__((noinline, noreturn, cold)) void end_mismatch(cll_slot *s, 
     cll_fatal_(msg, status);
 }
 
-static inline void begin_on(cll_slot *s, cll_experiment *e, const double *vars)
+/* Whether `e` can be pushed on s's open stack without growing it (or refusing `e`). */
+static inline int begin_fits(const cll_slot *s, const cll_experiment *e)
+{
+    return __builtin_expect(s->depth < s->open_cap && s->vpos + (size_t)e->nvars <= s->vcap
+                            && e->id >= 0, 1);
+}
+
+/* Push `e` with its variables (copied now) on s's open stack, which has room; the caller
+ * stamps the returned entry's t0. */
+static inline cll_open *push_open(cll_slot *s, cll_experiment *e, const double *vars)
 {
     int n = e->nvars;
-    if (__builtin_expect(s->depth == s->open_cap || s->vpos + (size_t)n > s->vcap || e->id < 0, 0))
-        slot_grow(s, e, n);
     cll_open *o = &s->open[s->depth++];
     o->e = e;
     o->vpos = s->vpos;
     double *v = s->vars + s->vpos;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++)    /* a loop, not memcpy: n is small, a call is not */
         v[i] = vars[i];
     s->vpos += (size_t)n;
+    return o;
+}
+
+static inline void begin_on(cll_slot *s, cll_experiment *e, const double *vars)
+{
+    if (!begin_fits(s, e))
+        slot_grow(s, e, e->nvars);
+    cll_open *o = push_open(s, e, vars);
     o->t0 = cll_now_();
 }
 
@@ -206,7 +221,7 @@ static inline void end_on(cll_slot *s, cll_experiment *e, const char *site, uint
     r->ticks = t1 - o->t0;
     double *to = (double *)(r + 1);
     const double *from = s->vars + o->vpos;
-    for (int i = 0; i < n; i++)    /* a loop, not memcpy: n is small, a call is not */
+    for (int i = 0; i < n; i++)
         to[i] = from[i];
     s->vpos = o->vpos;
     s->pos += size;
@@ -223,17 +238,40 @@ static __attribute__((noinline, cold)) void end_after_spill(cll_slot *s, cll_exp
     end_on(s, e, site, t1);
 }
 
+/* cll_begin of a thread's first record, or with a full open stack (cold path). */
+static __attribute__((noinline, cold)) void begin_slow(cll_experiment *e, const double *vars)
+{
+    begin_on(self ? self : slot_register(), e, vars);
+}
+
+/* The begin stamp with the monotonic clock: a call, kept out of cll_begin's TSC path. */
+static __attribute__((noinline)) void stamp_monotonic(cll_open *o) { o->t0 = cll_monotonic_ns_(); }
+
+/* cll_end with the monotonic clock: a call, kept out of cll_end's TSC path. */
+static __attribute__((noinline)) void end_monotonic(cll_experiment *e, const char *site)
+{
+    uint64_t t1 = cll_monotonic_ns_();
+    end_on(self, e, site, t1);
+}
+
+/* The hot path: every slower case is a tail call, so the TSC path is a leaf that saves no
+ * registers; the clock is read last at begin and first at end. */
 void cll_begin(cll_experiment *e, const double *vars)
 {
     cll_slot *s = self;
-    if (__builtin_expect(s == NULL, 0))
-        s = slot_register();
-    begin_on(s, e, vars);
+    if (__builtin_expect(s == NULL, 0) || !begin_fits(s, e))
+        return begin_slow(e, vars);
+    cll_open *o = push_open(s, e, vars);
+    if (!cll_clock_inline_())
+        return stamp_monotonic(o);
+    o->t0 = cll_tsc_();
 }
 
 void cll_end(cll_experiment *e, const char *site)
 {
-    uint64_t t1 = cll_now_();
+    if (!cll_clock_inline_())
+        return end_monotonic(e, site);
+    uint64_t t1 = cll_tsc_();
     end_on(self, e, site, t1);
 }
 
