@@ -220,7 +220,7 @@ class _Checker:
             f"{self.closed_control} (...)" if previous == ")" and self.closed_control else None
         wrap = self.wraps[-1] if self.wraps else None
         if wrap is not None and (wrap.first is None or wrap.done or self.depth == wrap.depth
-                                 or isinstance(pragma, End) and self.stack[-1].pragma is wrap.begin):
+                                 or isinstance(pragma, End) and self.stack and self.stack[-1].pragma is wrap.begin):
             return self.wrap_pragma(wrap, pragma)
         if self.depth <= 0:
             self.error(pragma, f"{what} at file scope: it becomes a statement, so it must stand "
