@@ -20,21 +20,25 @@
 
 #define BUFFER_BYTES (2u << 20)
 
-typedef struct cll_open {
+/* An open experiment on its thread's stack of frames: [e][t0][e->nvars doubles][e]. The
+ * trailing copy of e finds the innermost frame from the top of the stack (end checks it before
+ * trusting its size), the leading one lets the stack be walked from the bottom. */
+typedef struct cll_frame {
     cll_experiment *e;
     uint64_t t0;
-    size_t vpos;        /* where its captured variables start in the slot's vars */
-} cll_open;
+    double vars[];
+} cll_frame;
+
+#define FRAME_BYTES(nvars) \
+    (sizeof(cll_frame) + (size_t)(nvars) * sizeof(double) + sizeof(cll_experiment *))
 
 typedef struct cll_slot {
     /* hot: touched by every begin/end */
     char *buf;
     size_t pos, cap;
-    cll_open *open;
-    int depth, open_cap;
+    char *stack;        /* open experiments' frames, innermost on top */
+    size_t top, stack_cap;
     int32_t thread;
-    double *vars;
-    size_t vpos, vcap;
     uint64_t records;   /* completed, read by other threads (relaxed) */
     /* cold */
     uint64_t spilled;
@@ -66,10 +70,8 @@ static cll_slot *slot_new(size_t cap)
     memset(s, 0, sizeof *s);
     s->buf = xmalloc(cap);
     s->cap = cap;
-    s->open_cap = 16;
-    s->open = xmalloc(s->open_cap * sizeof *s->open);
-    s->vcap = 64;
-    s->vars = xmalloc(s->vcap * sizeof *s->vars);
+    s->stack_cap = 1024;
+    s->stack = xmalloc(s->stack_cap);
     s->spill_fd = -1;
     return s;
 }
@@ -87,10 +89,9 @@ static __attribute__((noinline, cold)) cll_slot *slot_register(void)
     return s;
 }
 
-/* Make room for one more open experiment with `nvars` variables (cold path); refuse an
- * experiment that was never registered (its records could not be written). */
-static __attribute__((noinline, cold)) void slot_grow(cll_slot *s, const cll_experiment *e,
-                                                      int nvars)
+/* Make room for the frame of `e` (cold path); refuse an experiment that was never
+ * registered (its records could not be written). */
+static __attribute__((noinline, cold)) void slot_grow(cll_slot *s, const cll_experiment *e)
 {
     if (e->id < 0) {
         char msg[1024];
@@ -98,15 +99,23 @@ static __attribute__((noinline, cold)) void slot_grow(cll_slot *s, const cll_exp
                  "(cll_register)", e->source ? e->source : "cll", e->name);
         cll_fatal_(msg, "experiment begins but was never registered");
     }
-    if (s->depth == s->open_cap) {
-        s->open_cap *= 2;
-        s->open = realloc(s->open, s->open_cap * sizeof *s->open);
-    }
-    while (s->vpos + (size_t)nvars > s->vcap)
-        s->vcap *= 2;
-    s->vars = realloc(s->vars, s->vcap * sizeof *s->vars);
-    if (!s->open || !s->vars)
+    while (s->top + FRAME_BYTES(e->nvars) > s->stack_cap)
+        s->stack_cap *= 2;
+    s->stack = realloc(s->stack, s->stack_cap);
+    if (!s->stack)
         cll_fatal_("cll: error: out of memory for open experiments", "out of memory");
+}
+
+/* The innermost open experiment of s as its frame's trailer names it; NULL if none. */
+static inline const cll_experiment *innermost(const cll_slot *s)
+{
+    return s->top ? *(cll_experiment *const *)(s->stack + s->top - sizeof(cll_experiment *)) : NULL;
+}
+
+/* The innermost frame, whose experiment has `nvars` variables. */
+static inline cll_frame *top_frame(const cll_slot *s, int nvars)
+{
+    return (cll_frame *)(s->stack + s->top - FRAME_BYTES(nvars));
 }
 
 /* Append the full buffer to the thread's spill file and empty it (cold path). */
@@ -154,46 +163,43 @@ static __attribute__((noinline, noreturn, cold)) void end_mismatch(cll_slot *s, 
                                                              const char *site)
 {
     char msg[1024], status[900];
-    if (!s || s->depth == 0)
+    const cll_experiment *o = s ? innermost(s) : NULL;
+    if (!o)
         snprintf(status, sizeof status, "end of '%s' at %s but no experiment is open", e->name, site);
-    else {
-        const cll_experiment *o = s->open[s->depth - 1].e;
+    else
         snprintf(status, sizeof status,
                  "end of '%s' at %s does not match the open experiment '%s' (begun at %s)",
                  e->name, site, o->name, o->source ? o->source : "?");
-    }
     snprintf(msg, sizeof msg, "%s: error: %s", site, status);
     cll_fatal_(msg, status);
 }
 
-/* Whether `e` can be pushed on s's open stack without growing it (or refusing `e`). */
+/* Whether the frame of `e` fits on s's stack without growing it (or refusing `e`). */
 static inline int begin_fits(const cll_slot *s, const cll_experiment *e)
 {
-    return __builtin_expect(s->depth < s->open_cap && s->vpos + (size_t)e->nvars <= s->vcap
-                            && e->id >= 0, 1);
+    return __builtin_expect(s->top + FRAME_BYTES(e->nvars) <= s->stack_cap && e->id >= 0, 1);
 }
 
-/* Push `e` with its variables (copied now) on s's open stack, which has room; the caller
- * stamps the returned entry's t0. */
-static inline cll_open *push_open(cll_slot *s, cll_experiment *e, const double *vars)
+/* Push the frame of `e` with its variables (copied now) on s's stack, which has room; the
+ * caller stamps the returned frame's t0. */
+static inline cll_frame *push_frame(cll_slot *s, cll_experiment *e, const double *vars)
 {
     int n = e->nvars;
-    cll_open *o = &s->open[s->depth++];
-    o->e = e;
-    o->vpos = s->vpos;
-    double *v = s->vars + s->vpos;
+    cll_frame *f = (cll_frame *)(s->stack + s->top);
+    f->e = e;
     for (int i = 0; i < n; i++)    /* a loop, not memcpy: n is small, a call is not */
-        v[i] = vars[i];
-    s->vpos += (size_t)n;
-    return o;
+        f->vars[i] = vars[i];
+    *(cll_experiment **)(f->vars + n) = e;
+    s->top += FRAME_BYTES(n);
+    return f;
 }
 
 static inline void begin_on(cll_slot *s, cll_experiment *e, const double *vars)
 {
     if (!begin_fits(s, e))
-        slot_grow(s, e, e->nvars);
-    cll_open *o = push_open(s, e, vars);
-    o->t0 = cll_now_();
+        slot_grow(s, e);
+    cll_frame *f = push_frame(s, e, vars);
+    f->t0 = cll_now_();
 }
 
 static void end_after_spill(cll_slot *s, cll_experiment *e, const char *site, uint64_t t1);
@@ -205,25 +211,24 @@ static __attribute__((noinline)) void set_thread(cll_record *r) { r->thread = cl
 /* Slow paths are tail calls, so the common path saves no registers. */
 static inline void end_on(cll_slot *s, cll_experiment *e, const char *site, uint64_t t1)
 {
-    if (__builtin_expect(!s || s->depth == 0, 0))
+    if (__builtin_expect(!s || s->top == 0, 0))
         end_mismatch(s, e, site);
-    cll_open *o = &s->open[s->depth - 1];
-    if (__builtin_expect(o->e != e, 0) && o->e->id != e->id)   /* same name, other unit? */
+    const cll_experiment *o = innermost(s);
+    if (__builtin_expect(o != e, 0) && o->id != e->id)   /* same name, other unit? */
         end_mismatch(s, e, site);
-    int n = e->nvars;
+    int n = e->nvars;   /* the frame's size: one name has one number of variables */
     size_t size = sizeof(cll_record) + (size_t)n * sizeof(double);
     if (__builtin_expect(s->pos + size > s->cap, 0))
         return end_after_spill(s, e, site, t1);
-    s->depth--;
+    cll_frame *f = top_frame(s, n);
     cll_record *r = (cll_record *)(s->buf + s->pos);
     r->exp = (uint32_t)e->id;
     r->thread = s->thread;
-    r->ticks = t1 - o->t0;
+    r->ticks = t1 - f->t0;
     double *to = (double *)(r + 1);
-    const double *from = s->vars + o->vpos;
     for (int i = 0; i < n; i++)
-        to[i] = from[i];
-    s->vpos = o->vpos;
+        to[i] = f->vars[i];
+    s->top = (size_t)((char *)f - s->stack);
     s->pos += size;
     __atomic_store_n(&s->records, s->records + 1, __ATOMIC_RELAXED);
     if (cll_thread_id_)
@@ -245,7 +250,7 @@ static __attribute__((noinline, cold)) void begin_slow(cll_experiment *e, const 
 }
 
 /* The begin stamp with the monotonic clock: a call, kept out of cll_begin's TSC path. */
-static __attribute__((noinline)) void stamp_monotonic(cll_open *o) { o->t0 = cll_monotonic_ns_(); }
+static __attribute__((noinline)) void stamp_monotonic(cll_frame *f) { f->t0 = cll_monotonic_ns_(); }
 
 /* cll_end with the monotonic clock: a call, kept out of cll_end's TSC path. */
 static __attribute__((noinline)) void end_monotonic(cll_experiment *e, const char *site)
@@ -261,10 +266,10 @@ void cll_begin(cll_experiment *e, const double *vars)
     cll_slot *s = self;
     if (__builtin_expect(s == NULL, 0) || !begin_fits(s, e))
         return begin_slow(e, vars);
-    cll_open *o = push_open(s, e, vars);
+    cll_frame *f = push_frame(s, e, vars);
     if (!cll_clock_inline_())
-        return stamp_monotonic(o);
-    o->t0 = cll_tsc_();
+        return stamp_monotonic(f);
+    f->t0 = cll_tsc_();
 }
 
 void cll_end(cll_experiment *e, const char *site)
@@ -330,8 +335,11 @@ int cll_store_each_(cll_record_fn fn, void *ctx)
 void cll_store_each_open_(void (*fn)(const cll_experiment *e, int thread, void *ctx), void *ctx)
 {
     for (cll_slot *s = slots; s; s = s->next)
-        for (int i = 0; i < s->depth; i++)
-            fn(s->open[i].e, s->thread, ctx);
+        for (size_t at = 0; at < s->top;) {
+            const cll_frame *f = (const cll_frame *)(s->stack + at);
+            fn(f->e, s->thread, ctx);
+            at += FRAME_BYTES(f->e->nvars);
+        }
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -392,10 +400,8 @@ uint64_t cll_spilled_count(void)
 double *cll_open_values(const cll_experiment *e)
 {
     cll_slot *s = self;
-    if (!s || s->depth == 0)
+    const cll_experiment *o = s ? innermost(s) : NULL;
+    if (!o || (o != e && o->id != e->id))
         return NULL;
-    const cll_open *o = &s->open[s->depth - 1];
-    if (o->e != e && o->e->id != e->id)
-        return NULL;
-    return s->vars + o->vpos;
+    return top_frame(s, e->nvars)->vars;
 }

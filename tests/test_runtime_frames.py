@@ -1,0 +1,71 @@
+"""The runtime's stack of open experiments, where experiments with different numbers of
+variables nest: each frame's variables come back in its own record, the stack grows past its
+first allocation, an experiment ended from another translation unit closes the right frame,
+and the open ones are listed outermost first."""
+from test_runtime_support import begin, build, c_program, end, read_trace, run
+
+MIXED = {"z": ("z[0]", []), "a": ("a[0] + a[1]*N", ["N"]),
+         "w": ("w[0] + w[1]*N*M*K*L*Q", ["N", "M", "K", "L", "Q"])}
+
+
+def test_mixed_sizes_nest_deeply_and_keep_their_values(tmp_path):
+    # 300 levels of w(5 variables) > a(1) > z(0): far more than the first allocation
+    src = c_program(MIXED, "rec(299); cll_report(0, 0); return 0;", functions=f"""
+        static void rec(int n) {{
+            {begin("w", "n", "n + 1", "n + 2", "n + 3", "n + 4")}
+            {begin("a", "-n")}
+            {begin("z")}
+            if (n > 0) rec(n - 1);
+            {end("z", 30)}
+            {end("a", 31)}
+            {end("w", 32)}
+        }}""")
+    result = run(build(tmp_path, {"prog.c": src}))
+    assert result.returncode == 0, result.stderr
+    trace = read_trace(tmp_path / "prog.cll.1.dat")
+    assert len(trace.records["z"]) == 300
+    assert [float(r[3]) for r in trace.records["a"]] == [-n for n in range(300)]
+    assert [[float(v) for v in r[3:]] for r in trace.records["w"]] == [
+        [n, n + 1, n + 2, n + 3, n + 4] for n in range(300)]
+    w_times = [float(r[2]) for r in trace.records["w"]]
+    a_times = [float(r[2]) for r in trace.records["a"]]
+    assert all(wt > at > 0 for wt, at in zip(w_times, a_times))
+
+
+def test_open_experiments_listed_outermost_first(tmp_path):
+    src = c_program(MIXED, f"""
+        {begin("a", "1")} {begin("w", "1", "2", "3", "4", "5")} {begin("z")}
+        {begin("a", "2")} {end("a")}
+        cll_report(0, 0); return 0;""")
+    result = run(build(tmp_path, {"prog.c": src}))
+    assert result.returncode == 0, result.stderr
+    trace = read_trace(tmp_path / "prog.cll.1.dat")
+    assert trace.header["open"] == ("a (thread 0, begun at prog.c:11:1), "
+                                    "w (thread 0, begun at prog.c:12:1), "
+                                    "z (thread 0, begun at prog.c:10:1)")
+    assert [r[3] for r in trace.records["a"]] == ["2"]
+    assert result.stderr.count("still open at exit") == 3
+
+
+def test_mismatch_under_other_sizes_names_the_innermost(tmp_path):
+    src = c_program(MIXED, f"""
+        {begin("w", "1", "2", "3", "4", "5")} {begin("z")} {end("w", 42)} return 0;""")
+    result = run(build(tmp_path, {"prog.c": src}))
+    assert result.returncode == 70
+    assert result.stderr.strip() == ("prog.c:42:1: error: end of 'w' at prog.c:42:1 does not "
+                                     "match the open experiment 'z' (begun at prog.c:10:1)")
+
+
+def test_end_from_another_unit_closes_the_frame_begun_here(tmp_path):
+    # other.c's struct for w is another object with the same id: it ends prog.c's frame
+    other = c_program({"w": MIXED["w"]}, "", source="other.c", functions=f"""
+        void close_w(void) {{ {end("w", 7)} }}""").split("int main(")[0]
+    main = c_program(MIXED, f"""
+        {begin("a", "9")} {begin("w", "1", "2", "3", "4", "5")} close_w(); {end("a")}
+        cll_report(0, 0); return 0;""", prelude="void close_w(void);")
+    result = run(build(tmp_path, {"prog.c": main, "other.c": other}))
+    assert result.returncode == 0, result.stderr
+    trace = read_trace(tmp_path / "prog.cll.1.dat")
+    assert [r[3:] for r in trace.records["w"]] == [["1", "2", "3", "4", "5"]]
+    assert [r[3] for r in trace.records["a"]] == ["9"]
+    assert "open" not in trace.header
