@@ -2,8 +2,8 @@
  *
  * Each thread that records owns a 64-byte-aligned slot reached through an initial-exec
  * thread-local pointer, so begin/end take no lock and share no cache line. A slot keeps the
- * thread's open experiments (a growable stack; variables are captured at begin) and a buffer
- * of completed records; a full buffer is appended to the thread's hidden spill file next to
+ * thread's open experiments (a growable stack of frames; variables are captured at begin) and
+ * a buffer of completed records; a full buffer is appended to the thread's hidden spill file next to
  * the trace, as a chunk [uint64 byte count][records], so no record is ever dropped and memory
  * stays bounded. Slots are never freed: a thread that exits leaves its records behind.
  */
