@@ -9,8 +9,6 @@ import numpy as np
 
 from llac.formula import Formula
 
-STANDARD_COLUMNS = ("rank", "thread", "time")
-
 
 @dataclass(frozen=True)
 class Experiment:

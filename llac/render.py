@@ -7,8 +7,6 @@ import numpy as np
 
 from llac.commands.results import ModelReport, Note, Table, Text
 
-MAX_WIDTH = 100
-
 
 def number(value) -> str:
     """A number in a table: integers as integers, others with 4 significant digits."""

@@ -11,6 +11,7 @@ import glob
 import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -222,18 +223,24 @@ def _check_count(path: str, decl: _Declared, loaded: int, problems: list[Problem
                                 f"{announced} records but {loaded} were loaded"))
 
 
-def read_traces(paths_or_globs: Sequence[str]) -> list[Trace]:
-    """Read several traces: each argument is a path or a glob (expanded, sorted); one Trace per file.
-
-    A glob that matches nothing raises TraceError naming it, as a missing file does.
-    """
-    traces = []
+def expand_paths(paths_or_globs: Sequence[str]) -> list[str]:
+    """Each argument as a path, or a glob expanded and sorted. A glob that matches nothing, or
+    a name that is not a file, raises TraceError naming it (before anything is read)."""
+    paths = []
     for pattern in paths_or_globs:
-        paths = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
-        if not paths:
+        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+        if not matches:
             raise TraceError(f"no file matches {pattern!r}")
-        traces += [read_trace(p) for p in paths]
-    return traces
+        for path in matches:
+            if not Path(path).is_file():
+                raise TraceError(f"no such file: {path!r}")
+        paths += matches
+    return paths
+
+
+def read_traces(paths_or_globs: Sequence[str]) -> list[Trace]:
+    """Read several traces, one Trace per file of `expand_paths(paths_or_globs)`."""
+    return [read_trace(path) for path in expand_paths(paths_or_globs)]
 
 
 def format_numbers(values) -> np.ndarray:

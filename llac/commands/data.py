@@ -2,7 +2,6 @@
 describe, rename, delete, export."""
 from __future__ import annotations
 
-import glob
 from pathlib import Path
 
 import numpy as np
@@ -74,16 +73,11 @@ def _free_name(session, name: str, path, qualify: bool) -> str:
 
 
 def _expand(statement: ast.Load) -> list[str]:
-    files = []
-    for pattern in statement.paths:
-        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
-        if not matches:
-            raise LlacError(f"no file matches {pattern!r}")
-        for f in matches:
-            if not Path(f).is_file():
-                raise LlacError(f"no such file: {f!r}")
-        files.extend(matches)
-    return files
+    from llac.trace import TraceError, expand_paths
+    try:
+        return expand_paths(statement.paths)
+    except TraceError as err:
+        raise LlacError(str(err)) from None
 
 
 def _load_csv(session, statement: ast.Load, files):
