@@ -29,13 +29,15 @@ class FormulaError(ValueError):
     """A formula or expression that does not parse or is not canonical.
 
     `column` is 1-based within the formula text (0 when unknown), so callers can turn it into
-    file:line:col by adding the formula's own position in the file.
+    file:line:col by adding the formula's own position in the file; `line` is the line of the
+    parsed text (1 for a one-line formula).
     """
 
-    def __init__(self, message: str, column: int = 0):
+    def __init__(self, message: str, column: int = 0, line: int = 1):
         super().__init__(message)
         self.message = message
         self.column = column
+        self.line = line
 
 
 # ---------------------------------------------------------------- expression nodes
@@ -148,9 +150,19 @@ class ExpressionBuilder(Transformer):
         return Variable("".join(str(c) for c in children), column=_col(children[0]))
 
     def call(self, meta, children):
+        """A function call, checked here so every grammar importing formula.lark rejects an
+        unknown function or a wrong argument count at its place."""
         name, *args = children
         args = tuple(a for a in args if a is not None)
-        return Call(str(name), args, column=_col(name))
+        function = str(name)
+        if function not in FUNCTIONS:
+            raise FormulaError(f"unknown function {function!r} (known: {', '.join(sorted(FUNCTIONS))})",
+                               _col(name), name.line)
+        arity = FUNCTIONS[function][0]
+        if len(args) != arity:
+            raise FormulaError(f"{function}() takes {arity} argument{'s' * (arity > 1)}, "
+                               f"got {len(args)}", _col(name), name.line)
+        return Call(function, args, column=_col(name))
 
     def neg(self, meta, children):
         return Neg(children[0], column=_col(meta))
@@ -178,16 +190,18 @@ class ExpressionBuilder(Transformer):
         return children[0]
 
 
-def _parse(text: str, start: str) -> Node:
+def _parse(text: str) -> Node:
     try:
-        tree = open_grammar("formula.lark", start=start).parse(text)
+        tree = open_grammar("formula.lark", start="formula").parse(text)
         return ExpressionBuilder().transform(tree)
     except UnexpectedInput as err:
         at_end = isinstance(err, UnexpectedEOF) or (isinstance(err, UnexpectedToken) and err.token.type == "$END")
         column = len(text.rstrip()) + 1 if at_end or err.column <= 0 else err.column
         raise FormulaError(_describe_syntax_error(err, text), column) from None
     except VisitError as err:
-        raise FormulaError(str(err.orig_exc)) from None
+        if isinstance(err.orig_exc, FormulaError):
+            raise err.orig_exc from None
+        raise
 
 
 def _describe_syntax_error(err: UnexpectedInput, text: str) -> str:
@@ -198,20 +212,6 @@ def _describe_syntax_error(err: UnexpectedInput, text: str) -> str:
     if isinstance(err, UnexpectedToken):
         return f"unexpected {str(err.token)!r}"
     return "syntax error"
-
-
-def parse_expression(text: str) -> Node:
-    """Parse an arithmetic expression over columns (`time * 1e6`, `N*log(N)`)."""
-    node = _parse(text, "expr")
-    check_functions(node)
-    return node
-
-
-def parse_condition(text: str) -> Node:
-    """Parse a condition over columns (`N <= 512 and rank == 0`)."""
-    node = _parse(text, "condition")
-    check_functions(node)
-    return node
 
 
 # ---------------------------------------------------------------- evaluation
@@ -236,19 +236,6 @@ def _children(node: Node) -> tuple[Node, ...]:
 def variables_of(node: Node) -> tuple[str, ...]:
     """The variable names in `node`, in order of first appearance."""
     return tuple(dict.fromkeys(n.name for n in walk(node) if isinstance(n, Variable)))
-
-
-def check_functions(node: Node) -> None:
-    """Reject unknown functions and wrong argument counts, naming the column."""
-    for n in walk(node):
-        if isinstance(n, Call):
-            if n.function not in FUNCTIONS:
-                known = ", ".join(sorted(FUNCTIONS))
-                raise FormulaError(f"unknown function {n.function!r} (known: {known})", n.column)
-            arity = FUNCTIONS[n.function][0]
-            if len(n.args) != arity:
-                raise FormulaError(f"{n.function}() takes {arity} argument{'s' * (arity > 1)}, "
-                                   f"got {len(n.args)}", n.column)
 
 
 _ARITH = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide, "^": np.power,
@@ -343,8 +330,7 @@ def parse_formula(text: str, experiment: str | None = None) -> Formula:
 
     Raises FormulaError with the 1-based column of the offending part.
     """
-    root = _parse(text, "formula")
-    check_functions(root)
+    root = _parse(text)
     terms = [_split_term(node, sign) for node, sign in _signed_terms(root, 1)]
     if not terms:
         raise FormulaError("a formula needs at least one constant such as f[0]", 1)

@@ -2,8 +2,18 @@
 import numpy as np
 import pytest
 
-from llac.formula import (FormulaError, evaluate, parse_condition, parse_expression,
-                          parse_formula, variables_of)
+from llac.commands.parse import parse
+from llac.formula import FormulaError, evaluate, parse_formula, variables_of
+
+
+def condition(text):
+    """A condition as llac's `where` builds it from formula.lark's rules."""
+    return parse(f"x = e where {text}")[0].source.condition
+
+
+def expression(text):
+    """An expression as llac's `with` builds it from formula.lark's rules."""
+    return parse(f"x = e with t = {text}")[0].source.definitions[0][1]
 
 FFT_MPI = "f[0]+f[1]*log(P)+f[2]*(N/P)*log(N/P)+f[3]*N*(P-1)/P"
 
@@ -81,12 +91,24 @@ def test_without_drops_terms_and_keeps_names():
 
 def test_conditions_and_expressions_over_columns():
     cols = {"N": np.array([256.0, 512.0, 1024.0]), "rank": np.array([0.0, 1.0, 0.0])}
-    mask = evaluate(parse_condition("N <= 512 and rank == 0 or not (N < 1000)"), cols)
+    mask = evaluate(condition("N <= 512 and rank == 0 or not (N < 1000)"), cols)
     assert mask.tolist() == [True, False, True]
-    np.testing.assert_allclose(evaluate(parse_expression("N * 1e-3 + 2^3"), cols), [8.256, 8.512, 9.024])
-    assert variables_of(parse_condition("a.b > c and d->e != 1")) == ("a.b", "c", "d->e")
+    np.testing.assert_allclose(evaluate(expression("N * 1e-3 + 2^3"), cols), [8.256, 8.512, 9.024])
+    assert variables_of(condition("a.b > c and d->e != 1")) == ("a.b", "c", "d->e")
 
 
 def test_unknown_column_is_named():
     with pytest.raises(KeyError, match="M"):
-        evaluate(parse_expression("N + M"), {"N": np.array([1.0])})
+        evaluate(expression("N + M"), {"N": np.array([1.0])})
+
+
+@pytest.mark.parametrize("statement, column, words", [
+    ("x = e where foo(N) > 1", 13, "unknown function 'foo'"),
+    ("x = e with t = log(N, 2)", 16, "log() takes 1 argument, got 2"),
+])
+def test_llac_expressions_check_functions_where_they_stand(statement, column, words):
+    """The check lives in the shared ExpressionBuilder, so llac's grammar gets it too."""
+    from llac.errors import LlacError
+    with pytest.raises(LlacError) as err:
+        parse(statement)
+    assert words in str(err.value) and err.value.span.column == column

@@ -7,7 +7,7 @@ from lark.visitors import merge_transformers
 
 from llac import ast
 from llac.errors import LlacError, suggest
-from llac.formula import ExpressionBuilder
+from llac.formula import ExpressionBuilder, FormulaError
 from llac.grammars import open_grammar
 
 MAX_RANGE = 100_000
@@ -242,6 +242,9 @@ def parse(text: str, keywords=()) -> list[ast.Statement]:
     except VisitError as err:
         if isinstance(err.orig_exc, LlacError):
             raise err.orig_exc from None
+        if isinstance(err.orig_exc, FormulaError):   # e.g. an unknown function in `where`
+            bad = err.orig_exc
+            raise LlacError(bad.message, ast.Span(bad.line, bad.column, bad.line, bad.column + 1)) from None
         raise
 
 
