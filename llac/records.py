@@ -1,10 +1,13 @@
 """Vectorised parsing of a trace's record lines (`NAME v1 v2 ...`, after `#data`).
 
-Lines are located, matched to their experiment by name and checked for their number of
-fields with numpy on the raw bytes; the numeric fields of all well-formed lines of one
-experiment are gathered into one byte string and converted in a single call, wherever those
-lines stand in the file. Only lines that fail these checks go through a per-line path that
-says exactly what is wrong with them, so damage costs time in proportion to itself.
+Lines are located, matched to their experiment by name and checked with numpy on the raw
+bytes: a well-formed line is the name and its values separated by single spaces, nothing
+else (no TAB or other control whitespace, no doubled, leading or trailing space; `\r\n`
+line ends only in a file written with them). The values of all well-formed lines of one
+experiment are gathered and converted in a single call, wherever those lines stand in the
+file; since every such line holds exactly its number of values, no damage can move a value
+from one record to another. Every other line goes through a per-line path that applies the
+same rules and says exactly what is wrong with it, so damage costs time in proportion to itself.
 """
 from __future__ import annotations
 
@@ -18,7 +21,8 @@ from llac.formula import Formula
 MAX_REPORTED = 50          # damaged records reported one by one; the rest are summarised
 MAX_RUNS = 1000           # more runs of one experiment's lines than this: gather by mask
 BISECT_BELOW = 64          # a damaged block smaller than this is parsed line by line
-NEWLINE, SPACE, HASH = 10, 32, 35
+NEWLINE, SPACE, HASH, CR = 10, 32, 35, 13
+CONTROL_SPACE = {9: "a TAB", 11: "a vertical tab", 12: "a form feed", 13: "a carriage return"}
 
 
 @dataclass(frozen=True)
@@ -42,30 +46,42 @@ class RecordResult:
 @dataclass
 class _Lines:
     """The body's bytes (`raw`, and `data` as an array), and where each newline-terminated line
-    starts, ends (its newline), where its first space is (== end when it has none) and how
-    many spaces it holds."""
+    starts, ends (its newline), stops (== ends, or the `\r` before it in a `\r\n` file), where
+    its first space is (== end when it has none), how many spaces it holds, and whether its
+    spacing is clean (no control whitespace, no space next to a space or at the line's end)."""
     raw: bytes
     data: np.ndarray
     starts: np.ndarray
     ends: np.ndarray
+    stops: np.ndarray
     first_space: np.ndarray
     spaces: np.ndarray
+    clean: np.ndarray
 
     @classmethod
-    def of(cls, body: bytes) -> "_Lines":
+    def of(cls, body: bytes, crlf: bool = False) -> "_Lines":
+        """Locate the lines of `body`; `crlf` when the file's lines end with `\r\n`."""
         data = np.frombuffer(body, dtype=np.uint8)
         ends = np.flatnonzero(data == NEWLINE)
         starts = np.zeros_like(ends)
         starts[1:] = ends[:-1] + 1
+        stops = ends - ((data[ends - 1] == CR) & (ends > starts)) if crlf and len(ends) else ends
         spaces_at = np.flatnonzero(data == SPACE)
         first = np.searchsorted(spaces_at, starts)
         first_space = np.append(spaces_at, len(data))[first]
         first_space = np.minimum(first_space, ends)
-        return cls(body, data, starts, ends, first_space, np.searchsorted(spaces_at, ends) - first)
+        clean = np.ones(len(ends), dtype=bool)
+        clean[np.searchsorted(ends, _bad_spacing(body, data, stops[stops != ends]))] = False
+        return cls(body, data, starts, ends, stops, first_space,
+                   np.searchsorted(spaces_at, ends) - first, clean)
+
+    def record(self, i: int) -> bytes:
+        """Line i's bytes, without its line end."""
+        return self.raw[self.starts[i]:self.stops[i]]
 
     def text(self, i: int) -> str:
-        """Line i as text (without its newline)."""
-        return self.raw[self.starts[i]:self.ends[i]].decode("utf-8", "replace")
+        """Line i as text (without its line end)."""
+        return self.record(i).decode("utf-8", "replace")
 
     def named(self, name: str) -> np.ndarray:
         """Boolean mask of the lines whose first word, ended by a space, is `name`."""
@@ -100,14 +116,30 @@ class _Lines:
             return None
 
 
+def _bad_spacing(body: bytes, data: np.ndarray, line_end_crs: np.ndarray) -> np.ndarray:
+    """Positions in `body` that break a record's spacing: control whitespace (except the `\r`s
+    at `line_end_crs`, those of `\r\n` line ends) and a space after a space or before a line
+    end. Each kind is first looked for with a fast bytes search, so a clean body costs little."""
+    found = [np.empty(0, dtype=np.int64)]
+    for byte in CONTROL_SPACE:
+        if bytes([byte]) in body:
+            at = np.flatnonzero(data == byte)
+            found.append(np.setdiff1d(at, line_end_crs, assume_unique=True) if byte == CR else at)
+    for pair in (b"  ", b" \n", b" \r"):
+        if pair in body:
+            found.append(np.flatnonzero((data[:-1] == SPACE) & (data[1:] == pair[1])))
+    return np.concatenate(found)
+
+
 def parse_records(body: bytes, first_line: int, layouts: Sequence[RecordLayout],
-                  invalid: Mapping[str, int]) -> RecordResult:
+                  invalid: Mapping[str, int], crlf: bool = False) -> RecordResult:
     """Parse the record lines in `body` (whose first line is file line `first_line`).
 
     `layouts` are the valid experiments; records of the experiments in `invalid` (name ->
     header line) are skipped with one problem each. Everything after a `#end` line is ignored.
+    `crlf`: the file's lines end with `\r\n` (then that `\r` is no damage).
     """
-    lines = _Lines.of(body)
+    lines = _Lines.of(body, crlf)
     result = RecordResult({lay.name: np.empty((0, len(lay.columns))) for lay in layouts})
     count = _find_end(lines, body, first_line, result)
     result.last_line = first_line + count
@@ -116,18 +148,21 @@ def parse_records(body: bytes, first_line: int, layouts: Sequence[RecordLayout],
         owner[lines.named(lay.name)[:count]] = k
     parsed = {lay.name: ([], []) for lay in layouts}    # name -> (row arrays, line index arrays)
     damaged: list[tuple[int, str]] = []
+    well_formed = _well_formed(lines, owner, layouts, count)
     for k, lay in enumerate(layouts):
-        fast = np.flatnonzero((owner == k) & (lines.spaces[:count] == len(lay.columns)))
-        _convert(lines, fast, lay, parsed[lay.name], damaged, first_line)
+        _convert(lines, np.flatnonzero(well_formed & (owner == k)), lay, parsed[lay.name], damaged, first_line)
     skipped: dict[str, list[int]] = {}
+    blank: list[int] = []
     by_name = {lay.name: lay for lay in layouts}
-    for i in _slow_lines(lines, owner, layouts, count):
-        words = lines.text(i).split()
-        lay = by_name.get(words[0])
+    for i in _slow_lines(lines, well_formed, count):
+        words = lines.record(i).split()
+        lay = by_name.get(words[0].decode("utf-8", "replace")) if words else None
         if lay is not None:
-            _parse_line(i, words, lay, parsed[lay.name], damaged, first_line)
+            _parse_line(i, lines.record(i), lay, parsed[lay.name], damaged, first_line)
+        elif words:
+            skipped.setdefault(words[0].decode("utf-8", "replace"), []).append(first_line + i)
         else:
-            skipped.setdefault(words[0], []).append(first_line + i)
+            blank.append(first_line + i)
     for name, (rows, indices) in parsed.items():
         if len(rows) == 1:
             result.values[name] = rows[0]
@@ -135,6 +170,10 @@ def parse_records(body: bytes, first_line: int, layouts: Sequence[RecordLayout],
             order = np.argsort(np.concatenate(indices), kind="stable")
             result.values[name] = np.concatenate(rows)[order]
     result.problems += _summarise(damaged, skipped, invalid)
+    if blank:
+        more = f" (and {len(blank) - 1} more)" if len(blank) > 1 else ""
+        result.problems.append((blank[0], f"blank line among the records{more}: the trace may be "
+                                          "damaged (a value cut short by a line break)"))
     return result
 
 
@@ -161,14 +200,17 @@ def _find_end(lines: _Lines, body: bytes, first_line: int, result: RecordResult)
     return count
 
 
-def _slow_lines(lines: _Lines, owner: np.ndarray, layouts: Sequence[RecordLayout], count: int) -> list[int]:
-    """Lines not taken by the fast path: not blank, not `#`, and not a well-formed record."""
+def _well_formed(lines: _Lines, owner: np.ndarray, layouts: Sequence[RecordLayout], count: int) -> np.ndarray:
+    """Mask of the first `count` lines that are records of a valid experiment with clean
+    spacing and as many spaces as the experiment has columns: exactly one word per value."""
     expected = np.array([len(lay.columns) for lay in layouts] + [-1])
-    well_formed = (owner >= 0) & (lines.spaces[:count] == expected[owner])
-    blank = lines.starts[:count] == lines.ends[:count]
+    return (owner >= 0) & lines.clean[:count] & (lines.spaces[:count] == expected[owner])
+
+
+def _slow_lines(lines: _Lines, well_formed: np.ndarray, count: int) -> np.ndarray:
+    """Lines not taken by the fast path: not `#`, and not a well-formed record."""
     hashes = lines.data[lines.starts[:count]] == HASH
-    candidates = np.flatnonzero(~(well_formed | blank | hashes))
-    return [i for i in candidates if lines.text(i).split()]
+    return np.flatnonzero(~(well_formed | hashes))
 
 
 def _convert(lines: _Lines, indices: np.ndarray, lay: RecordLayout, out, damaged, first_line: int) -> None:
@@ -183,32 +225,50 @@ def _convert(lines: _Lines, indices: np.ndarray, lay: RecordLayout, out, damaged
         return
     if len(indices) < BISECT_BELOW:
         for i in indices:
-            _parse_line(i, lines.text(i).split(), lay, out, damaged, first_line)
+            _parse_line(i, lines.record(i), lay, out, damaged, first_line)
         return
     half = len(indices) // 2
     _convert(lines, indices[:half], lay, out, damaged, first_line)
     _convert(lines, indices[half:], lay, out, damaged, first_line)
 
 
-def _parse_line(i: int, words: list[str], lay: RecordLayout, out, damaged, first_line: int) -> None:
-    """Parse one record's words; keep it, or note exactly what is wrong with it."""
-    line = first_line + i
-    if len(words) != len(lay.columns) + 1:
-        damaged.append((line, f"record of {lay.name!r} has {len(words) - 1} values, "
-                              f"expected {len(lay.columns)} ({' '.join(lay.columns)}); it is ignored"))
+def _parse_line(i: int, line: bytes, lay: RecordLayout, out, damaged, first_line: int) -> None:
+    """Parse one record line by the fast path's rules; keep it, or note exactly what is wrong."""
+    number = first_line + i
+    spacing = spacing_fault(line)
+    if spacing:
+        damaged.append((number, f"record of {lay.name!r} has {spacing} (values are separated by "
+                                "single spaces); it is ignored"))
+        return
+    words = line.split(b" ")[1:]
+    if len(words) != len(lay.columns):
+        damaged.append((number, f"record of {lay.name!r} has {len(words)} values, "
+                                f"expected {len(lay.columns)} ({' '.join(lay.columns)}); it is ignored"))
         return
     try:
-        row = [float(w) for w in words[1:]]
+        row = [float(w) for w in words]
     except ValueError:
-        bad = next(j for j, w in enumerate(words[1:]) if not is_number(w))
-        damaged.append((line, f"record of {lay.name!r}: {words[bad + 1][:30]!r} is not a number "
-                              f"(column {lay.columns[bad]}); it is ignored"))
+        bad = next(j for j, w in enumerate(words) if not is_number(w))
+        damaged.append((number, f"record of {lay.name!r}: {words[bad][:30].decode('utf-8', 'replace')!r} "
+                                f"is not a number (column {lay.columns[bad]}); it is ignored"))
         return
     out[0].append(np.array([row]))
     out[1].append(np.array([i]))
 
 
-def is_number(word: str) -> bool:
+def spacing_fault(line: bytes) -> str:
+    """What breaks a record line's spacing (`"a TAB at column 12"`), or "" when it is clean."""
+    for column, byte in enumerate(line, start=1):
+        if byte in CONTROL_SPACE:
+            return f"{CONTROL_SPACE[byte]} at column {column}"
+    for what, at in (("two spaces in a row", line.find(b"  ")), ("a space at its start", 0 if line[:1] == b" " else -1),
+                     ("a space at its end", len(line) - 1 if line[-1:] == b" " else -1)):
+        if at >= 0:
+            return f"{what} at column {at + 1}"
+    return ""
+
+
+def is_number(word: str | bytes) -> bool:
     """Whether `word` reads as a float."""
     try:
         float(word)

@@ -95,7 +95,8 @@ def read_trace(source: str | os.PathLike, text: str | None = None) -> Trace:
         first_line = data.count(b"\n", 0, match.end()) + 2
     valid = [lay for lay in layouts if lay is not None]
     invalid = {d.name: d.line for d, lay in zip(declared, layouts) if lay is None}
-    result = parse_records(body, first_line, valid, invalid)
+    crlf = data.split(b"\n", 1)[0].endswith(b"\r")
+    result = parse_records(body, first_line, valid, invalid, crlf)
     problems += [Problem(path, int(line), msg) for line, msg in result.problems]
     if not result.complete and match is not None:
         problems.append(Problem(path, int(result.last_line),

@@ -99,16 +99,20 @@ def test_damaged_records_reported_with_line_numbers_and_good_ones_kept():
                "foo 0 0 1 2",               # n+3: unknown experiment
                "colinit 0 0 nan 64",        # n+4: NaN is a value
                "rowinit 0 0 2e-6 64 7",     # n+5: a field too many
-               "colinit\t0 0 inf 128",      # n+6: odd whitespace but a good record
+               "colinit\t0 0 inf 128",      # n+6: a TAB: a damaged record
                "foo 1 1 1 1",               # n+7: unknown again (summarised)
-               "",                          # n+8: blank lines are ignored
-               "rowinit 0 0 3e-6 128"]      # n+9: good
+               "",                          # n+8: a blank line is reported once
+               "colinit 0 0 inf 128",       # n+9: inf is a value
+               "rowinit 0 0 3e-6 128"]      # n+10: good
     trace = load(HEADER + "\n".join(records) + "\n#end\n")
     assert messages(trace) == [
         f"t.dat:{n + 1}: record of 'rowinit' has 3 values, expected 4 (rank thread time N); it is ignored",
         f"t.dat:{n + 2}: record of 'rowinit': 'x1e-6' is not a number (column time); it is ignored",
         f"t.dat:{n + 3}: record of unknown experiment 'foo' (and 1 more lines) is ignored",
         f"t.dat:{n + 5}: record of 'rowinit' has 5 values, expected 4 (rank thread time N); it is ignored",
+        f"t.dat:{n + 6}: record of 'colinit' has a TAB at column 8 (values are separated by single spaces); "
+        "it is ignored",
+        f"t.dat:{n + 8}: blank line among the records: the trace may be damaged (a value cut short by a line break)",
     ]
     assert trace.complete
     assert trace.experiments["rowinit"].columns["N"].tolist() == [16, 128]
@@ -233,7 +237,7 @@ def test_problem_str():
 def test_interleaved_damage_is_found_by_bisection():
     body = "".join(f"{'rowinit' if i % 2 else 'colinit'} 0 0 {'1e-6' if i != 4001 else '1e-6e'} {i}\n"
                    for i in range(5000))
-    trace = load(HEADER + body.replace("\n", "\r\n") + "#end\r\n")
+    trace = load((HEADER + body + "#end\n").replace("\n", "\r\n"))     # a file with \r\n line ends
     assert messages(trace) == [f"t.dat:{FIRST_RECORD_LINE + 4001}: record of 'rowinit': '1e-6e' is not a number "
                                "(column time); it is ignored"]
     assert trace.experiments["rowinit"].columns["N"].tolist() == [i for i in range(1, 5000, 2) if i != 4001]
@@ -247,3 +251,55 @@ def test_benchmark_command_runs(tmp_path):
     out = subprocess.run([sys.executable, str(bench), "20000"], capture_output=True, text=True, check=True).stdout
     assert re.search(r"^20000 records, [\d.]+ MB\nbaseline \(read \+ split\): [\d.]+ s per million records\n"
                      r"read_trace: +[\d.]+ s per million records \([\d.]+x baseline\)\n$", out)
+
+
+def damaged_pair(lines: list[str]) -> list[str]:
+    """Issue 8 item 1's two compensating one-byte damages: a byte inside line 101's time turned
+    into a TAB (one word more) and line 121's rank turned into a TAB (one word less)."""
+    lines = list(lines)
+    lines[101] = lines[101].replace("2.13000000", "2.13000\t00", 1)
+    lines[121] = lines[121].replace("rowinit 0 ", "rowinit \t ", 1)
+    return lines
+
+
+@pytest.mark.parametrize("interleaved", [True, False])
+def test_compensating_damage_never_shifts_values_between_records(interleaved):
+    """Regression: in an experiment of more than 1000 runs (the masked path) the two damages
+    cancelled out in the word count and 10 records loaded with rank = N, time = 0, N = time.
+    Interleaved or not, both lines are reported and every other record loads unchanged."""
+    names = [("rowinit" if i % 2 else "colinit") for i in range(3000)]
+    if not interleaved:
+        names.sort(reverse=True)
+    lines = [f"{name} 0 0 2.1300000000000001e-07 {i}" for i, name in enumerate(names)]
+    trace = load(HEADER + "\n".join(damaged_pair(lines)) + "\n#end\n")
+    assert messages(trace) == [
+        f"t.dat:{FIRST_RECORD_LINE + 101}: record of 'rowinit' has a TAB at column 20 "
+        "(values are separated by single spaces); it is ignored",
+        f"t.dat:{FIRST_RECORD_LINE + 121}: record of 'rowinit' has a TAB at column 9 "
+        "(values are separated by single spaces); it is ignored"]
+    row = trace.experiments["rowinit"]
+    expected = [i for i, name in enumerate(names) if name == "rowinit" and i not in (101, 121)]
+    assert row.columns["N"].tolist() == expected
+    assert set(row.columns["rank"]) == {0} and set(row.columns["time"]) == {2.1300000000000001e-07}
+    assert len(trace.experiments["colinit"]) == 1500
+
+
+@pytest.mark.parametrize("line, fault", [
+    ("rowinit 0 0 1e-6 16 ", "a space at its end at column 20"),
+    ("rowinit 0 0 1e-6  16", "two spaces in a row at column 17"),
+    (" rowinit 0 0 1e-6 16", "a space at its start at column 1"),
+    ("rowinit 0 0 1e-6 16\r", "a carriage return at column 20"),    # \r only in a \r\n file
+    ("rowinit 0 0 1e-6 1\x0b6", "a vertical tab at column 19"),
+])
+def test_spacing_damage_is_reported_not_repaired(line, fault):
+    """A value cut by a space, TAB or line end must not load as a shorter number (`16` as `1`)."""
+    trace = load(HEADER + line + "\n#end\n")
+    assert messages(trace) == [f"t.dat:{FIRST_RECORD_LINE}: record of 'rowinit' has {fault} "
+                               "(values are separated by single spaces); it is ignored"]
+    assert len(trace.experiments["rowinit"]) == 0
+
+
+def test_value_cut_by_a_line_break_is_reported():
+    trace = load(HEADER + "rowinit 0 0 1e-6 1\n\nrowinit 0 0 1e-6 32\n#end\n")
+    assert messages(trace) == [f"t.dat:{FIRST_RECORD_LINE + 1}: blank line among the records: the trace may be "
+                               "damaged (a value cut short by a line break)"]
