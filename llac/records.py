@@ -71,7 +71,8 @@ class _Lines:
         first_space = np.append(spaces_at, len(data))[first]
         first_space = np.minimum(first_space, ends)
         clean = np.ones(len(ends), dtype=bool)
-        clean[np.searchsorted(ends, _bad_spacing(body, data, stops[stops != ends]))] = False
+        bad_lines = np.searchsorted(ends, _bad_spacing(body, data, stops[stops != ends]))
+        clean[bad_lines[bad_lines < len(ends)]] = False      # (not those of a last line cut short)
         return cls(body, data, starts, ends, stops, first_space,
                    np.searchsorted(spaces_at, ends) - first, clean)
 

@@ -22,6 +22,7 @@ from llac.records import RecordLayout, parse_records
 
 VERSION = 1
 MAGIC = "#cll-trace"
+PARALLEL = ("none", "OpenMP", "MPI", "PUB")
 DATA_LINE = re.compile(rb"^#data[ \t\r]*$", re.M)
 HEADER_RUN = re.compile(rb"(?:#[^\n]*(?:\n|$))*")
 
@@ -166,6 +167,8 @@ def _parse_header(path: str, lines: list[str], problems: list[Problem]):
             header[key] = value
             if key == "status" and value != "complete":
                 problems.append(Problem(path, number, f"the program did not finish normally (status: {value})"))
+            if key == "parallel" and value not in PARALLEL:
+                problems.append(Problem(path, number, f"unknown 'parallel: {value}' (not {', '.join(PARALLEL)})"))
     return header, [d for d in declared if d.name]
 
 

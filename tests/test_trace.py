@@ -303,3 +303,9 @@ def test_value_cut_by_a_line_break_is_reported():
     trace = load(HEADER + "rowinit 0 0 1e-6 1\n\nrowinit 0 0 1e-6 32\n#end\n")
     assert messages(trace) == [f"t.dat:{FIRST_RECORD_LINE + 1}: blank line among the records: the trace may be "
                                "damaged (a value cut short by a line break)"]
+
+
+def test_unknown_parallel_value_is_reported():
+    """A damaged `parallel` would silently add a P column to every experiment."""
+    trace = load(HEADER.replace("#procs: 1", "#procs: 1\n#parallel: no\tne") + "rowinit 0 0 1e-6 16\n#end\n")
+    assert messages(trace) == ["t.dat:4: unknown 'parallel: no\tne' (not none, OpenMP, MPI, PUB)"]
