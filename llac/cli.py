@@ -1,5 +1,9 @@
 """`llac`: the REPL (on a terminal), batch scripts (`llac a.llac b.llac`), `llac -c "..."`,
-and trace data piped on stdin with -c (loaded before the statements).
+and trace data piped on stdin with -c (loaded before statements that load nothing themselves).
+
+Standard input is read only when it is the data or the script: by `load "-"`, by -c statements
+that load nothing, or as the script when there is neither -c nor a script file. So a script
+run inside a `while read` loop, from cron or in CI never trips over an unrelated stdin.
 
 A script stops at its first error: `file:line:col: message`, the line and a caret, exit 1.
 An unexpected internal error prints one line and exits 2 (--debug shows the traceback).
@@ -22,7 +26,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="llac", description="Model program run times from CALL traces.")
     parser.add_argument("scripts", nargs="*", help="llac scripts to run in order (.llac)")
     parser.add_argument("-c", dest="command", metavar="STATEMENTS",
-                        help="run these statements; trace data piped on stdin is loaded first")
+                        help="run these statements; if they load nothing, a trace piped on stdin is loaded first")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks of internal errors")
     parser.add_argument("--version", action="version", version=f"llac {__version__}")
     args = parser.parse_args(argv)
@@ -44,10 +48,8 @@ def _run(args) -> int:
     from llac.session import Session
     session = Session()
     if args.command is not None:
-        if _stdin_has_data():
-            data = sys.stdin.read()
-            if data.strip() and not _report(lambda: _load_stdin(session, data), STDIN, data):
-                return 1
+        if not _loads_data(args.command) and _stdin_has_data():
+            _report(lambda: _load_piped(session), STDIN, "")
         return 0 if _report(lambda: session.execute(args.command), "<command>", args.command) else 1
     if args.scripts:
         for path in args.scripts:
@@ -68,15 +70,30 @@ def _run(args) -> int:
     return 0 if _report(lambda: session.execute(source), STDIN, source) else 1
 
 
-def _load_stdin(session, data: str):
-    """Load trace text that arrived on stdin, as if from a file called <stdin>."""
-    from llac.commands.data import load_traces
-    from llac.trace import TraceError, read_trace
+def _loads_data(source: str) -> bool:
+    """Whether statements `source` load anything themselves (a syntax error counts as yes:
+    stdin is then left alone and the error reported when the statements run)."""
+    from llac import ast
+    from llac.commands import keywords
+    from llac.commands.parse import parse
     try:
-        trace = read_trace(STDIN, text=data)
+        return any(isinstance(statement, ast.Load) for statement in parse(source, keywords()))
+    except LlacError:
+        return True
+
+
+def _load_piped(session) -> list:
+    """Load the trace piped on stdin; nothing when stdin is empty, a warning (and nothing) when
+    it is not a trace: statements that do not need it must still run."""
+    from llac.commands.data import load_traces, stdin_trace
+    from llac.commands.results import Note
+    from llac.trace import EmptyInput, TraceError
+    try:
+        return load_traces(session, [stdin_trace()])
+    except EmptyInput:
+        return []
     except TraceError as err:
-        raise LlacError(f"the data on stdin is not a trace: {err}") from None
-    return load_traces(session, [trace])
+        return [Note(f"standard input is ignored: {err}", warning=True)]
 
 
 def _stdin_has_data() -> bool:

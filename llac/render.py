@@ -1,11 +1,22 @@
 """The one renderer: turns command results into text. Nothing else formats output."""
 from __future__ import annotations
 
+import re
 from functools import singledispatch
 
 import numpy as np
 
 from llac.commands.results import ModelReport, Note, Table, Text
+
+# C0 and C1 control characters (ESC, CR, TAB, DEL, ...) and the bidirectional overrides
+UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """`text` with control characters written as escapes (`\\x1b`, `\\t`): text from a trace or
+    CSV file (names, header values, quoted lines) cannot move the cursor, recolour or rewrite
+    the terminal it is printed on."""
+    return UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def number(value) -> str:
@@ -28,7 +39,7 @@ def render(result) -> str:
 
 @render.register
 def _(result: Note) -> str:
-    return f"warning: {result.text}" if result.warning else result.text
+    return f"warning: {printable(result.text)}" if result.warning else printable(result.text)
 
 
 @render.register
@@ -42,8 +53,10 @@ def _(result: Table) -> str:
 
 
 def table_text(title: str, headers, rows, footer=()) -> str:
-    """An aligned text table: numbers right-aligned, text left-aligned, then footer lines."""
-    cells = [[number(v) for v in row] for row in rows]
+    """An aligned text table: numbers right-aligned, text left-aligned, then footer lines
+    (text escaped with `printable`: names and header values come from files)."""
+    title, headers, footer = printable(title), [printable(h) for h in headers], [printable(f) for f in footer]
+    cells = [[printable(number(v)) for v in row] for row in rows]
     widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
     numeric = [all(not isinstance(row[i], str) for row in rows) for i in range(len(headers))]
 

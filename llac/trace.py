@@ -12,16 +12,19 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import BinaryIO, Mapping, Sequence
 
 import numpy as np
 
 from llac.experiment import Experiment
 from llac.formula import FormulaError, parse_formula
 from llac.records import RecordLayout, parse_records
+from llac.render import printable
 
 VERSION = 1
 MAGIC = "#cll-trace"
+HEAD_BYTES = 1 << 16       # read (and checked) before the rest of a file
+QUOTED = 40                # characters of a refused file's first line quoted in the message
 PARALLEL = ("none", "OpenMP", "MPI", "PUB")
 DATA_LINE = re.compile(rb"^#data[ \t\r]*$", re.M)
 HEADER_RUN = re.compile(rb"(?:#[^\n]*(?:\n|$))*")
@@ -40,6 +43,10 @@ class Problem:
 
 class TraceError(Exception):
     """An input file that cannot be read at all (missing, not a trace, unknown version)."""
+
+
+class EmptyInput(TraceError):
+    """An input that holds nothing but whitespace (e.g. nothing was piped to standard input)."""
 
 
 @dataclass(frozen=True)
@@ -70,17 +77,38 @@ def read_file_bytes(path: str | os.PathLike) -> bytes:
         raise TraceError(f"cannot read {os.fspath(path)!r}: {err.strerror or err}") from None
 
 
-def read_trace(source: str | os.PathLike, text: str | None = None) -> Trace:
-    """Read one trace file; with `text`, parse that text instead and show `source` as its name.
+def _read_checked(path: str, stream: BinaryIO) -> bytes:
+    """The bytes of a trace from `stream`, its first line checked before the rest is read:
+    a file that is not a trace (2 GB of zeros, a binary) is refused after HEAD_BYTES."""
+    try:
+        head = stream.read(HEAD_BYTES)
+        _check_magic(path, head)
+        return head + stream.read()
+    except OSError as err:
+        raise TraceError(f"cannot read {path!r}: {err.strerror or err}") from None
+
+
+def read_trace(source: str | os.PathLike, text: str | None = None, stream: BinaryIO | None = None) -> Trace:
+    """Read one trace file; with `text` (or a binary `stream`, e.g. standard input), parse that
+    instead and show `source` as its name.
 
     Returns the header, one Experiment per valid experiment declaration, the problems found
     (bad header entries, damaged or unknown records, a missing `#end`) and whether the file
     was complete. Raises TraceError when the file is missing, empty, not a trace, or of an
-    unsupported version.
+    unsupported version; its first line is checked before the rest of the file is read.
     """
     path = os.fspath(source)
-    data = read_file_bytes(path) if text is None else text.encode("utf-8", "surrogateescape")
-    _check_magic(path, data)
+    if text is not None:
+        data = text.encode("utf-8", "surrogateescape")
+        _check_magic(path, data)
+    elif stream is not None:
+        data = _read_checked(path, stream)
+    else:
+        try:
+            with open(path, "rb") as f:
+                data = _read_checked(path, f)
+        except OSError as err:
+            raise TraceError(f"cannot read {path!r}: {err.strerror or err}") from None
     match = DATA_LINE.search(data)
     head = data[:match.start()] if match else HEADER_RUN.match(data).group()
     head_lines = head.decode("utf-8", "replace").split("\n")
@@ -126,13 +154,17 @@ def _with_procs(columns: dict, header: Mapping[str, str]) -> dict:
 
 
 def _check_magic(path: str, data: bytes) -> None:
-    """Raise TraceError unless `data` starts with a `#cll-trace` line of a known version."""
+    """Raise TraceError unless `data` starts with a `#cll-trace` line of a known version; the
+    message quotes at most QUOTED characters of the first line, control characters escaped."""
     if not data.strip():
-        raise TraceError(f"{path!r} is empty: it holds no trace")
-    first = data[:data.find(b"\n")] if b"\n" in data else data
-    words = first.decode("utf-8", "replace").split()
+        raise EmptyInput(f"{path!r} is empty: it holds no trace")
+    first = data.split(b"\n", 1)[0].decode("utf-8", "replace")
+    words = first.split()
     if not words or words[0] != MAGIC:
-        raise TraceError(f"{path!r} is not a CALL trace: its first line is not '{MAGIC} {VERSION}'")
+        shown = printable(first[:QUOTED])
+        shown = shown[:QUOTED] + "..." if len(shown) > QUOTED or len(first) > QUOTED else shown
+        raise TraceError(f"{path!r} is not a CALL trace: its first line is '{shown}', "
+                         f"not '{MAGIC} {VERSION}'")
     if words[1:] != [str(VERSION)]:
         version = " ".join(words[1:]) or "(none)"
         raise TraceError(f"{path!r} is a CALL trace of version {version}; "

@@ -2,6 +2,7 @@
 describe, rename, delete, export."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,11 +16,12 @@ from llac.experiment import Experiment
 from llac.formula import FormulaError, parse_formula
 
 SHOW_LIMIT = 20
+STDIN = "<stdin>"
 EXPORT_FORMATS = ("csv", "extrap")
 
 
 @command("load", 'load "FILE" [, "FILE" ...] [as NAME] [formula "FORMULA"]',
-         """Read trace files (globs allowed) or a CSV file. Each experiment in a trace becomes an
+         """Read trace files (globs allowed; "-" is standard input) or a CSV file. Each experiment in a trace becomes an
          object named after it; experiments of the same name in the files of one load are merged
          (e.g. the runs for P = 1, 2, 4). A name already in use gets a qualified name
          NAME@FILESTEM instead: nothing is overwritten. Damaged records are reported as warnings
@@ -35,7 +37,7 @@ def load(session, statement: ast.Load):
         raise LlacError("a formula is only given for CSV files; for a trace use: g = NAME formula \"...\"")
     from llac.trace import TraceError, read_trace
     try:
-        traces = [read_trace(f) for f in files]
+        traces = [stdin_trace() if f == "-" else read_trace(f) for f in files]
     except TraceError as err:
         raise LlacError(str(err)) from None
     if statement.name and sum(len(t.experiments) for t in traces) != 1:
@@ -72,10 +74,20 @@ def _free_name(session, name: str, path, qualify: bool) -> str:
     return candidate
 
 
+def stdin_trace():
+    """The trace on standard input, read as `<stdin>` (`load "-"`, or data piped to `llac -c`);
+    raises TraceError when stdin is a terminal or holds no trace."""
+    from llac.trace import TraceError, read_trace
+    if sys.stdin is None or sys.stdin.isatty():
+        raise TraceError('standard input is a terminal, not a trace: pipe a trace into llac to load "-"')
+    return read_trace(STDIN, stream=sys.stdin.buffer)
+
+
 def _expand(statement: ast.Load) -> list[str]:
+    """The files a load names: globs expanded, "-" (standard input) kept as it is."""
     from llac.trace import TraceError, expand_paths
     try:
-        return expand_paths(statement.paths)
+        return [f for path in statement.paths for f in (["-"] if path == "-" else expand_paths([path]))]
     except TraceError as err:
         raise LlacError(str(err)) from None
 
