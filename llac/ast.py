@@ -119,6 +119,7 @@ class Export(Statement):
     obj: Name
     path: str
     format: Name | None = None
+    replace: bool = False
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 describe, rename, delete, export."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -175,9 +176,11 @@ def delete(session, statement: ast.Delete):
     return [Note(f"deleted {', '.join(n.text for n in statement.objs)}")]
 
 
-@command("export", 'export NAME "FILE" [as csv|extrap]', """Write an experiment to a file: CSV
-         (the default for .csv files) or Extra-P's text input format (`as extrap`).""",
-         ['export colinit "colinit.csv"', 'export colinit "colinit.txt" as extrap'], ast.Export)
+@command("export", 'export NAME "FILE" [as csv|extrap] [replace]', """Write an experiment to a file: CSV
+         (the default for .csv files) or Extra-P's text input format (`as extrap`). An existing
+         file is left alone unless `replace` is given.""",
+         ['export colinit "colinit.csv"', 'export colinit "colinit.txt" as extrap',
+          'export colinit "colinit.csv" replace'], ast.Export)
 def export(session, statement: ast.Export):
     experiment = session.experiment(statement.obj)
     fmt = statement.format.text if statement.format else Path(statement.path).suffix.lstrip(".").lower()
@@ -185,6 +188,9 @@ def export(session, statement: ast.Export):
         where = statement.format.span if statement.format else None
         raise LlacError(f"say which format to write: as {' or as '.join(EXPORT_FORMATS)}"
                         + (f" (not {fmt!r})" if statement.format else ""), where)
+    if not statement.replace and os.path.lexists(statement.path):
+        again = f'export {statement.obj.text} "{statement.path}"' + (f" as {fmt}" if statement.format else "")
+        raise LlacError(f"{statement.path!r} exists; to overwrite it: {again} replace")
     from llac.trace import TraceError
     try:
         if fmt == "csv":

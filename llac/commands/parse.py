@@ -171,8 +171,10 @@ class StatementBuilder(Transformer):
         return ("residuals", True)
 
     def export(self, meta, children):
-        fmt = _name(children[2]) if len(children) > 2 and children[2] is not None else None
-        return ast.Export(_name(children[0]), _string(children[1]), fmt, span=span_of(meta))
+        replace = children[-1].type == "REPLACE"
+        options = children[2:len(children) - replace]
+        return ast.Export(_name(children[0]), _string(children[1]), _name(options[0]) if options else None,
+                          replace, span=span_of(meta))
 
     def help(self, meta, children):
         return ast.Help(_name(children[0]) if children else None, span=span_of(meta))
