@@ -24,6 +24,7 @@ from llac.render import printable
 VERSION = 1
 MAGIC = "#cll-trace"
 HEAD_BYTES = 1 << 16       # read (and checked) before the rest of a file
+MAX_HEADER = 1 << 24       # a #data line must come within this many bytes
 QUOTED = 40                # characters of a refused file's first line quoted in the message
 PARALLEL = ("none", "OpenMP", "MPI", "PUB")
 DATA_LINE = re.compile(rb"^#data[ \t\r]*$", re.M)
@@ -69,20 +70,29 @@ class _Declared:
 
 
 def read_file_bytes(path: str | os.PathLike) -> bytes:
-    """The bytes of an input file, or TraceError with the OS's reason (missing, a folder, ...)."""
+    """The bytes of a text input file, or TraceError with the OS's reason (missing, a folder,
+    ...); a file with NUL bytes in its first HEAD_BYTES is refused before the rest is read."""
     try:
         with open(path, "rb") as f:
-            return f.read()
+            head = f.read(HEAD_BYTES)
+            if b"\0" in head:
+                raise TraceError(f"{os.fspath(path)!r} holds NUL bytes: it is not a text file")
+            return head + f.read()
     except OSError as err:
         raise TraceError(f"cannot read {os.fspath(path)!r}: {err.strerror or err}") from None
 
 
 def _read_checked(path: str, stream: BinaryIO) -> bytes:
-    """The bytes of a trace from `stream`, its first line checked before the rest is read:
-    a file that is not a trace (2 GB of zeros, a binary) is refused after HEAD_BYTES."""
+    """The bytes of a trace from `stream`, read in steps that bound what garbage costs: the
+    first line is checked in the first HEAD_BYTES (a binary, 2 GB of zeros: refused there),
+    and a `#data` line must come within MAX_HEADER bytes before the rest is read."""
     try:
         head = stream.read(HEAD_BYTES)
         _check_magic(path, head)
+        head += stream.read(MAX_HEADER - len(head))
+        if len(head) == MAX_HEADER and not DATA_LINE.search(head):
+            raise TraceError(f"{path!r} has no #data line in its first {MAX_HEADER >> 20} MiB: "
+                             "its header is damaged, or it is not a trace")
         return head + stream.read()
     except OSError as err:
         raise TraceError(f"cannot read {path!r}: {err.strerror or err}") from None

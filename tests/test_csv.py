@@ -89,3 +89,12 @@ def test_csv_of_a_trace_experiment(tmp_path):
                           "#  columns: rank thread time N\n#data\ne 0 1 2.5e-07 16\ne 0 0 1e-06 64\n#end\n")
     write_csv(read_trace(trace_path).experiments["e"], tmp_path / "e.csv")
     assert (tmp_path / "e.csv").read_text() == "rank,thread,time,N\n0,1,2.5e-07,16\n0,0,1e-06,64\n"
+
+
+def test_binary_file_is_refused_from_its_first_bytes(tmp_path):
+    """A 2 GB sparse file of zeros named .csv is refused at once, not read whole."""
+    path = tmp_path / "zeros.csv"
+    with open(path, "wb") as f:
+        f.truncate(2 << 30)
+    with pytest.raises(TraceError, match=r"zeros\.csv' holds NUL bytes: it is not a text file"):
+        read_csv(path, "f[0]")

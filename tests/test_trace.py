@@ -309,3 +309,25 @@ def test_unknown_parallel_value_is_reported():
     """A damaged `parallel` would silently add a P column to every experiment."""
     trace = load(HEADER.replace("#procs: 1", "#procs: 1\n#parallel: no\tne") + "rowinit 0 0 1e-6 16\n#end\n")
     assert messages(trace) == ["t.dat:4: unknown 'parallel: no\tne' (not none, OpenMP, MPI, PUB)"]
+
+
+def test_huge_garbage_is_refused_after_reading_a_bounded_prefix(tmp_path):
+    """A 2 GB file of zeros (sparse: cheap to make) is refused from its first 64 KiB, and a
+    trace line followed by gigabytes without #data from its first 16 MiB; the messages quote
+    at most 40 characters of the first line, control characters escaped."""
+    import resource
+    zeros = tmp_path / "zeros.dat"
+    with open(zeros, "wb") as f:
+        f.truncate(2 << 30)
+    with pytest.raises(TraceError) as err:
+        read_trace(zeros)
+    nul = "\\x00"
+    assert str(err.value) == f"{str(zeros)!r} is not a CALL trace: its first line is '{nul * 10}...', not '#cll-trace 1'"
+    headed = tmp_path / "headed.dat"
+    with open(headed, "wb") as f:
+        f.write(b"#cll-trace 1\n")
+        f.truncate(2 << 30)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(TraceError, match=r"has no #data line in its first 16 MiB"):
+        read_trace(headed)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000    # KiB: not 2 GB
