@@ -55,6 +55,6 @@ class BuildRuntime(build_ext):
 
 
 setup(
-    cffi_modules=["runtime_c/build_cffi.py:ffibuilder"],
+    cffi_modules=["runtime_c/build_cffi.py:ffibuilder", "runtime_c/build_records.py:ffibuilder"],
     cmdclass={"build_ext": BuildRuntime},
 )

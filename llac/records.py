@@ -1,7 +1,7 @@
 """Vectorised parsing of a trace's record lines (`NAME v1 v2 ...`, after `#data`).
 
 Lines are located, matched to their experiment by name and checked with numpy on the raw
-bytes: a well-formed line is the name and its values separated by single spaces, nothing
+bytes (values are converted in C, `runtime_c/llac_records.c`): a well-formed line is the name and its values separated by single spaces, nothing
 else (no TAB or other control whitespace, no doubled, leading or trailing space; `\r\n`
 line ends only in a file written with them). The values of all well-formed lines of one
 experiment are gathered and converted in a single call, wherever those lines stand in the
@@ -71,7 +71,7 @@ class _Lines:
         first_space = np.append(spaces_at, len(data))[first]
         first_space = np.minimum(first_space, ends)
         clean = np.ones(len(ends), dtype=bool)
-        bad_lines = np.searchsorted(ends, _bad_spacing(body, data, stops[stops != ends]))
+        bad_lines = np.searchsorted(ends, _bad_spacing(body, data, spaces_at, stops[stops != ends]))
         clean[bad_lines[bad_lines < len(ends)]] = False      # (not those of a last line cut short)
         return cls(body, data, starts, ends, stops, first_space,
                    np.searchsorted(spaces_at, ends) - first, clean)
@@ -93,42 +93,38 @@ class _Lines:
         mask[candidates[~same]] = False
         return mask
 
-    def values(self, lines: np.ndarray, name: str, ncols: int) -> np.ndarray | None:
-        """The (len(lines), ncols) values of the given lines of experiment `name` converted in
-        one go, or None when some line among them is damaged (then they must be split up)."""
+    def values(self, lines: np.ndarray, ncols: int) -> np.ndarray | None:
+        """The (len(lines), ncols) values of the given well-formed lines converted in one go
+        (in C, `llac._records`), or None when some line among them is damaged (then they
+        must be split up)."""
+        from llac._records import ffi, lib
         breaks = np.flatnonzero(np.diff(lines) != 1) + 1
         if len(breaks) < MAX_RUNS:      # the usual case: records of one experiment stand together
             firsts, lasts = lines[np.r_[0, breaks]], lines[np.r_[breaks - 1, len(lines) - 1]]
-            words = b"".join(self.raw[s:e + 1] for s, e in zip(self.starts[firsts], self.ends[lasts])).split()
-            names = words[::ncols + 1]
-            if len(words) != len(lines) * (ncols + 1) or names.count(name.encode("utf-8")) != len(lines):
-                return None
-            del words[::ncols + 1]
+            block = b"".join(self.raw[s:e + 1] for s, e in zip(self.starts[firsts], self.ends[lasts]))
+            named = 1
         else:                           # interleaved: gather the bytes after each line's name
             marks = np.zeros(len(self.data) + 1, dtype=np.int8)
             marks[self.first_space[lines] + 1] = 1
             marks[self.ends[lines] + 1] = -1
-            words = self.data[np.cumsum(marks[:-1], dtype=np.int8).view(bool)].tobytes().split()
-            if len(words) != len(lines) * ncols:
-                return None
-        try:
-            return np.array(words, dtype=float).reshape(len(lines), ncols)
-        except ValueError:
-            return None
+            block = self.data[np.cumsum(marks[:-1], dtype=np.int8).view(bool)].tobytes()
+            named = 0
+        out = np.empty((len(lines), ncols))
+        done = lib.llac_parse_records(block, len(block), len(lines), named, ncols, ffi.cast("double *", out.ctypes.data))
+        return out if done == len(lines) else None
 
 
-def _bad_spacing(body: bytes, data: np.ndarray, line_end_crs: np.ndarray) -> np.ndarray:
+def _bad_spacing(body: bytes, data: np.ndarray, spaces_at: np.ndarray, line_end_crs: np.ndarray) -> np.ndarray:
     """Positions in `body` that break a record's spacing: control whitespace (except the `\r`s
-    at `line_end_crs`, those of `\r\n` line ends) and a space after a space or before a line
-    end. Each kind is first looked for with a fast bytes search, so a clean body costs little."""
+    at `line_end_crs`, those of `\r\n` line ends; each looked for with a fast bytes search
+    first) and the spaces (at `spaces_at`) followed by a space or a line end."""
     found = [np.empty(0, dtype=np.int64)]
     for byte in CONTROL_SPACE:
         if bytes([byte]) in body:
             at = np.flatnonzero(data == byte)
             found.append(np.setdiff1d(at, line_end_crs, assume_unique=True) if byte == CR else at)
-    for pair in (b"  ", b" \n", b" \r"):
-        if pair in body:
-            found.append(np.flatnonzero((data[:-1] == SPACE) & (data[1:] == pair[1])))
+    after = np.append(data, NEWLINE)[spaces_at + 1]
+    found.append(spaces_at[(after == SPACE) | (after == NEWLINE) | (after == CR)])
     return np.concatenate(found)
 
 
@@ -219,7 +215,7 @@ def _convert(lines: _Lines, indices: np.ndarray, lay: RecordLayout, out, damaged
     until the damaged lines are found and parsed one by one."""
     if len(indices) == 0:
         return
-    values = lines.values(indices, lay.name, len(lay.columns))
+    values = lines.values(indices, len(lay.columns))
     if values is not None:
         out[0].append(values)
         out[1].append(indices)
@@ -247,9 +243,9 @@ def _parse_line(i: int, line: bytes, lay: RecordLayout, out, damaged, first_line
                                 f"expected {len(lay.columns)} ({' '.join(lay.columns)}); it is ignored"))
         return
     try:
-        row = [float(w) for w in words]
+        row = [plain_float(w) for w in words]
     except ValueError:
-        bad = next(j for j, w in enumerate(words) if not is_number(w))
+        bad = next(j for j, w in enumerate(words) if not is_number(w) or b"_" in w)
         damaged.append((number, f"record of {lay.name!r}: {words[bad][:30].decode('utf-8', 'replace')!r} "
                                 f"is not a number (column {lay.columns[bad]}); it is ignored"))
         return
@@ -267,6 +263,14 @@ def spacing_fault(line: bytes) -> str:
         if at >= 0:
             return f"{what} at column {at + 1}"
     return ""
+
+
+def plain_float(word: bytes) -> float:
+    """`float(word)`, but refusing the digit separators (`1_000`) that float() reads and the
+    bulk converter (strtod) does not: both paths accept the same numbers."""
+    if b"_" in word:
+        raise ValueError(f"digit separator in {word!r}")
+    return float(word)
 
 
 def is_number(word: str | bytes) -> bool:
