@@ -1,12 +1,13 @@
 """Vectorised parsing of a trace's record lines (`NAME v1 v2 ...`, after `#data`).
 
 Lines are located, matched to their experiment by name and checked with numpy on the raw
-bytes (values are converted in C, `runtime_c/llac_records.c`): a well-formed line is the name and its values separated by single spaces, nothing
-else (no TAB or other control whitespace, no doubled, leading or trailing space; `\r\n`
+bytes: a well-formed line is the name and its values separated by single spaces, nothing
+else (no TAB or other control whitespace, no doubled, leading or trailing space; `\\r\\n`
 line ends only in a file written with them). The values of all well-formed lines of one
-experiment are gathered and converted in a single call, wherever those lines stand in the
-file; since every such line holds exactly its number of values, no damage can move a value
-from one record to another. Every other line goes through a per-line path that applies the
+experiment are gathered and converted in a single call to C (`llac._records`, built from
+runtime_c/llac_records.c), wherever those lines stand in the file; since every such line
+holds exactly its number of values, checked again line by line in C, no damage can move a
+value from one record to another. Every other line goes through a per-line path that applies the
 same rules and says exactly what is wrong with it, so damage costs time in proportion to itself.
 """
 from __future__ import annotations
@@ -46,7 +47,7 @@ class RecordResult:
 @dataclass
 class _Lines:
     """The body's bytes (`raw`, and `data` as an array), and where each newline-terminated line
-    starts, ends (its newline), stops (== ends, or the `\r` before it in a `\r\n` file), where
+    starts, ends (its newline), stops (== ends, or the `\\r` before it in a `\\r\\n` file), where
     its first space is (== end when it has none), how many spaces it holds, and whether its
     spacing is clean (no control whitespace, no space next to a space or at the line's end)."""
     raw: bytes
@@ -60,7 +61,7 @@ class _Lines:
 
     @classmethod
     def of(cls, body: bytes, crlf: bool = False) -> "_Lines":
-        """Locate the lines of `body`; `crlf` when the file's lines end with `\r\n`."""
+        """Locate the lines of `body`; `crlf` when the file's lines end with `\\r\\n`."""
         data = np.frombuffer(body, dtype=np.uint8)
         ends = np.flatnonzero(data == NEWLINE)
         starts = np.zeros_like(ends)
@@ -110,13 +111,15 @@ class _Lines:
             block = self.data[np.cumsum(marks[:-1], dtype=np.int8).view(bool)].tobytes()
             named = 0
         out = np.empty((len(lines), ncols))
-        done = lib.llac_parse_records(block, len(block), len(lines), named, ncols, ffi.cast("double *", out.ctypes.data))
+        done = lib.llac_parse_records(block, len(block), len(lines), named, ncols,
+                                      ffi.cast("double *", out.ctypes.data))
         return out if done == len(lines) else None
 
 
-def _bad_spacing(body: bytes, data: np.ndarray, spaces_at: np.ndarray, line_end_crs: np.ndarray) -> np.ndarray:
-    """Positions in `body` that break a record's spacing: control whitespace (except the `\r`s
-    at `line_end_crs`, those of `\r\n` line ends; each looked for with a fast bytes search
+def _bad_spacing(body: bytes, data: np.ndarray, spaces_at: np.ndarray,
+                 line_end_crs: np.ndarray) -> np.ndarray:
+    """Positions in `body` that break a record's spacing: control whitespace (except the `\\r`s
+    at `line_end_crs`, those of `\\r\\n` line ends; each looked for with a fast bytes search
     first) and the spaces (at `spaces_at`) followed by a space or a line end."""
     found = [np.empty(0, dtype=np.int64)]
     for byte in CONTROL_SPACE:
@@ -134,7 +137,7 @@ def parse_records(body: bytes, first_line: int, layouts: Sequence[RecordLayout],
 
     `layouts` are the valid experiments; records of the experiments in `invalid` (name ->
     header line) are skipped with one problem each. Everything after a `#end` line is ignored.
-    `crlf`: the file's lines end with `\r\n` (then that `\r` is no damage).
+    `crlf`: the file's lines end with `\\r\\n` (then that `\\r` is no damage).
     """
     lines = _Lines.of(body, crlf)
     result = RecordResult({lay.name: np.empty((0, len(lay.columns))) for lay in layouts})
@@ -147,7 +150,8 @@ def parse_records(body: bytes, first_line: int, layouts: Sequence[RecordLayout],
     damaged: list[tuple[int, str]] = []
     well_formed = _well_formed(lines, owner, layouts, count)
     for k, lay in enumerate(layouts):
-        _convert(lines, np.flatnonzero(well_formed & (owner == k)), lay, parsed[lay.name], damaged, first_line)
+        fast = np.flatnonzero(well_formed & (owner == k))
+        _convert(lines, fast, lay, parsed[lay.name], damaged, first_line)
     skipped: dict[str, list[int]] = {}
     blank: list[int] = []
     by_name = {lay.name: lay for lay in layouts}
@@ -232,7 +236,7 @@ def _convert(lines: _Lines, indices: np.ndarray, lay: RecordLayout, out, damaged
 def _parse_line(i: int, line: bytes, lay: RecordLayout, out, damaged, first_line: int) -> None:
     """Parse one record line by the fast path's rules; keep it, or note exactly what is wrong."""
     number = first_line + i
-    spacing = spacing_fault(line)
+    spacing = _spacing_fault(line)
     if spacing:
         damaged.append((number, f"record of {lay.name!r} has {spacing} (values are separated by "
                                 "single spaces); it is ignored"))
@@ -253,12 +257,13 @@ def _parse_line(i: int, line: bytes, lay: RecordLayout, out, damaged, first_line
     out[1].append(np.array([i]))
 
 
-def spacing_fault(line: bytes) -> str:
+def _spacing_fault(line: bytes) -> str:
     """What breaks a record line's spacing (`"a TAB at column 12"`), or "" when it is clean."""
     for column, byte in enumerate(line, start=1):
         if byte in CONTROL_SPACE:
             return f"{CONTROL_SPACE[byte]} at column {column}"
-    for what, at in (("two spaces in a row", line.find(b"  ")), ("a space at its start", 0 if line[:1] == b" " else -1),
+    for what, at in (("two spaces in a row", line.find(b"  ")),
+                     ("a space at its start", 0 if line[:1] == b" " else -1),
                      ("a space at its end", len(line) - 1 if line[-1:] == b" " else -1)):
         if at >= 0:
             return f"{what} at column {at + 1}"
