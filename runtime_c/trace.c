@@ -190,8 +190,7 @@ int cll_spill_header_(int fd, int thread)
     if (!m)
         return -1;
     write_run_lines(m, "#cll-spill", "%.17g");
-    fprintf(m, "#status: spilled records of a run that had not finished when this was written\n"
-            "#pid: %ld\n#rank: %d\n#thread: %d\n#byte_order: %s\n",
+    fprintf(m, "#pid: %ld\n#rank: %d\n#thread: %d\n#byte_order: %s\n",
             (long)getpid(), cll_rank_(), thread,
             __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? "little" : "big");
     for (int id = 0; id < cll_experiment_count_(); id++)
