@@ -26,6 +26,7 @@ from llac.trace import (DATA_LINE, Problem, Trace, TraceError, _layouts, _parse_
 
 MAGIC = b"#cll-spill"
 FIXED = 16   # bytes of a record before its variables
+RECORD_START = ("rank", "thread", "time")   # the columns a record's fixed part gives
 
 
 def is_spill_file(path: str | os.PathLike) -> bool:
@@ -75,16 +76,20 @@ def read_spill(path: str) -> Trace:
     layouts = _layouts(path, declared, problems)
     order = ">" if header.get("byte_order") == "big" else "<"
     body = _complete_chunks(path, data[match.end() + 1:], order, problems)
-    nvars = [len(lay.columns) - 3 if lay else None for lay in layouts]
+    nvars = [len(lay.columns) - 3 if lay and lay.columns[:3] == RECORD_START else None
+             for lay in layouts]
     table, stopped = _records(body, order, nvars)
     if stopped:
         problems.append(Problem(path, 1, "a record of an experiment the header does not describe "
                                 "(or of an invalid one): it and the records after it are skipped"))
-    resolution = float(header.get("timer_resolution", "nan"))
-    rank = float(header.get("rank", "0"))
+    resolution = _number(path, header, "timer_resolution", problems)
+    rank = _number(path, header, "rank", problems)
     experiments = {}
     for index, (decl, lay) in enumerate(zip(declared, layouts)):
-        if lay is None:
+        if lay is not None and nvars[index] is None:
+            problems.append(Problem(path, decl.line, f"experiment {decl.name!r}: its columns do "
+                                    "not begin with 'rank thread time'; its records are skipped"))
+        if nvars[index] is None:
             continue
         values = table.get(index, np.empty((0, len(lay.columns) - 1)))
         columns = {"rank": np.full(len(values), rank), "thread": values[:, 0],
@@ -94,6 +99,16 @@ def read_spill(path: str) -> Trace:
                                            origin=path, header={**header, **decl.fields,
                                                                 "experiment": decl.name})
     return Trace(path, header, experiments, tuple(problems), complete=False)
+
+
+def _number(path: str, header: dict, key: str, problems: list[Problem]) -> float:
+    """The header's number `key`; nan (with a problem) when it is missing or not a number."""
+    try:
+        return float(header[key])
+    except (KeyError, ValueError):
+        problems.append(Problem(path, 1, f"the header has no number '{key}:'; the values "
+                                "that depend on it are nan"))
+        return float("nan")
 
 
 def _complete_chunks(path: str, body: bytes, order: str, problems: list[Problem]) -> bytes:
@@ -121,7 +136,8 @@ def _records(body: bytes, order: str, nvars: list[int | None]) -> tuple[dict[int
                           ("vars", order + "f8", (k,))])
         rows = np.frombuffer(body, dtype, len(body) // dtype.itemsize)
         if not rows["exp"].any():
-            return {0: np.column_stack([rows["thread"], rows["ticks"], rows["vars"].reshape(-1, k)])}, False
+            return {0: np.column_stack([rows["thread"], rows["ticks"],
+                                        rows["vars"].reshape(len(rows), k)])}, False
     table: dict[int, list] = {}
     pos = 0
     while pos + FIXED <= len(body):

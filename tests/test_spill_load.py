@@ -6,8 +6,12 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from llac.spill import read_spill, spill_files_for
+from llac.trace import TraceError
 from test_runtime_support import begin, build, c_program, end
 
 RECORDS = 300_000   # more than a 2 MiB buffer holds: some records spill, some stay in memory
@@ -101,3 +105,34 @@ def test_a_spill_file_cut_inside_a_chunk_keeps_its_complete_records(tmp_path):
     cut = read_spill(spill)
     assert len(cut.experiments["s"]) == len(whole.experiments["s"]) - 1001
     assert any("cut short" in p.message for p in cut.problems)
+
+
+@pytest.fixture(scope="module")
+def small_spill(tmp_path_factory) -> bytes:
+    """A real spill file's header and first 500 records (two experiments, one with a variable)."""
+    tmp_path = tmp_path_factory.mktemp("spill")
+    killed(tmp_path, f"for (long i = 0; i < {RECORDS}; i++) {{ {begin('s', 'i')} {end('s')} "
+                     f"{begin('t')} {end('t')} }}", {"s": ("s[0] + s[1]*i", ["i"]), "t": ("t[0]", [])})
+    (spill,) = spill_files_for(str(tmp_path / "prog.cll.1.dat"))
+    data = open(spill, "rb").read()
+    return data[:data.index(b"#data\n") + 6 + 8 + 500 * 20]
+
+
+@given(st.data())
+def test_a_damaged_spill_file_is_read_or_refused_in_one_message(tmp_path_factory, small_spill, data):
+    """Bytes changed anywhere in the header or the first records, or the file cut anywhere:
+    llac reads what it can (with problems) or refuses the file with a TraceError."""
+    damaged = bytearray(small_spill)
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(damaged) - 1))
+        damaged[at] = data.draw(st.sampled_from([0, 9, 10, 32, 35, 58, 255, ord("x"), ord("1")]))
+    damaged = damaged[:data.draw(st.integers(1, len(damaged)))]
+    path = tmp_path_factory.getbasetemp() / "damaged.spill"
+    path.write_bytes(bytes(damaged))
+    try:
+        trace = read_spill(str(path))
+    except TraceError:
+        return
+    assert not trace.complete and trace.problems
+    for experiment in trace.experiments.values():
+        assert set(experiment.columns) >= {"rank", "thread", "time"}
