@@ -10,7 +10,7 @@ from pathlib import Path
 from cffi import FFI
 
 HERE = Path(__file__).resolve().parent
-SOURCES = ["timer.c", "store.c", "registry.c", "trace.c", "lifecycle.c"]
+SOURCES = ["timer.c", "store.c", "registry.c", "files.c", "trace.c", "lifecycle.c"]
 CFLAGS = ["-O2", "-fPIC", "-pthread"]
 
 

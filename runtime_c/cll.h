@@ -11,7 +11,8 @@
  *
  * Records are kept in per-thread buffers (no lock on the hot path) that spill to disk, and
  * are written as a text trace (docs/trace-format.md) by cll_report() or, if the program
- * never reports, at normal exit and on fatal signals (marked so in the header).
+ * never reports, at normal exit and on every catchable terminating signal (marked so in the
+ * header). A trace another run wrote meanwhile is never overwritten (docs/runtime.md).
  *
  * Nothing in this runtime calls MPI: MPI support lives in code the user's own mpicc
  * compiles (cll_mpi.h, a later addition), so one runtime serves Open MPI and MPICH.
@@ -81,7 +82,9 @@ const char *cll_timer_name(void);
 /* Introspection for tests and benchmarks (used through the cffi module). */
 uint64_t cll_record_count(void);      /* records completed so far, all threads */
 uint64_t cll_spilled_count(void);     /* of which spilled to disk */
-const char *cll_trace_path(void);     /* where the trace is (or will be) written */
+const char *cll_trace_path(void);     /* where the trace is (or will be) written: once
+                                         another run's trace took the path, this run's
+                                         unique name (prog.cll.1.<pid>.dat) */
 
 /* ---- Support for MPI programs (used by cll_mpi.h, which the user's mpicc compiles). ----
  * The runtime itself never calls MPI; these functions let cll_mpi.h attach communication
@@ -126,8 +129,9 @@ void cll_mark_reported(void);
  * returns). */
 void cll_fail(const char *msg, const char *status);
 
-/* Install the runtime's fatal-signal handlers again (an MPI library may replace them in
- * MPI_Init). No-op in builds without signal handlers. */
+/* Install the runtime's signal handlers again (an MPI library may replace them in
+ * MPI_Init): a handler found in place is chained to, an ignored signal is left alone.
+ * No-op in builds without signal handlers. */
 void cll_install_signal_handlers(void);
 
 #ifdef __cplusplus

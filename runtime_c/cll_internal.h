@@ -3,7 +3,8 @@
  *   timer.c     clock choice, calibration, the inline tick read used on the hot path
  *   store.c     per-thread record buffers, begin/end, spilling to disk, iterating records
  *   registry.c  experiments and programs registered by generated code, procs, thread ids
- *   trace.c     the text trace (docs/trace-format.md): paths, header, records
+ *   files.c     the trace's path, hidden files next to it, placing a finished trace
+ *   trace.c     the text trace (docs/trace-format.md) and the spill files' header
  *   lifecycle.c start-up, the exit and fatal-signal hooks, fatal errors
  */
 #ifndef CLL_INTERNAL_H
@@ -92,13 +93,28 @@ int cll_procs_(void);
 int cll_rank_(void);
 extern int (*cll_thread_id_)(void);                 /* NULL: numbered by first record */
 
-/* ---- trace.c ---- */
-void cll_paths_init_(void);        /* fixes cwd, program name, CLL_TRACE at start-up */
+/* ---- files.c ---- */
+void cll_paths_init_(void);        /* fixes cwd, CLL_TRACE, the umask at start-up */
 const char *cll_program_name_(void);
-/* "<dir>/.<trace file name>.<what>.<pid><suffix>": hidden files next to the trace. */
-void cll_hidden_path_(char *out, size_t size, const char *what, const char *suffix);
+/* Note the file now at the trace's path (none, or one an earlier run left): it may be
+ * replaced. Called at start-up and whenever P or the rank (so the path) change. */
+void cll_trace_baseline_(void);
+/* Create "<dir>/.<trace file name>.<what>.XXXXXX" next to the trace (mkostemp: a new file,
+ * O_EXCL so never through a symbolic link, close-on-exec, 0600); its path in `out`.
+ * The file descriptor, or -1 (errno set). */
+int cll_hidden_file_(char *out, size_t size, const char *what);
+/* Make the finished temporary `tmp` (open as `fd`) the trace: at the trace's path unless
+ * another run's trace appeared there since this run's path was fixed; then under a unique
+ * name, said on stderr. 0 or -1 (errno set). */
+int cll_place_trace_(const char *tmp, int fd);
+
+/* ---- trace.c ---- */
+void cll_command_init_(void);      /* reads the command line for the header at start-up */
 /* Write the trace with `status`; names == NULL: all experiments. 0 or -1 (errno set). */
 int cll_trace_write_(const char *status, const char *const *names, int nnames);
+/* Write a spill file's self-describing header (docs/trace-format.md) for `thread` to fd:
+ * its length in bytes, or -1 (errno set). */
+int cll_spill_header_(int fd, int thread);
 
 /* ---- lifecycle.c ---- */
 void cll_init_(void);              /* idempotent; called by cll_register */

@@ -1,7 +1,9 @@
 /* lifecycle.c -- start-up, cll_report, and the hooks that write the trace when a program
- * ends without reporting: at normal exit (status "exit-without-report"), on fatal signals
- * ("signal <NAME>", best effort, then the default action) and on run-time errors
- * ("error: ...", exit status 70). Spill files are removed once the process is done.
+ * ends without reporting: at normal exit (status "exit-without-report"), on every catchable
+ * signal whose default action ends the process ("signal <NAME>", best effort, then that
+ * action; a handler the program has keeps working, see on_signal) and on run-time errors
+ * ("error: ...", exit status 70). Spill files are removed once the process is done; a
+ * signal that comes while a trace is being written waits until it is written.
  *
  * Built with -DCLL_NO_SIGNAL_HANDLERS (the Python extension), no signal handler is
  * installed, so the runtime never takes SIGINT and friends away from its host.
@@ -19,13 +21,20 @@
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static volatile sig_atomic_t finished;  /* final trace written (or being written) */
 static int reported, initialised;
+static volatile sig_atomic_t writing;  /* a trace is being written */
 static volatile sig_atomic_t kept;      /* the trace on disk holds more than this process's
                                            records (MPI gather): never overwrite it with them */
 
-/* Write the trace with `status`; on failure say so on stderr. Returns 0 or -1. */
+static void deliver_deferred(void);
+
+/* Write the trace with `status`; on failure say so on stderr. Returns 0 or -1. A
+ * terminating signal that comes meanwhile waits until the writer calls deliver_deferred. */
 static int write_or_complain(const char *status, const char *const *names, int nnames)
 {
-    if (cll_trace_write_(status, names, nnames) == 0)
+    writing = 1;
+    int rc = cll_trace_write_(status, names, nnames);
+    writing = 0;
+    if (rc == 0)
         return 0;
     fprintf(stderr, "cll: error: cannot write trace %s: %s\n", cll_trace_path(), strerror(errno));
     return -1;
@@ -47,6 +56,7 @@ static void at_exit(void)
     if (!reported)
         write_or_complain("exit-without-report", NULL, 0);
     cll_store_remove_spills_();
+    deliver_deferred();
 }
 
 void cll_fatal_(const char *msg, const char *status)
@@ -71,6 +81,7 @@ void cll_report_status(const char *status, const char *const *names, int nnames)
         exit(CLL_EXIT_ERROR);
     }
     reported = 1;
+    deliver_deferred();
 }
 
 void cll_report(const char *const *names, int nnames) { cll_report_status("complete", names, nnames); }
@@ -84,45 +95,114 @@ void cll_mark_reported(void)
 void cll_fail(const char *msg, const char *status) { cll_fatal_(msg, status); }
 
 #ifndef CLL_NO_SIGNAL_HANDLERS
-static const struct { int sig; const char *name; } fatal_signals[] = {
-    {SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"}, {SIGFPE, "SIGFPE"},
-    {SIGABRT, "SIGABRT"}, {SIGTERM, "SIGTERM"}, {SIGINT, "SIGINT"},
+/* Every signal whose default action ends the process (signal(7): Term and Core) and that
+ * can be caught, plus the real-time signals (Term) handled below. */
+static const struct { int sig; const char *name; } terminating[] = {
+    {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},     {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},
+    {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"},   {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
+    {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"},   {SIGUSR2, "SIGUSR2"}, {SIGPIPE, "SIGPIPE"},
+    {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"},   {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"},
+    {SIGVTALRM, "SIGVTALRM"}, {SIGPROF, "SIGPROF"}, {SIGIO, "SIGIO"},   {SIGSYS, "SIGSYS"},
+#ifdef SIGSTKFLT
+    {SIGSTKFLT, "SIGSTKFLT"},
+#endif
+#ifdef SIGPWR
+    {SIGPWR, "SIGPWR"},
+#endif
 };
 
-/* Write what was measured, then let the signal take its default course. */
-static void on_fatal_signal(int sig)
+static struct sigaction previous[NSIG];     /* what each signal did before our handler */
+static volatile sig_atomic_t deferred;      /* a signal that came while the trace was written */
+
+/* Signals after which the program cannot go on (a fault re-executes, abort() re-raises):
+ * their records are saved even when the program (or an MPI library) has a handler of its own. */
+static int always_fatal(int sig)
 {
-    if (!finished && !kept) {
+    return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGABRT;
+}
+
+static void signal_name(int sig, char *out, size_t size)
+{
+    for (size_t i = 0; i < sizeof terminating / sizeof *terminating; i++)
+        if (terminating[i].sig == sig) {
+            snprintf(out, size, "%s", terminating[i].name);
+            return;
+        }
+    snprintf(out, size, "SIGRTMIN+%d", sig - SIGRTMIN);
+}
+
+static void on_signal(int sig, siginfo_t *info, void *context);
+
+/* Our handler on an alternate stack (a stack overflow is a SIGSEGV too) for `sig`, keeping
+ * what was there to chain to, unless the signal is ignored or already ours. */
+static void install_one(int sig)
+{
+    struct sigaction old, sa;
+    if (sigaction(sig, NULL, &old) != 0 || old.sa_handler == SIG_IGN
+        || ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == on_signal))
+        return;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_ONSTACK | SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    previous[sig] = old;
+    sigaction(sig, &sa, NULL);
+}
+
+/* A program's own handler keeps working: a signal it handles goes to its handler untouched
+ * (the records are saved only after always_fatal signals, as the program cannot go on);
+ * a signal left to its default action saves the records first, then takes that action. */
+static void on_signal(int sig, siginfo_t *info, void *context)
+{
+    const struct sigaction *old = &previous[sig];
+    int by_default = old->sa_handler == SIG_DFL && !(old->sa_flags & SA_SIGINFO);
+    if (writing && !always_fatal(sig)) {   /* finish the trace being written first */
+        deferred = sig;
+        return;
+    }
+    if (!finished && !kept && (by_default || always_fatal(sig))) {
         finished = 1;
-        char status[32] = "signal ?";
-        for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++)
-            if (fatal_signals[i].sig == sig)
-                snprintf(status, sizeof status, "signal %s", fatal_signals[i].name);
+        char status[48] = "signal ";
+        signal_name(sig, status + 7, sizeof status - 7);
         write_or_complain(status, NULL, 0);
         cll_store_remove_spills_();
     }
+    if (!by_default) {
+        if (old->sa_flags & SA_SIGINFO)
+            old->sa_sigaction(sig, info, context);
+        else
+            old->sa_handler(sig);
+        return;
+    }
+    sigset_t just;
+    sigemptyset(&just);
+    sigaddset(&just, sig);
     signal(sig, SIG_DFL);
+    pthread_sigmask(SIG_UNBLOCK, &just, NULL);
     raise(sig);
 }
 
-/* Handlers on an alternate stack (a stack overflow is a SIGSEGV too), except for signals
- * the program was started ignoring. */
 static void install_signal_handlers(void)
 {
     static char altstack[1 << 16];
     stack_t ss = {.ss_sp = altstack, .ss_size = sizeof altstack, .ss_flags = 0};
     sigaltstack(&ss, NULL);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_fatal_signal;
-    sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) {
-        struct sigaction old;
-        if (sigaction(fatal_signals[i].sig, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-            sigaction(fatal_signals[i].sig, &sa, NULL);
-    }
+    for (size_t i = 0; i < sizeof terminating / sizeof *terminating; i++)
+        install_one(terminating[i].sig);
+    for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+        install_one(sig);
 }
+
+/* After writing: a signal that came meanwhile now takes its course. */
+static void deliver_deferred(void)
+{
+    int sig = deferred;
+    deferred = 0;
+    if (sig)
+        raise(sig);
+}
+#else
+static void deliver_deferred(void) {}
 #endif
 
 void cll_install_signal_handlers(void)
@@ -139,6 +219,7 @@ static void init_once(void)
 {
     cll_timer_init_();
     cll_paths_init_();
+    cll_command_init_();
     atexit(at_exit);
     pthread_atfork(NULL, NULL, forget_in_child);
 #ifndef CLL_NO_SIGNAL_HANDLERS

@@ -80,6 +80,7 @@ void cll_set_procs(int procs, int rank_)
 {
     nprocs = procs;
     rank = rank_;
+    cll_trace_baseline_();   /* a new path: the file there now is not another run's */
 }
 
 void cll_set_thread_id_function(int (*thread_id)(void)) { cll_thread_id_ = thread_id; }

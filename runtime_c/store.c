@@ -4,8 +4,9 @@
  * thread-local pointer, so begin/end take no lock and share no cache line. A slot keeps the
  * thread's open experiments (a growable stack of frames; variables are captured at begin) and
  * a buffer of completed records; a full buffer is appended to the thread's hidden spill file next to
- * the trace, as a chunk [uint64 byte count][records], so no record is ever dropped and memory
- * stays bounded. Slots are never freed: a thread that exits leaves its records behind.
+ * the trace, as a chunk [uint64 byte count][records] after a text header that describes the
+ * experiments (so that llac can read the file of a run killed by SIGKILL), so no record is
+ * ever dropped and memory stays bounded. Slots are never freed: a thread that exits leaves its records behind.
  */
 #define _GNU_SOURCE
 #include "cll_internal.h"
@@ -43,7 +44,7 @@ typedef struct cll_slot {
     /* cold */
     uint64_t spilled;
     int spill_fd;
-    uint64_t spill_bytes;
+    uint64_t spill_start, spill_bytes;  /* where the chunks start (after the header), end */
     char spill_path[4096];
     struct cll_slot *next;
 } __attribute__((aligned(64))) cll_slot;
@@ -125,13 +126,14 @@ static __attribute__((noinline, cold)) void slot_spill(cll_slot *s)
     if (s->spill_fd < 0) {
         char what[32];
         snprintf(what, sizeof what, "spill%d", (int)s->thread);
-        cll_hidden_path_(s->spill_path, sizeof s->spill_path, what, "");
-        s->spill_fd = open(s->spill_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (s->spill_fd < 0) {
+        s->spill_fd = cll_hidden_file_(s->spill_path, sizeof s->spill_path, what);
+        int header = s->spill_fd < 0 ? -1 : cll_spill_header_(s->spill_fd, (int)s->thread);
+        if (header < 0) {
             snprintf(msg, sizeof msg, "cll: error: cannot create spill file %s: %s",
                      s->spill_path, strerror(errno));
             cll_fatal_(msg, "cannot create spill file");
         }
+        s->spill_start = s->spill_bytes = (uint64_t)header;
     }
     uint64_t n = s->pos;
     struct iovec iov[2] = {{&n, sizeof n}, {s->buf, s->pos}};
@@ -303,7 +305,7 @@ static int each_spilled(const cll_slot *s, cll_record_fn fn, void *ctx)
     if (!chunk)
         return -1;
     int rc = 0;
-    for (uint64_t off = 0; off < s->spill_bytes && rc == 0;) {
+    for (uint64_t off = s->spill_start; off < s->spill_bytes && rc == 0;) {
         uint64_t n;
         errno = 0;
         if (pread(s->spill_fd, &n, sizeof n, (off_t)off) != (ssize_t)sizeof n || n > s->cap

@@ -1,7 +1,7 @@
 /* trace.c -- write the text trace of docs/trace-format.md (version 1).
  *
- * The file is written to a hidden temporary next to the trace and renamed over it, so a
- * reader never sees half a file from this writer. Two passes over the stored records:
+ * The file is written to a hidden temporary next to the trace (files.c) and then put in
+ * place, so a reader never sees half a file from this writer. Two passes over the stored records:
  * one counts each experiment's records for the header, one writes them.
  */
 #define _GNU_SOURCE
@@ -12,19 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-static char cwd[4096] = ".";
-static char trace_env[4096];        /* CLL_TRACE made absolute, or "" */
 static char command[4096];
-static char trace_path[8192];
 
-void cll_paths_init_(void)
+void cll_command_init_(void)
 {
-    if (!getcwd(cwd, sizeof cwd))
-        strcpy(cwd, ".");
-    const char *env = getenv("CLL_TRACE");
-    if (env && *env)
-        snprintf(trace_env, sizeof trace_env, "%s%s%s", env[0] == '/' ? "" : cwd,
-                 env[0] == '/' ? "" : "/", env);
     FILE *f = fopen("/proc/self/cmdline", "r");
     if (f) {
         size_t n = fread(command, 1, sizeof command - 1, f);
@@ -36,35 +27,6 @@ void cll_paths_init_(void)
                 command[i] = ' ';
         command[n] = '\0';
     }
-}
-
-const char *cll_program_name_(void) { return program_invocation_short_name; }
-
-/* Rank r > 0 of an MPI program writes its own records (only when they could not be gathered
- * on rank 0) to the trace path with ".rank<r>" before its ".dat" (or at its end). */
-const char *cll_trace_path(void)
-{
-    char base[8192];
-    if (trace_env[0])
-        snprintf(base, sizeof base, "%s", trace_env);
-    else
-        snprintf(base, sizeof base, "%s/%s.cll.%d.dat", cwd, cll_program_name_(), cll_procs_());
-    size_t len = strlen(base);
-    int dat = len > 4 && !strcmp(base + len - 4, ".dat");
-    if (cll_rank_() > 0)
-        snprintf(trace_path, sizeof trace_path, "%.*s.rank%d%s", (int)(len - 4 * dat), base,
-                 cll_rank_(), dat ? ".dat" : "");
-    else
-        snprintf(trace_path, sizeof trace_path, "%s", base);
-    return trace_path;
-}
-
-void cll_hidden_path_(char *out, size_t size, const char *what, const char *suffix)
-{
-    const char *path = cll_trace_path();
-    const char *slash = strrchr(path, '/');
-    int dirlen = (int)(slash - path);     /* trace paths are absolute */
-    snprintf(out, size, "%.*s/.%s.%s.%ld%s", dirlen, path, slash + 1, what, (long)getpid(), suffix);
 }
 
 typedef struct writer {
@@ -177,18 +139,36 @@ static void write_open_line(FILE *f)
     free(text);
 }
 
-static void write_header(writer *w, const char *status, const char *more_header)
+/* The header lines a trace and a spill file share: the first line `magic`, the program and
+ * the run, then the timer with `resolution_format` for its seconds per tick. */
+static void write_run_lines(FILE *f, const char *magic, const char *resolution_format)
 {
-    FILE *f = w->f;
-    char date[32] = "", host[256] = "";
+    char date[32] = "", host[256] = "", resolution[64];
     time_t now = time(NULL);
     struct tm tm;
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
     gethostname(host, sizeof host - 1);
-    fprintf(f, "#cll-trace %d\n#program: %s\n#source: %s\n#command: %s\n#date: %s\n#host: %s\n",
-            CLL_TRACE_FORMAT_VERSION, cll_program_name_(), cll_sources_(), command, date, host);
-    fprintf(f, "#parallel: %s\n#procs: %d\n#timer: %s\n#timer_resolution: %.6g\n",
-            cll_parallel_(), cll_procs_(), cll_timer_name(), cll_seconds_per_tick());
+    snprintf(resolution, sizeof resolution, resolution_format, cll_seconds_per_tick());
+    fprintf(f, "%s %d\n#program: %s\n#source: %s\n#command: %s\n#date: %s\n#host: %s\n",
+            magic, CLL_TRACE_FORMAT_VERSION, cll_program_name_(), cll_sources_(), command, date, host);
+    fprintf(f, "#parallel: %s\n#procs: %d\n#timer: %s\n#timer_resolution: %s\n",
+            cll_parallel_(), cll_procs_(), cll_timer_name(), resolution);
+}
+
+/* The declaration of experiment `e` (its record count follows where known). */
+static void write_experiment(FILE *f, const cll_experiment *e)
+{
+    fprintf(f, "#experiment: %s\n#  formula: %s\n#  source: %s\n#  columns: rank thread time",
+            e->name, e->formula, e->source ? e->source : "?");
+    for (int i = 0; i < e->nvars; i++)
+        fprintf(f, " %s", e->vars[i]);
+    fputc('\n', f);
+}
+
+static void write_header(writer *w, const char *status, const char *more_header)
+{
+    FILE *f = w->f;
+    write_run_lines(f, "#cll-trace", "%.6g");
     fprintf(f, "#overhead: %.3g\n#status: %s\n", cll_store_overhead_(), status);
     if (more_header)
         fputs(more_header, f);
@@ -196,14 +176,38 @@ static void write_header(writer *w, const char *status, const char *more_header)
     for (int id = 0; id < cll_experiment_count_(); id++) {
         if (!w->wanted[id])
             continue;
-        const cll_experiment *e = cll_experiment_at_(id);
-        fprintf(f, "#experiment: %s\n#  formula: %s\n#  source: %s\n#  columns: rank thread time",
-                e->name, e->formula, e->source ? e->source : "?");
-        for (int i = 0; i < e->nvars; i++)
-            fprintf(f, " %s", e->vars[i]);
-        fprintf(f, "\n#  records: %llu\n", (unsigned long long)w->counts[id]);
+        write_experiment(f, cll_experiment_at_(id));
+        fprintf(f, "#  records: %llu\n", (unsigned long long)w->counts[id]);
     }
     fputs("#data\n", f);
+}
+
+int cll_spill_header_(int fd, int thread)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *m = open_memstream(&text, &size);
+    if (!m)
+        return -1;
+    write_run_lines(m, "#cll-spill", "%.17g");
+    fprintf(m, "#pid: %ld\n#rank: %d\n#thread: %d\n#byte_order: %s\n",
+            (long)getpid(), cll_rank_(), thread,
+            __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? "little" : "big");
+    for (int id = 0; id < cll_experiment_count_(); id++)
+        write_experiment(m, cll_experiment_at_(id));
+    fputs("#data\n", m);
+    int rc = fclose(m) == 0 ? 0 : -1;
+    for (size_t done = 0; rc == 0 && done < size;) {
+        ssize_t w = write(fd, text + done, size - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            rc = -1;
+        else
+            done += (size_t)w;
+    }
+    free(text);
+    return rc ? -1 : (int)size;
 }
 
 /* Whether experiment `id` is among `names` (NULL: all). */
@@ -312,11 +316,15 @@ cll_trace_file *cll_trace_open(const char *status, const char *const *names, int
     }
     for (int id = 0; more_counts && id < cll_experiment_count_(); id++)
         t->w.counts[id] += t->w.wanted[id] ? more_counts[id] : 0;
-    cll_hidden_path_(t->tmp, sizeof t->tmp, "tmp", "");
-    t->w.f = fopen(t->tmp, "w");
+    int fd = cll_hidden_file_(t->tmp, sizeof t->tmp, "tmp");
+    t->w.f = fd < 0 ? NULL : fdopen(fd, "w");
     if (!t->w.f) {
+        int saved = errno;
+        if (fd >= 0)
+            close(fd), unlink(t->tmp);
         writer_free(&t->w);
         free(t);
+        errno = saved;
         return NULL;
     }
     setvbuf(t->w.f, NULL, _IOFBF, 1 << 20);
@@ -340,11 +348,11 @@ int cll_trace_append(cll_trace_file *t, const char *text, size_t len)
 
 int cll_trace_close(cll_trace_file *t)
 {
-    int rc = fputs("#end\n", t->w.f) < 0 ? -1 : 0;
-    if (fclose(t->w.f) || rc)
+    int rc = fputs("#end\n", t->w.f) < 0 || fflush(t->w.f) ? -1 : 0;
+    if (rc == 0)
+        rc = cll_place_trace_(t->tmp, fileno(t->w.f));
+    if (fclose(t->w.f))
         rc = -1;
-    else
-        rc = rename(t->tmp, cll_trace_path());
     if (rc) {
         int saved = errno;
         unlink(t->tmp);

@@ -26,8 +26,10 @@ EXPORT_FORMATS = ("csv", "extrap")
          object named after it; experiments of the same name in the files of one load are merged
          (e.g. the runs for P = 1, 2, 4). A name already in use gets a qualified name
          NAME@FILESTEM instead: nothing is overwritten. Damaged records are reported as warnings
-         with file:line and the good ones are kept. A CSV file needs `as NAME` and a formula;
-         its columns are time and the formula's variables.""",
+         with file:line and the good ones are kept. A trace that is missing but has spill files
+         next to it (its run was killed by SIGKILL) loads what they hold, with a warning; so
+         does a spill file's own path. A CSV file needs `as NAME` and a formula; its columns are
+         time and the formula's variables.""",
          ['load "matinit.cll.1.dat"', 'load "fft.cll.*.dat"',
           'load "data.csv" as f formula "f[0] + f[1]*N"'], ast.Load)
 def load(session, statement: ast.Load):
@@ -36,9 +38,10 @@ def load(session, statement: ast.Load):
         return _load_csv(session, statement, files)
     if statement.formula is not None:
         raise LlacError("a formula is only given for CSV files; for a trace use: g = NAME formula \"...\"")
-    from llac.trace import TraceError, read_trace
+    from llac.spill import read_input
+    from llac.trace import TraceError
     try:
-        traces = [stdin_trace() if f == "-" else read_trace(f) for f in files]
+        traces = [stdin_trace() if f == "-" else read_input(f) for f in files]
     except TraceError as err:
         raise LlacError(str(err)) from None
     if statement.name and sum(len(t.experiments) for t in traces) != 1:
@@ -85,10 +88,12 @@ def stdin_trace():
 
 
 def _expand(statement: ast.Load) -> list[str]:
-    """The files a load names: globs expanded, "-" (standard input) kept as it is."""
-    from llac.trace import TraceError, expand_paths
+    """The files a load names: globs expanded, "-" (standard input) kept as it is, a missing
+    trace with spill files next to it replaced by them."""
+    from llac.spill import expand_with_spills
+    from llac.trace import TraceError
     try:
-        return [f for path in statement.paths for f in (["-"] if path == "-" else expand_paths([path]))]
+        return [f for path in statement.paths for f in (["-"] if path == "-" else expand_with_spills([path]))]
     except TraceError as err:
         raise LlacError(str(err)) from None
 
