@@ -4,9 +4,11 @@
  * so every MPI call below is compiled against the user's MPI (Open MPI or MPICH) and the
  * runtime library (libcllrt.a) never calls MPI. It provides (docs/mpi.md):
  *
- *   - PMPI wrappers of MPI_Init/Init_thread (start-up: P, rank, clock offsets) and of the
- *     point-to-point, completion and collective calls, which count per thread messages and
- *     bytes sent and received, distinct partners and time inside MPI;
+ *   - PMPI wrappers of MPI_Init/Init_thread (start-up: P, rank, clock offsets) and of every
+ *     MPI 3.1 call that moves data (point to point, persistent, matched probes, completion,
+ *     collectives blocking and nonblocking, neighbourhood, one-sided), which count per thread
+ *     messages and bytes sent and received, distinct partners and time inside MPI; what a
+ *     program used that is not counted goes to the header's `mpi_uncounted`;
  *   - cll_mpi_begin_/cll_mpi_end_, which turn those counters into the seven measured
  *     columns of each record (msgs_sent bytes_sent msgs_recv bytes_recv partners h mpi_time);
  *   - cll_mpi_report_, which gathers every rank's records on rank 0 (in chunks, with a
@@ -109,8 +111,9 @@ CLL_WEAK void *cll_mpi_zeroed_(size_t size)
 
 /* ------------------------------------------------------------------ accounting */
 
-/* The world ranks of the members of `group`: table[0] = n, table[1 + i] = world rank of
- * member i (MPI_UNDEFINED: outside MPI_COMM_WORLD). Cached as an attribute of its owner. */
+/* The world ranks of the members of `group` (which it frees): table[0] = n, table[1 + i] =
+ * world rank of member i (MPI_UNDEFINED: outside MPI_COMM_WORLD). Cached as an attribute of
+ * the communicator or window it belongs to. */
 CLL_WEAK int *cll_mpi_group_table_(MPI_Group group)
 {
     MPI_Group world;
@@ -1083,63 +1086,44 @@ CLL_WEAK int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     return rc;
 }
 
-CLL_WEAK int MPI_Waitall(int n, MPI_Request *requests, MPI_Status *statuses)
-{
-    cll_mpi_batch b;
-    MPI_Status *st = cll_mpi_batch_begin_(&b, n, requests, statuses);
-    CLL_MPI_TIMED(PMPI_Waitall(n, requests, st));
-    cll_mpi_batch_end_(&b, rc, n, NULL);
-    return rc;
-}
+/* A call completing some of `n` requests, with an array of statuses: DONE of them
+ * completed (those at INDICES, or the first DONE when INDICES is NULL). */
+#define CLL_MPI_COMPLETE(NAME, PARAMS, ARGS, DONE, INDICES)                               \
+    CLL_WEAK int NAME(CLL_UNPAREN PARAMS)                                                 \
+    {                                                                                     \
+        cll_mpi_batch b;                                                                  \
+        MPI_Status *st = cll_mpi_batch_begin_(&b, n, requests, statuses);                 \
+        CLL_MPI_TIMED(P##NAME(CLL_UNPAREN ARGS));                                         \
+        cll_mpi_batch_end_(&b, rc, DONE, INDICES);                                        \
+        return rc;                                                                        \
+    }
+CLL_MPI_COMPLETE(MPI_Waitall, (int n, MPI_Request *requests, MPI_Status *statuses),
+                 (n, requests, st), n, NULL)
+CLL_MPI_COMPLETE(MPI_Testall, (int n, MPI_Request *requests, int *flag, MPI_Status *statuses),
+                 (n, requests, flag, st), *flag ? n : 0, NULL)
+CLL_MPI_COMPLETE(MPI_Waitsome, (int n, MPI_Request *requests, int *outcount, int *indices,
+                                MPI_Status *statuses),
+                 (n, requests, outcount, indices, st), *outcount, indices)
+CLL_MPI_COMPLETE(MPI_Testsome, (int n, MPI_Request *requests, int *outcount, int *indices,
+                                MPI_Status *statuses),
+                 (n, requests, outcount, indices, st), *outcount, indices)
 
-CLL_WEAK int MPI_Testall(int n, MPI_Request *requests, int *flag, MPI_Status *statuses)
-{
-    cll_mpi_batch b;
-    MPI_Status *st = cll_mpi_batch_begin_(&b, n, requests, statuses);
-    CLL_MPI_TIMED(PMPI_Testall(n, requests, flag, st));
-    cll_mpi_batch_end_(&b, rc, *flag ? n : 0, NULL);
-    return rc;
-}
-
-CLL_WEAK int MPI_Waitany(int n, MPI_Request *requests, int *index, MPI_Status *status)
-{
-    cll_mpi_batch b;
-    CLL_STATUS(status);
-    cll_mpi_batch_begin_(&b, n, requests, st);
-    CLL_MPI_TIMED(PMPI_Waitany(n, requests, index, st));
-    cll_mpi_batch_end_(&b, rc, *index != MPI_UNDEFINED, index);
-    return rc;
-}
-
-CLL_WEAK int MPI_Testany(int n, MPI_Request *requests, int *index, int *flag, MPI_Status *status)
-{
-    cll_mpi_batch b;
-    CLL_STATUS(status);
-    cll_mpi_batch_begin_(&b, n, requests, st);
-    CLL_MPI_TIMED(PMPI_Testany(n, requests, index, flag, st));
-    cll_mpi_batch_end_(&b, rc, *flag && *index != MPI_UNDEFINED, index);
-    return rc;
-}
-
-CLL_WEAK int MPI_Waitsome(int n, MPI_Request *requests, int *outcount, int *indices,
-                          MPI_Status *statuses)
-{
-    cll_mpi_batch b;
-    MPI_Status *st = cll_mpi_batch_begin_(&b, n, requests, statuses);
-    CLL_MPI_TIMED(PMPI_Waitsome(n, requests, outcount, indices, st));
-    cll_mpi_batch_end_(&b, rc, *outcount, indices);
-    return rc;
-}
-
-CLL_WEAK int MPI_Testsome(int n, MPI_Request *requests, int *outcount, int *indices,
-                          MPI_Status *statuses)
-{
-    cll_mpi_batch b;
-    MPI_Status *st = cll_mpi_batch_begin_(&b, n, requests, statuses);
-    CLL_MPI_TIMED(PMPI_Testsome(n, requests, outcount, indices, st));
-    cll_mpi_batch_end_(&b, rc, *outcount, indices);
-    return rc;
-}
+/* Waitany, Testany: one request of `n` completed (at *index) if DONE, with one status. */
+#define CLL_MPI_COMPLETE_ONE(NAME, PARAMS, ARGS, DONE)                                    \
+    CLL_WEAK int NAME(CLL_UNPAREN PARAMS)                                                 \
+    {                                                                                     \
+        cll_mpi_batch b;                                                                  \
+        CLL_STATUS(status);                                                               \
+        cll_mpi_batch_begin_(&b, n, requests, st);                                        \
+        CLL_MPI_TIMED(P##NAME(CLL_UNPAREN ARGS));                                         \
+        cll_mpi_batch_end_(&b, rc, DONE, index);                                          \
+        return rc;                                                                        \
+    }
+CLL_MPI_COMPLETE_ONE(MPI_Waitany, (int n, MPI_Request *requests, int *index, MPI_Status *status),
+                     (n, requests, index, st), *index != MPI_UNDEFINED)
+CLL_MPI_COMPLETE_ONE(MPI_Testany, (int n, MPI_Request *requests, int *index, int *flag,
+                                   MPI_Status *status),
+                     (n, requests, index, flag, st), *flag && *index != MPI_UNDEFINED)
 
 /* Collectives, blocking and nonblocking, count the data each rank logically contributes
  * and receives, as if sent directly (not the messages of the library's algorithm); a rank's

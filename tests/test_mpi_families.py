@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from test_mpi import call, header_and_records
+from test_mpi import build_with_mpich, call, header_and_records
 
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAMS = ROOT / "tests" / "mpi_programs"
@@ -126,12 +126,7 @@ def test_each_family_counts_what_the_program_moved(families, procs, name):
 @pytest.mark.skipif(shutil.which("mpicc.mpich") is None, reason="MPICH is not installed (apt-get install mpich)")
 def test_mpich_compiles_every_wrapper(tmp_path):
     shutil.copy(PROGRAMS / "families.c", tmp_path)
-    done = call("cc", "-O2", "-Wall", "-Wextra", "families.c", "-o", "families", cwd=tmp_path,
-                env={"MPICC": "mpicc.mpich"})
-    assert done.returncode == 0, done.stderr
-    assert not [line for line in done.stderr.splitlines()
-                if "cll_mpi.h:" in line and (": warning:" in line or ": error:" in line)]
-    symbols = subprocess.run(["nm", str(tmp_path / "families")], capture_output=True, text=True).stdout
+    symbols = build_with_mpich(tmp_path, "families")
     for name in ("MPI_Ialltoallw", "MPI_Rget_accumulate", "MPI_Ineighbor_alltoallw", "MPI_Imrecv"):
         assert f" W {name}\n" in symbols
 
@@ -155,11 +150,17 @@ def test_the_header_lists_what_was_not_counted(uncounted):
     assert all(measured(r)[:4] == (1, 4, 0, 0) for r in records["freed"])   # the send only
 
 
-def test_comm_warns_about_uncounted_communication(uncounted):
-    done = subprocess.run([sys.executable, "-m", "llac", "-c", 'load "uncounted.cll.2.dat"; comm freed'],
-                          cwd=uncounted, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                          timeout=120, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+def llac(directory: Path, statements: str) -> subprocess.CompletedProcess:
+    """`llac -c STATEMENTS` in `directory`, as a user runs it; it must succeed."""
+    done = subprocess.run([sys.executable, "-m", "llac", "-c", statements], cwd=directory,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_comm_warns_about_uncounted_communication(uncounted):
+    done = llac(uncounted, 'load "uncounted.cll.2.dat"; comm freed')
     assert ("warning: freed: the program used MPI communication that is not counted (MPI-IO "
             "(MPI_File_*); collectives on an inter-communicator; receives freed by "
             "MPI_Request_free before they completed)") in done.stderr
@@ -170,9 +171,7 @@ def test_comm_warns_when_any_trace_of_a_sweep_has_uncounted_calls(uncounted, fam
     """The warning survives loading several traces into one experiment (the first clean)."""
     text = (families / "families.cll.2.dat").read_text()
     (tmp_path / "a.cll.2.dat").write_text(text)
-    (tmp_path / "a.cll.4.dat").write_text(text.replace("#procs: 2\n", "#procs: 4\n#mpi_uncounted: MPI-IO (MPI_File_*)\n", 1))
-    done = subprocess.run([sys.executable, "-m", "llac", "-c", 'load "a.cll.*.dat"; comm sends by P'],
-                          cwd=tmp_path, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                          timeout=120, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
-    assert done.returncode == 0, done.stderr
+    (tmp_path / "a.cll.4.dat").write_text(
+        text.replace("#procs: 2\n", "#procs: 4\n#mpi_uncounted: MPI-IO (MPI_File_*)\n", 1))
+    done = llac(tmp_path, 'load "a.cll.*.dat"; comm sends by P')
     assert "warning: sends: the program used MPI communication that is not counted (MPI-IO (MPI_File_*))" in done.stderr
