@@ -94,14 +94,19 @@ COLLECTIVES = ["barrier", "bcast", "gather", "scatter", "gatherv", "scatterv", "
                "neighbor_allgatherv", "neighbor_alltoallw"]
 
 
-@pytest.fixture(scope="module")
-def families(tmp_path_factory) -> Path:
-    """families.c built and run on 2 and 4 ranks by `call run`."""
-    work = tmp_path_factory.mktemp("families")
-    shutil.copy(PROGRAMS / "families.c", work)
-    done = call("run", "families.c", cwd=work)
+def run_program(tmp_path_factory, name: str) -> Path:
+    """tests/mpi_programs/NAME.c built and run by `call run` (its procs) in a new directory."""
+    work = tmp_path_factory.mktemp(name)
+    shutil.copy(PROGRAMS / f"{name}.c", work)
+    done = call("run", f"{name}.c", cwd=work)
     assert done.returncode == 0, done.stderr
     return work
+
+
+@pytest.fixture(scope="module")
+def families(tmp_path_factory) -> Path:
+    """families.c run on 2 and 4 ranks."""
+    return run_program(tmp_path_factory, "families")
 
 
 def measured(record: dict) -> tuple[int, ...]:
@@ -134,11 +139,7 @@ def test_mpich_compiles_every_wrapper(tmp_path):
 @pytest.fixture(scope="module")
 def uncounted(tmp_path_factory) -> Path:
     """uncounted.c run on 2 ranks."""
-    work = tmp_path_factory.mktemp("uncounted")
-    shutil.copy(PROGRAMS / "uncounted.c", work)
-    done = call("run", "uncounted.c", cwd=work)
-    assert done.returncode == 0, done.stderr
-    return work
+    return run_program(tmp_path_factory, "uncounted")
 
 
 def test_the_header_lists_what_was_not_counted(uncounted):
