@@ -70,7 +70,7 @@ typedef struct cll_mpi_tracked {
 enum { CLL_UNCOUNTED_IO = 1, CLL_UNCOUNTED_INTER = 2, CLL_UNCOUNTED_OUTSIDE = 4,
        CLL_UNCOUNTED_FREED = 8 };
 #define CLL_MPI_UNCOUNTED_NAMES                                                         \
-    "MPI-IO (MPI_File_*)", "collectives on an inter-communicator",                      \
+    "MPI-IO (MPI_File_*)", "Reduce_scatter on an inter-communicator",                      \
     "messages with processes outside MPI_COMM_WORLD",                                   \
     "receives freed by MPI_Request_free before they completed"
 
@@ -252,21 +252,33 @@ CLL_WEAK uint64_t cll_mpi_block_(cll_mpi_blocks b, int i)
     return cll_mpi_bytes_(b.counts ? b.counts[i] : b.count, b.types ? b.types[i] : b.type);
 }
 
-/* The size of `comm` and this rank in it (*me), for a collective; 0 on an
- * inter-communicator, whose collectives are not counted (noted for the trace header). */
+/* The ranks a collective on `comm` exchanges with: the size of `comm` and this rank in it
+ * (*me); on an inter-communicator the size of the remote group and *me = -1 (every remote
+ * rank is a partner, and the ranks passed are remote ranks). */
 CLL_WEAK int cll_mpi_collective_size_(MPI_Comm comm, int *me)
 {
     int inter = 0, size = 0;
-    *me = 0;
+    *me = -1;
     if (comm != MPI_COMM_WORLD)
         PMPI_Comm_test_inter(comm, &inter);
     if (inter) {
-        cll_mpi_.uncounted |= CLL_UNCOUNTED_INTER;
-        return 0;
+        PMPI_Comm_remote_size(comm, &size);
+        return size;
     }
     PMPI_Comm_size(comm, &size);
     PMPI_Comm_rank(comm, me);
     return size;
+}
+
+/* Like cll_mpi_collective_size_, for the collectives counted on intra-communicators only
+ * (Reduce_scatter*, Scan, Exscan): 0 on an inter-communicator, noted for the trace header. */
+CLL_WEAK int cll_mpi_intra_size_(MPI_Comm comm, int *me)
+{
+    int size = cll_mpi_collective_size_(comm, me);
+    if (*me >= 0)
+        return size;
+    cll_mpi_.uncounted |= CLL_UNCOUNTED_INTER;
+    return 0;
 }
 
 /* Block r of `b` sent to (sent) or received from each rank r in [lo, hi) of `comm` but this
@@ -282,7 +294,8 @@ CLL_WEAK void cll_mpi_count_blocks_(MPI_Comm comm, int me, int lo, int hi, int s
 }
 
 /* An exchange among all ranks (Alltoall*, Allgather*, Allreduce, Reduce_scatter*): this rank
- * sends block r of `out` to and receives block r of `in` from every other rank r. */
+ * sends block r of `out` to and receives block r of `in` from every other rank r (on an
+ * inter-communicator: every rank r of the remote group). */
 CLL_WEAK void cll_mpi_count_exchange_(MPI_Comm comm, cll_mpi_blocks out, cll_mpi_blocks in)
 {
     int me, size = cll_mpi_collective_size_(comm, &me);
@@ -293,40 +306,42 @@ CLL_WEAK void cll_mpi_count_exchange_(MPI_Comm comm, cll_mpi_blocks out, cll_mpi
 /* Allgather(v) and Alltoall(v,w) in place: what a rank sends is its own receive block(s). */
 #define CLL_IN_PLACE(sendbuf, in_place, given) ((sendbuf) == MPI_IN_PLACE ? (in_place) : (given))
 
-/* Allgatherv: this rank's `sendcount` (in place: its own receive block) goes to every other
- * rank, whose recvcounts[r] it receives. */
+/* Allgatherv: this rank's `sendcount` (in place: its own receive block; intra-communicators
+ * only) goes to every other rank, whose recvcounts[r] it receives. */
 CLL_WEAK void cll_mpi_count_allgatherv_(MPI_Comm comm, int in_place, int sendcount,
                                         MPI_Datatype sendtype, const int *recvcounts,
                                         MPI_Datatype recvtype)
 {
     int me, size = cll_mpi_collective_size_(comm, &me);
     if (size)
-        cll_mpi_count_exchange_(comm, in_place ? CLL_SAME(recvcounts[me], recvtype)
+        cll_mpi_count_exchange_(comm, in_place && me >= 0 ? CLL_SAME(recvcounts[me], recvtype)
                                                : CLL_SAME(sendcount, sendtype),
                                 CLL_VARY(recvcounts, recvtype));
 }
 
-/* Reduce_scatter: this rank contributes recvcounts[r] elements to every other rank r's block
- * and receives a contribution of recvcounts[me] from each. */
-CLL_WEAK void cll_mpi_count_reduce_scatter_(MPI_Comm comm, const int *recvcounts,
-                                            MPI_Datatype type)
+/* Reduce_scatter(_block): this rank contributes block r to every other rank r's result
+ * and receives a contribution of its own block's size from each. */
+CLL_WEAK void cll_mpi_count_reduce_scatter_(MPI_Comm comm, cll_mpi_blocks blocks)
 {
-    int me, size = cll_mpi_collective_size_(comm, &me);
+    int me, size = cll_mpi_intra_size_(comm, &me);
     if (size)
-        cll_mpi_count_exchange_(comm, CLL_VARY(recvcounts, type), CLL_SAME(recvcounts[me], type));
+        cll_mpi_count_exchange_(comm, blocks, CLL_SAME(blocks.counts ? blocks.counts[me]
+                                                                     : blocks.count, blocks.type));
 }
 
 /* A rooted collective: the root sends (root_sends) block r of `at_root` to, or receives it
  * from, every other rank r; each other rank exchanges its `count` of `type` with the root the
- * opposite way. */
+ * opposite way. On an inter-communicator the root passes MPI_ROOT and exchanges with every
+ * remote rank, the rest of its group passes MPI_PROC_NULL (nothing), and the remote ranks
+ * name the root by its rank in its group. */
 CLL_WEAK void cll_mpi_count_rooted_(MPI_Comm comm, int root, int root_sends,
                                     cll_mpi_blocks at_root, int count, MPI_Datatype type)
 {
     int me, size = cll_mpi_collective_size_(comm, &me);
     uint64_t bytes;
-    if (size && me == root)
+    if (me >= 0 ? me == root : root == MPI_ROOT)
         cll_mpi_count_blocks_(comm, me, 0, size, root_sends, at_root);
-    else if (size && (bytes = cll_mpi_bytes_(count, type)))
+    else if (root >= 0 && (bytes = cll_mpi_bytes_(count, type)))
         cll_mpi_count_(comm, root, !root_sends, bytes);
 }
 
@@ -334,7 +349,7 @@ CLL_WEAK void cll_mpi_count_rooted_(MPI_Comm comm, int root, int root_sends,
  * each rank sends its `count` of `type` to every higher rank and receives from every lower. */
 CLL_WEAK void cll_mpi_count_prefix_(MPI_Comm comm, int count, MPI_Datatype type)
 {
-    int me, size = cll_mpi_collective_size_(comm, &me);
+    int me, size = cll_mpi_intra_size_(comm, &me);
     cll_mpi_count_blocks_(comm, me, me + 1, size, 1, CLL_SAME(count, type));
     cll_mpi_count_blocks_(comm, me, 0, me, 0, CLL_SAME(count, type));
 }
@@ -1181,12 +1196,12 @@ CLL_MPI_TWINS(MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block,
               (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
                MPI_Comm comm),
               (sendbuf, recvbuf, recvcount, type, op, comm),
-              cll_mpi_count_exchange_(comm, CLL_SAME(recvcount, type), CLL_SAME(recvcount, type)))
+              cll_mpi_count_reduce_scatter_(comm, CLL_SAME(recvcount, type)))
 CLL_MPI_TWINS(MPI_Reduce_scatter, MPI_Ireduce_scatter,
               (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype type,
                MPI_Op op, MPI_Comm comm),
               (sendbuf, recvbuf, recvcounts, type, op, comm),
-              cll_mpi_count_reduce_scatter_(comm, recvcounts, type))
+              cll_mpi_count_reduce_scatter_(comm, CLL_VARY(recvcounts, type)))
 
 #define CLL_ALL_PARAMS (const void *sendbuf, int sendcount, MPI_Datatype sendtype, \
                         void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
@@ -1296,9 +1311,12 @@ CLL_MPI_WRAP(MPI_Win_flush_all, (MPI_Win win), (win), CLL_NOTHING)
 CLL_MPI_WRAP(MPI_Win_complete, (MPI_Win win), (win), CLL_NOTHING)
 CLL_MPI_WRAP(MPI_Win_wait, (MPI_Win win), (win), CLL_NOTHING)
 
-/* MPI-IO moves data to files, not between ranks: not counted, but noted for the header. */
+/* MPI-IO moves data to files, not between ranks: not counted, but noted for the header
+ * (when the MPI library has MPI-IO at all). */
+#ifdef MPI_MODE_RDONLY
 CLL_MPI_WRAP(MPI_File_open, (MPI_Comm comm, const char *filename, int amode, MPI_Info info,
                              MPI_File *fh),
              (comm, filename, amode, info, fh), cll_mpi_.uncounted |= CLL_UNCOUNTED_IO)
+#endif
 
 #endif /* CLL_MPI_H */

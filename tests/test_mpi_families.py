@@ -1,10 +1,10 @@
 """Every family of MPI 3.1 data movement counted as the program really moved it, with real
 mpicc and mpirun on 2 and 4 ranks: all send modes and completion calls, persistent requests,
 matched probes, every collective blocking and nonblocking (v/w variants, Reduce_scatter,
-Scan, Exscan), neighbourhood collectives, one-sided calls and an integer sort's Alltoallv
-key exchange (tests/mpi_programs/families.c). Then a program using MPI the layer does not
-count (MPI-IO, an inter-communicator collective, a receive freed early): the trace header
-lists it and llac's `comm` warns."""
+Scan, Exscan, on inter-communicators too), neighbourhood collectives, one-sided calls and an
+integer sort's Alltoallv key exchange (tests/mpi_programs/families.c). Then a program using
+MPI the layer does not count (MPI-IO, Reduce_scatter on an inter-communicator, a receive
+freed early): the trace header lists it and llac's `comm` warns."""
 from __future__ import annotations
 
 import shutil
@@ -81,6 +81,13 @@ def expected(name: str, me: int, P: int) -> tuple[int, int, int, int, int]:
         "sort_exchange": (P - 1, INT * sum(2 ** (d + P * me) for d in others),
                           P - 1, INT * sum(2 ** (me + P * s) for s in others), P - 1),
     }
+    # inter-communicator between the even and the odd ranks: every remote rank is a partner
+    remote = P // 2
+    table["inter_bcast"] = ((remote, 8 * DOUBLE * remote, 0, 0, remote) if me == 0 else
+                            (0, 0, 0, 0, 0) if me % 2 == 0 else (0, 0, 1, 8 * DOUBLE, 1))
+    table["inter_allreduce"] = (remote, 6 * INT * remote, remote, 6 * INT * remote, remote)
+    table["inter_allgatherv"] = (remote, INT * (1 + me // 2) * remote,
+                                 remote, INT * sum(1 + r for r in range(remote)), remote)
     table["allgatherv_in_place"] = table["allgatherv"]
     table["exscan"] = table["scan"]
     return table[name]
@@ -91,7 +98,8 @@ COLLECTIVES = ["barrier", "bcast", "gather", "scatter", "gatherv", "scatterv", "
                "allgatherv", "allgatherv_in_place", "alltoall", "alltoallv", "alltoallw", "reduce",
                "allreduce", "reduce_scatter", "reduce_scatter_block", "scan", "exscan",
                "neighbor_allgather", "neighbor_alltoall", "neighbor_alltoallv",
-               "neighbor_allgatherv", "neighbor_alltoallw"]
+               "neighbor_allgatherv", "neighbor_alltoallw", "inter_bcast", "inter_allreduce",
+               "inter_allgatherv"]
 
 
 def run_program(tmp_path_factory, name: str) -> Path:
@@ -144,7 +152,7 @@ def uncounted(tmp_path_factory) -> Path:
 
 def test_the_header_lists_what_was_not_counted(uncounted):
     header, records, _ = header_and_records(uncounted / "uncounted.cll.2.dat")
-    assert header["mpi_uncounted"] == ("MPI-IO (MPI_File_*); collectives on an inter-communicator; "
+    assert header["mpi_uncounted"] == ("MPI-IO (MPI_File_*); Reduce_scatter on an inter-communicator; "
                                        "receives freed by MPI_Request_free before they completed")
     for name in ("io", "inter"):
         assert all(measured(r)[:4] == (0, 0, 0, 0) for r in records[name])
@@ -163,7 +171,7 @@ def llac(directory: Path, statements: str) -> subprocess.CompletedProcess:
 def test_comm_warns_about_uncounted_communication(uncounted):
     done = llac(uncounted, 'load "uncounted.cll.2.dat"; comm freed')
     assert ("warning: freed: the program used MPI communication that is not counted (MPI-IO "
-            "(MPI_File_*); collectives on an inter-communicator; receives freed by "
+            "(MPI_File_*); Reduce_scatter on an inter-communicator; receives freed by "
             "MPI_Request_free before they completed)") in done.stderr
     assert "communication of freed by rank" in done.stdout and "Traceback" not in done.stderr
 

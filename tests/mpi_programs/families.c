@@ -244,6 +244,34 @@ int main(int argc, char **argv) {
         MPI_Comm_free(&dist);
     }
 
+    /* collectives on an inter-communicator between the even and the odd ranks: world rank 0
+       is the root of the even group (MPI_ROOT; the other even ranks pass MPI_PROC_NULL) */
+    {
+        MPI_Comm half, inter;
+        int counts[64], displs[64], remote = P / 2, mine = me / 2;
+        MPI_Comm_split(w, me % 2, me, &half);
+        MPI_Intercomm_create(half, 0, w, me % 2 ? 0 : 1, 70, &inter);
+        for (k = 0; k < remote; k++) {
+            counts[k] = 1 + k;
+            displs[k] = 64 * k;
+        }
+        int root = me % 2 ? 0 : (me ? MPI_PROC_NULL : MPI_ROOT);
+        for (nb = 0; nb < 2; nb++) {
+            #pragma cll inter_bcast inter_bcast[0] + inter_bcast[1]*nb
+            BOTH(MPI_Bcast, MPI_Ibcast, out, 8, MPI_DOUBLE, root, inter);
+            #pragma cll end inter_bcast
+            #pragma cll inter_allreduce inter_allreduce[0] + inter_allreduce[1]*nb
+            BOTH(MPI_Allreduce, MPI_Iallreduce, out, in, 6, MPI_INT, MPI_SUM, inter);
+            #pragma cll end inter_allreduce
+            #pragma cll inter_allgatherv inter_allgatherv[0] + inter_allgatherv[1]*nb
+            BOTH(MPI_Allgatherv, MPI_Iallgatherv, out, 1 + mine, MPI_INT, in, counts, displs,
+                 MPI_INT, inter);
+            #pragma cll end inter_allgatherv
+        }
+        MPI_Comm_free(&inter);
+        MPI_Comm_free(&half);
+    }
+
     /* one-sided: every kind of access to the right (Get from the left), in a fence epoch and
        (request-based) in a passive-target epoch; disjoint target regions */
     {

@@ -1,10 +1,11 @@
-/* MPI use the PMPI layer does not count: MPI-IO, a collective on an inter-communicator and a
-   receive freed before it completed; the trace header must list all three. */
+/* MPI use the PMPI layer does not count: MPI-IO, Reduce_scatter_block on an
+   inter-communicator and a receive freed before it completed; the trace header must list all
+   three. */
 #include <mpi.h>
 #pragma cll parallel MPI procs = 2:2:2
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
-    int me, P, x = 1, y = 0;
+    int me, P, x = 1, y = 0, many[64] = {0}, result[64];
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     int left = (me + P - 1) % P, right = (me + 1) % P;
@@ -20,7 +21,7 @@ int main(int argc, char **argv) {
     MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &half);
     MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, me % 2 ? 0 : 1, 7, &inter);
     #pragma cll inter inter[0]
-    MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, inter);
+    MPI_Reduce_scatter_block(many, result, 1, MPI_INT, MPI_SUM, inter);
     #pragma cll end inter
     #pragma cll freed freed[0]
     MPI_Irecv(&y, 1, MPI_INT, left, 9, MPI_COMM_WORLD, &request);
