@@ -143,11 +143,15 @@ def aggregate_experiment(experiment: Experiment, method: str = "median",
 
 
 def merge_experiments(experiments: list[Experiment]) -> Experiment:
-    """The records of all `experiments` (same formula) in one; columns they all have."""
+    """The records of all `experiments` (same formula) in one; columns they all have. The
+    header is the first's, except that `mpi_uncounted` lists what any of them did not count."""
     first = experiments[0]
     if len(experiments) == 1:
         return first
     names = [c for c in first.column_names if all(c in e.columns for e in experiments)]
     columns = {c: np.concatenate([e.columns[c] for e in experiments]) for c in names}
     origin = ", ".join(dict.fromkeys(e.origin for e in experiments if e.origin))
-    return first.replace(columns=columns, origin=origin)
+    uncounted = "; ".join(dict.fromkeys(part for e in experiments if e.header.get("mpi_uncounted")
+                                        for part in e.header["mpi_uncounted"].split("; ")))
+    header = {**first.header, "mpi_uncounted": uncounted} if uncounted else first.header
+    return first.replace(columns=columns, origin=origin, header=header)

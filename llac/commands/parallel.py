@@ -72,7 +72,8 @@ def balance(session, statement: ast.Balance):
          MPI calls) and the computation time (time - communication time). `by rank` (the default)
          gives sums per rank for each P; `by P` gives totals over the ranks, and the
          communication and computation time per rank on average. `plot comm` draws both times
-         as stacked bars (by rank) or lines (by P).""",
+         as stacked bars (by rank) or lines (by P). It warns when the trace says the program
+         used MPI communication that is not counted (the header's `mpi_uncounted`).""",
          ["comm f", "comm D by P", "plot comm f by rank", "plot comm f by P"], ast.Comm)
 def comm(session, statement: ast.Comm):
     experiment, by = _checked(session, statement)
@@ -82,6 +83,7 @@ def comm(session, statement: ast.Comm):
         raise LlacError(str(err), statement.obj.span) from None
     unit = default_unit(experiment) if by == "P" else by
     parts = _groups(experiment, unit)
+    warning = _uncounted(experiment)
     if by == "P":
         rows = []
         for g in parts:
@@ -93,9 +95,9 @@ def comm(session, statement: ast.Comm):
         if statement.plot:
             from llac.plot import line_chart
             series = {"communication": [r[6] for r in rows], "computation": [r[7] for r in rows]}
-            return [Text(line_chart(f"{experiment.name}: seconds per {unit} by P", [r[0] for r in rows],
+            return warning + [Text(line_chart(f"{experiment.name}: seconds per {unit} by P", [r[0] for r in rows],
                                     series, "P"))]
-        return [Table(f"communication of {experiment.name} by P (totals over the {unit}s; times: "
+        return warning + [Table(f"communication of {experiment.name} by P (totals over the {unit}s; times: "
                       f"seconds per {unit})",
                       ("P", "records", "transfers", "bytes sent", "max h", "partners", "comm time",
                        "comp time", "comm %"), tuple(rows))]
@@ -104,7 +106,7 @@ def comm(session, statement: ast.Comm):
         labels = [_unit_label(g, u, len(parts) > 1, unit) for g in parts for u in g.units]
         comm_time = np.concatenate([g.sums["mpi_time"] for g in parts])
         comp_time = np.concatenate([g.sums["time"] - g.sums["mpi_time"] for g in parts])
-        return [Text(bar_chart(f"{experiment.name}: █ computation, ░ communication (seconds per {unit})",
+        return warning + [Text(bar_chart(f"{experiment.name}: █ computation, ░ communication (seconds per {unit})",
                                labels, [list(comp_time), list(comm_time)], ["█", "░"], stacked=True))]
     rows = []
     for g in parts:
@@ -116,7 +118,7 @@ def comm(session, statement: ast.Comm):
                          _percent(s["mpi_time"][i], s["time"][i])))
     headers = (*(("P",) if parts[0].procs is not None else ()), unit, "records", "transfers",
                "bytes sent", "msgs recv", "bytes recv", "partners", "comm time", "comp time", "comm %")
-    return [Table(f"communication of {experiment.name} by {unit} (sums over its records; seconds)",
+    return warning + [Table(f"communication of {experiment.name} by {unit} (sums over its records; seconds)",
                   headers, tuple(rows), _idle_notes(parts, unit))]
 
 
@@ -224,6 +226,17 @@ def _balance_bars(name: str, parts, unit: str) -> str:
     return bar_chart(f"{name}: work per {unit} (seconds){'; ' + keys if len(parts) > 1 else ''}",
                      [f"{unit[0]}{u:g}" for u in units], series,
                      [BALANCE_MARKERS[i % len(BALANCE_MARKERS)] for i in range(len(parts))])
+
+
+def _uncounted(experiment) -> list[Note]:
+    """A warning when the trace header's `mpi_uncounted` says the program used MPI calls the
+    PMPI layer does not count: what they moved is missing from the counts."""
+    used = experiment.header.get("mpi_uncounted")
+    if not used:
+        return []
+    return [Note(f"warning: {experiment.name}: the program used MPI communication that is not "
+                 f"counted ({used}): what it moved is missing from these counts, and the time "
+                 f"of calls not wrapped counts as computation (docs/mpi.md)", warning=True)]
 
 
 def _cores(experiment) -> tuple[int | None, str]:
