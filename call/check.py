@@ -284,7 +284,7 @@ class _Checker:
             label = f"experiment {inner.name!r}" if isinstance(inner, Begin) else "'#pragma cll for'"
             self.error(pragma, f"'end {pragma.name}' while {label}, begun inside it, is still open",
                        [self.note(inner, f"{label} begins here")] + self.typo_notes(getattr(inner, "name", "for")))
-            while self.stack.pop().pragma.name != pragma.name:
+            while not _begins(self.stack.pop().pragma, pragma.name):
                 pass
         elif pragma.name not in self.rejected:
             self.error(pragma, f"'end {pragma.name}' without a matching '#pragma cll {pragma.name} ...' "
@@ -321,6 +321,10 @@ class _Checker:
                 self.program.warnings.append(self.diagnostic(
                     "warning", pragma.line, pragma.column,
                     f"report names {name!r}, which no '#pragma cll' before it in this file begins"))
+
+
+def _begins(pragma: Begin | For, name: str) -> bool:
+    return isinstance(pragma, Begin) and pragma.name == name
 
 
 def _near_miss(namespace: str) -> bool:

@@ -4,6 +4,7 @@ their registration), following runtime_c/cll.h."""
 from __future__ import annotations
 
 from call.check import Program
+from call.diagnostics import CallError, Diagnostic
 from call.pragmas import Begin, End, EndFor, For, Parallel, Pragma, Report
 
 OPENMP_PROCS = "omp_in_parallel() ? omp_get_num_threads() : omp_get_max_threads()"
@@ -24,6 +25,18 @@ def c_string(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+def include_line(header_name: str, source: str) -> str:
+    """`#include "NAME"` for the generated header. Unlike #line, #include takes the name
+    verbatim (no escapes): a UTF-8 or spaced name is written as it is, and a name the
+    directive cannot hold (a quote, backslash or line break) is a CallError."""
+    bad = next((ch for ch in header_name if ch in '"\\\n\r'), None)
+    if bad is not None:
+        raise CallError([Diagnostic("error", source, 0, 0,
+                                    f"the generated header {header_name!r} cannot be "
+                                    f"#included: its name holds {bad!r}; rename the file")])
+    return f'#include "{header_name}"'
+
+
 def instrumented_source(program: Program, header_name: str) -> str:
     """The `.cll.c` text: includes the generated header, then the user's lines under
     `#line 1 "file"`, each pragma line replaced by its code so every line keeps its number."""
@@ -33,7 +46,7 @@ def instrumented_source(program: Program, header_name: str) -> str:
         lines[directive.line - 1] = (indent if not indent.strip() else "") + _wrapped(pragma, program)
         for number in range(directive.line + 1, directive.last_line + 1):
             lines[number - 1] = ""
-    head = [f'#include {c_string(header_name)}', f"#line 1 {c_string(program.file)}"]
+    head = [include_line(header_name, program.file), f"#line 1 {c_string(program.file)}"]
     return "\n".join(head + lines) + "\n"
 
 
