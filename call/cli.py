@@ -72,6 +72,12 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except OSError as err:       # a file that cannot be written, a full disk, ...
+        print(f"call: error: {err.filename or ''}{': ' if err.filename else ''}{err.strerror or err}",
+              file=sys.stderr)
+        return 1
+    except SystemExit as done:   # argparse: --help (0) or a usage error (its 2 means ours: 1)
+        return 1 if done.code == 2 else done.code
     except Exception as err:   # a bug in call, never the user's fault: say so in one line
         if debug:
             traceback.print_exc()

@@ -111,3 +111,14 @@ def test_source_name_an_include_cannot_hold_is_one_error(tmp_path):
     done = run("call", "translate", 'q"x.c', cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr == """q"x.c: error: the generated header 'q"x.cll.h' cannot be #included: its name holds '"'; rename the file\n"""
+
+
+@pytest.mark.parametrize("args, words", [
+    (["bogus"], "invalid choice: 'bogus'"),
+    (["run", "p.c", "--procs", "1:2"], "expected A:B:F, three integers"),
+    (["translate", "p.c", "-o", "/proc/no-such-dir"], "call: error: /proc/no-such-dir: No such file or directory"),
+])
+def test_usage_and_file_system_errors_exit_1_with_one_message(tmp_path, args, words):
+    (tmp_path / "p.c").write_text("int main(void) { return 0; }\n")
+    done = run("call", *args, cwd=tmp_path)
+    assert done.returncode == 1 and words in done.stderr
