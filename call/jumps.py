@@ -4,8 +4,8 @@
 `continue` there that belongs to a loop or switch outside the pragma would bind to the
 generated loop instead; an experiment that such a jump leaves is never ended. To see which
 jumps do that, this module follows the statement structure of the code tokens (blocks,
-if/else, for/while/do/switch with or without braces, labels, case labels) far enough to pair
-each jump with its construct. It never fails: unbalanced or odd input still ends.
+if/else, for/while/do/switch with or without braces, labels, case labels, loop macros) far
+enough to pair each jump with its construct. It never fails: odd input still ends.
 """
 from __future__ import annotations
 
@@ -57,8 +57,8 @@ class _Walker:
         word = token.text if token.kind == "IDENT" else None
         if token.text == "{":
             self.block(loop, breakable)
-        elif word in ("for", "while", "switch"):
-            self.i += 1
+        elif word in ("for", "while", "switch") or (word and self.macro_header()):
+            self.i += 1      # a macro `NAME(...)` before a block is taken as a loop (FOREACH)
             self.parens(loop, breakable)
             self.statement(loop if word == "switch" else token, token)
         elif word == "do":
@@ -79,6 +79,19 @@ class _Walker:
             self.statement(loop, breakable)
         else:
             self.simple(loop, breakable)
+
+    def macro_header(self) -> bool:
+        """`NAME ( ... ) {` at the start of a statement: no C statement begins so, a macro
+        that expands to a loop header (`list_for_each(p, head) { ... }`) does."""
+        if self.peek(1) != "(":
+            return False
+        depth, index = 0, self.i + 1
+        while index < len(self.tokens):
+            depth += {"(": 1, ")": -1}.get(self.tokens[index].text, 0)
+            index += 1
+            if depth == 0:
+                return index < len(self.tokens) and self.tokens[index].text == "{"
+        return False
 
     def parens(self, loop, breakable):
         if self.peek() == "(":

@@ -122,13 +122,15 @@ def test_jump_targets_follow_unbraced_bodies_labels_and_cases():
         do { if (i) break; } while (0);
         if (i) break;
         label: continue;
+        FOREACH(n, i) { if (n) break; }
     }
     break;
 }"""
     assert targets(code) == {("continue", 3): ("for", 2), ("break", 3): ("switch", 3),
                              ("break", 4): ("while", 4), ("continue", 4): ("while", 4),
                              ("break", 5): ("do", 5), ("break", 6): ("for", 2),
-                             ("continue", 7): ("for", 2), ("break", 9): None}
+                             ("continue", 7): ("for", 2), ("break", 8): ("FOREACH", 8),
+                             ("break", 10): None}
 
 
 @pytest.mark.parametrize("code", ["}}} break; ) ] { for ( ; while do", "int f() { if (", "{" * 5000 + "break;"])
