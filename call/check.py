@@ -5,7 +5,10 @@ cannot: experiments and sampling loops balance within each function, one name ke
 formula, a pragma stands where a statement may begin (never at file scope, never as the
 body of an unbraced if/else/for/while/do/switch — except an experiment enclosing exactly that
 one body statement, which the generated code wraps in braces), `return`/`goto` inside an open
-experiment, and near-miss prefixes such as `#pragma ll` that a compiler would silently ignore.
+experiment and a `break`/`continue` that leaves one, the `break`/`continue` statements that
+leave a sampling loop's body for a loop or switch outside it (the generated code carries them
+past the sampling loop, call.jumps finds them), and near-miss prefixes such as `#pragma ll`
+that a compiler would silently ignore.
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from dataclasses import dataclass, field
 
 from call.clex import CLexError, CodeToken, Directive, lex
 from call.diagnostics import CallError, Diagnostic, edit_distance
+from call.jumps import jump_targets
 from call.pragmas import Begin, End, EndFor, For, Parallel, Pragma, Report, parse_pragma
 
 CONTROL = {"if", "for", "while", "switch"}
@@ -40,6 +44,15 @@ class Program:
     # sites of the begins and ends of experiments that are the unbraced body of a control
     # header: the generated code opens a brace with such a begin and closes it after such an end
     wrapped: set[str] = field(default_factory=set)
+    # `break`/`continue` tokens, by (line, column), that leave the body of a sampling loop for
+    # a loop or switch outside it: the outermost such `For` they leave
+    jumps: dict[tuple[int, int], tuple[str, For]] = field(default_factory=dict)
+    # the `For` each `end for` closes, by the end for's site
+    closes: dict[str, For] = field(default_factory=dict)
+
+    def exits(self, loop: For) -> list[str]:
+        """The jumps ('break', 'continue') that leave sampling loop `loop` for outside it."""
+        return sorted({kind for kind, crossed in self.jumps.values() if crossed is loop})
 
 
 @dataclass
@@ -66,7 +79,7 @@ def check_file(file: str, text: str) -> Program:
         stream = lex(text)
     except CLexError as err:
         raise CallError([Diagnostic("error", file, err.line, err.column, err.message)], lines) from None
-    checker = _Checker(Program(file, lines))
+    checker = _Checker(Program(file, lines), jump_targets([t for t in stream if isinstance(t, CodeToken)]))
     checker.run(stream)
     if checker.errors:
         found = sorted(checker.errors + checker.program.warnings, key=lambda d: (d.line, d.column))
@@ -75,8 +88,9 @@ def check_file(file: str, text: str) -> Program:
 
 
 class _Checker:
-    def __init__(self, program: Program):
+    def __init__(self, program: Program, targets: dict[CodeToken, CodeToken | None]):
         self.program = program
+        self.targets = targets            # break/continue -> the loop or switch it leaves
         self.errors: list[Diagnostic] = []
         self.stack: list[_Open] = []
         self.near_misses: list[Directive] = []
@@ -129,7 +143,9 @@ class _Checker:
             word = self.parens.pop()
             self.closed_control = word if word in CONTROL else None
         elif text in ("return", "goto") and token.kind == "IDENT":
-            self.leaving(token)
+            self.leaving(token, (0, 0))
+        elif token in self.targets:
+            self.jump(token, self.targets[token])
         self.previous = token
         for wrap in list(self.wraps):   # a failure drops a wrap and those inside it
             if wrap in self.wraps:
@@ -166,8 +182,26 @@ class _Checker:
         self.stack = [o for o in self.stack if o.pragma is not wrap.begin]
         self.rejected.add(wrap.begin.name)
 
-    def leaving(self, token: CodeToken):
-        open_experiments = [o.pragma for o in self.stack if isinstance(o.pragma, Begin)]
+    def jump(self, token: CodeToken, target: CodeToken | None):
+        """A `break`/`continue`: one that leaves sampling loops for the loop or switch
+        `target` before them is recorded for the translation (None: there is none, which the
+        plain program's compiler rejects as well); one that leaves experiments is warned."""
+        after = (target.line, target.column) if target else (0, 0)
+        crossed = [o.pragma for o in self.stack if isinstance(o.pragma, For) and _at(o.pragma) > after]
+        if crossed and target is None:
+            where = "loop or switch" if token.text == "break" else "loop"
+            self.error(token, f"'{token.text}' inside '#pragma cll for' but in no {where} of the "
+                              f"program: it would leave the generated sampling loop, and the plain "
+                              f"program does not compile", [self.note(crossed[-1], "the 'for' is here")])
+        elif crossed:
+            self.program.jumps[_at(token)] = (token.text, crossed[0])
+        self.leaving(token, after)
+
+    def leaving(self, token: CodeToken, after: tuple[int, int]):
+        """Warn when `token` (return, goto, break, continue) leaves experiments begun after
+        position `after`: they are never ended on that path."""
+        open_experiments = [o.pragma for o in self.stack
+                            if isinstance(o.pragma, Begin) and _at(o.pragma) > after]
         if open_experiments:
             inner = open_experiments[-1]
             self.program.warnings.append(self.diagnostic(
@@ -284,7 +318,7 @@ class _Checker:
             label = f"experiment {inner.name!r}" if isinstance(inner, Begin) else "'#pragma cll for'"
             self.error(pragma, f"'end {pragma.name}' while {label}, begun inside it, is still open",
                        [self.note(inner, f"{label} begins here")] + self.typo_notes(getattr(inner, "name", "for")))
-            while self.stack.pop().pragma.name != pragma.name:
+            while not _begins(self.stack.pop().pragma, pragma.name):
                 pass
         elif pragma.name not in self.rejected:
             self.error(pragma, f"'end {pragma.name}' without a matching '#pragma cll {pragma.name} ...' "
@@ -306,7 +340,7 @@ class _Checker:
                                "loop's braces would not match the program's",
                        [self.note(top.pragma, "the 'for' is here")])
         else:
-            self.stack.pop()
+            self.program.closes[pragma.site] = self.stack.pop().pragma
 
     def parallel(self, pragma: Parallel):
         known = self.program.parallel
@@ -321,6 +355,14 @@ class _Checker:
                 self.program.warnings.append(self.diagnostic(
                     "warning", pragma.line, pragma.column,
                     f"report names {name!r}, which no '#pragma cll' before it in this file begins"))
+
+
+def _at(item: Pragma | CodeToken) -> tuple[int, int]:
+    return item.line, item.column
+
+
+def _begins(pragma: Begin | For, name: str) -> bool:
+    return isinstance(pragma, Begin) and pragma.name == name
 
 
 def _near_miss(namespace: str) -> bool:

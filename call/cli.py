@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 
 from call.build import compile_program, print_warnings, read_source, translate
 from call.check import check_file
@@ -12,7 +13,8 @@ USAGE = """call translate PROG.c [-o DIR]     write PROG.cll.c and PROG.cll.h
 call cc [CC ARGS...] PROG.c ...    translate and compile with the tracing runtime ($CC, default cc)
 call run PROG.c [--procs A:B:F] [--cflags FLAGS] [--no-oversubscribe] [-- ARGS]
                                    build if needed, run (MPI: mpirun -np P), print trace paths
-call check PROG.c ...              diagnostics only"""
+call check PROG.c ...              diagnostics only
+call --debug COMMAND ...           an internal error shows its Python traceback"""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -46,8 +48,11 @@ def _procs(text: str) -> tuple[int, int, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run `call`; returns the exit status (0 on success, 1 on a diagnosed error)."""
+    """Run `call`; returns the exit status: 0 on success, 1 on a diagnosed error, 2 on an
+    internal error (one line; its traceback only after a leading `--debug`)."""
     argv = sys.argv[1:] if argv is None else argv
+    debug = argv[:1] == ["--debug"]
+    argv = argv[1:] if debug else argv
     try:
         if argv[:1] == ["cc"]:
             return compile_program(argv[1:])
@@ -67,6 +72,19 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except OSError as err:       # a file that cannot be written, a full disk, ...
+        print(f"call: error: {err.filename or ''}{': ' if err.filename else ''}{err.strerror or err}",
+              file=sys.stderr)
+        return 1
+    except SystemExit as done:   # argparse: --help (0) or a usage error (its 2 means ours: 1)
+        return 1 if done.code == 2 else done.code
+    except Exception as err:   # a bug in call, never the user's fault: say so in one line
+        if debug:
+            traceback.print_exc()
+        else:
+            print(f"call: internal error: {type(err).__name__}: {err} (run `call --debug ...` "
+                  f"for details)", file=sys.stderr)
+        return 2
 
 
 def run_program_command(args, program_args: list[str]) -> int:

@@ -4,6 +4,7 @@ their registration), following runtime_c/cll.h."""
 from __future__ import annotations
 
 from call.check import Program
+from call.diagnostics import CallError, Diagnostic
 from call.pragmas import Begin, End, EndFor, For, Parallel, Pragma, Report
 
 OPENMP_PROCS = "omp_in_parallel() ? omp_get_num_threads() : omp_get_max_threads()"
@@ -24,17 +25,46 @@ def c_string(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+def include_line(header_name: str, source: str) -> str:
+    """`#include "NAME"` for the generated header. Unlike #line, #include takes the name
+    verbatim (no escapes): a UTF-8 or spaced name is written as it is, and a name the
+    directive cannot hold (a quote, backslash or line break) is a CallError."""
+    bad = next((ch for ch in header_name if ch in '"\\\n\r'), None)
+    if bad is not None:
+        raise CallError([Diagnostic("error", source, 0, 0,
+                                    f"the generated header {header_name!r} cannot be "
+                                    f"#included: its name holds {bad!r}; rename the file")])
+    return f'#include "{header_name}"'
+
+
 def instrumented_source(program: Program, header_name: str) -> str:
     """The `.cll.c` text: includes the generated header, then the user's lines under
     `#line 1 "file"`, each pragma line replaced by its code so every line keeps its number."""
-    lines = list(program.lines)
+    lines = _carried_jumps(program)
     for directive, pragma in program.sites:
         indent = lines[directive.line - 1][:directive.column - 1]
         lines[directive.line - 1] = (indent if not indent.strip() else "") + _wrapped(pragma, program)
         for number in range(directive.line + 1, directive.last_line + 1):
             lines[number - 1] = ""
-    head = [f'#include {c_string(header_name)}', f"#line 1 {c_string(program.file)}"]
+    head = [include_line(header_name, program.file), f"#line 1 {c_string(program.file)}"]
     return "\n".join(head + lines) + "\n"
+
+
+JUMP_CODES = {"break": 1, "continue": 2}
+
+
+def _carried_jumps(program: Program) -> list[str]:
+    """The user's lines with each `break`/`continue` that leaves a sampling loop's body for a
+    loop or switch outside it replaced, in place, by a jump past the sampling loop that says
+    which (`do { cll_jump_L = 1; goto cll_out_L; } while (0)`, L the `for` pragma's line);
+    there the `end for` code performs it, so it leaves what it left in the plain program."""
+    lines = list(program.lines)
+    for (line, column), (kind, loop) in sorted(program.jumps.items(), reverse=True):
+        text = lines[line - 1]
+        jump = (f"do {{ cll_jump_{loop.line} = {JUMP_CODES[kind]}; goto cll_out_{loop.line}; }} "
+                f"while (0)")
+        lines[line - 1] = text[:column - 1] + jump + text[column - 1 + len(kind):]
+    return lines
 
 
 def _wrapped(pragma: Pragma, program: Program) -> str:
@@ -65,9 +95,15 @@ def _statement(pragma: Pragma, program: Program) -> str:
     if isinstance(pragma, End):
         return f"{'cll_mpi_end_' if mpi else 'cll_end'}(&cll_exp_{pragma.name}, {c_string(pragma.site)});"
     if isinstance(pragma, For):
-        return f"for ({pragma.header}) {{"
+        loop = f"for ({pragma.header}) {{"
+        return f"{{ int cll_jump_{pragma.line} = 0; {loop}" if program.exits(pragma) else loop
     if isinstance(pragma, EndFor):
-        return "}"
+        loop = program.closes.get(pragma.site)
+        if loop is None or not program.exits(loop):
+            return "}"
+        performed = " ".join(f"if (cll_jump_{loop.line} == {JUMP_CODES[kind]}) {kind};"
+                             for kind in program.exits(loop))
+        return f"}} cll_out_{loop.line}: {performed} }}"
     if isinstance(pragma, Report):
         report = "cll_mpi_report_" if mpi else "cll_report"
         if pragma.names is None:

@@ -115,6 +115,29 @@ class BinOp(Node):
         return f"{_wrap(self.left, prec)}{sep}{_wrap(self.right, right_prec)}"
 
 
+@dataclass(frozen=True)
+class Chain(Node):
+    """A flat left-to-right chain of operators of one precedence level: `a + b - c`,
+    `a*b/c`, `a and b and c`, `a or b`. One node for the whole chain (not nested pairs) keeps
+    a formula of thousands of terms a shallow tree, which every tool walks without recursion
+    limits. `rest` pairs each operator with its right operand."""
+    first: Node
+    rest: tuple[tuple[str, Node], ...]
+
+    @property
+    def operands(self) -> tuple[Node, ...]:
+        """Every operand, in order."""
+        return (self.first,) + tuple(operand for _, operand in self.rest)
+
+    def __str__(self):
+        prec = PRECEDENCE[self.rest[0][0]]
+        out = [_wrap(self.first, prec)]
+        for op, operand in self.rest:
+            sep = f" {op} " if prec <= 2 else op
+            out.append(sep + _wrap(operand, prec + (0 if op in ("*", "+", "and", "or") else 1)))
+        return "".join(out)
+
+
 PRECEDENCE = {"or": 0, "and": 0.5, "<": 1, "<=": 1, "==": 1, "!=": 1, ">=": 1, ">": 1,
               "+": 2, "-": 2, "*": 3, "/": 3, "^": 4}
 
@@ -122,6 +145,8 @@ PRECEDENCE = {"or": 0, "and": 0.5, "<": 1, "<=": 1, "==": 1, "!=": 1, ">=": 1, "
 def _wrap(node: Node, min_prec: float) -> str:
     text = str(node)
     if isinstance(node, BinOp) and PRECEDENCE[node.op] < min_prec:
+        return f"({text})"
+    if isinstance(node, Chain) and PRECEDENCE[node.rest[0][0]] < min_prec:
         return f"({text})"
     if isinstance(node, Neg) and min_prec > 3:
         return f"({text})"
@@ -174,14 +199,15 @@ class ExpressionBuilder(Transformer):
         left, op, right = children
         return BinOp(str(op), left, right, column=_col(meta))
 
-    def _binop(op):  # noqa: N805 - a method factory used while the class body runs
-        def build(self, meta, children):
-            return BinOp(op, children[0], children[-1], column=_col(meta))
-        return build
+    def pow(self, meta, children):
+        return BinOp("^", children[0], children[-1], column=_col(meta))
 
-    add, sub, mul, div, pow = _binop("+"), _binop("-"), _binop("*"), _binop("/"), _binop("^")
-    and_, or_ = _binop("and"), _binop("or")
-    del _binop
+    def chain(self, meta, children):
+        """A flat chain: children alternate operand, operator token, operand, ..."""
+        rest = tuple((str(children[i]), children[i + 1]) for i in range(1, len(children), 2))
+        return Chain(children[0], rest, column=_col(meta))
+
+    sum_chain = product_chain = and_chain = or_chain = chain
 
     def formula(self, meta, children):
         return children[0]
@@ -201,7 +227,16 @@ def _parse(text: str) -> Node:
     except VisitError as err:
         if isinstance(err.orig_exc, FormulaError):
             raise err.orig_exc from None
+        if isinstance(err.orig_exc, RecursionError):
+            raise FormulaError(TOO_DEEP, 1) from None
         raise
+    except RecursionError:
+        raise FormulaError(TOO_DEEP, 1) from None
+
+
+# Sums, products, `and` and `or` are flat; only signs, powers and `not` nest (parentheses
+# leave no node), and Python's recursion limit stops them at about a thousand levels.
+TOO_DEEP = "the expression nests too deeply (signs, powers or 'not' a thousand levels deep)"
 
 
 def _describe_syntax_error(err: UnexpectedInput, text: str) -> str:
@@ -217,10 +252,12 @@ def _describe_syntax_error(err: UnexpectedInput, text: str) -> str:
 # ---------------------------------------------------------------- evaluation
 
 def walk(node: Node):
-    """Yield `node` and every node below it, depth first."""
-    yield node
-    for child in _children(node):
-        yield from walk(child)
+    """Yield `node` and every node below it, depth first (with a stack, not recursion)."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(_children(node)))
 
 
 def _children(node: Node) -> tuple[Node, ...]:
@@ -230,6 +267,8 @@ def _children(node: Node) -> tuple[Node, ...]:
         return (node.operand,)
     if isinstance(node, Call):
         return node.args
+    if isinstance(node, Chain):
+        return node.operands
     return ()
 
 
@@ -267,6 +306,11 @@ def evaluate(node: Node, columns: Mapping[str, np.ndarray],
     if isinstance(node, Call):
         return FUNCTIONS[node.function][1](*(evaluate(a, columns, constants) for a in node.args))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if isinstance(node, Chain):
+            value = evaluate(node.first, columns, constants)
+            for op, operand in node.rest:
+                value = _ARITH[op](value, evaluate(operand, columns, constants))
+            return value
         return _ARITH[node.op](evaluate(node.left, columns, constants),
                                evaluate(node.right, columns, constants))
 
@@ -282,7 +326,7 @@ class Term:
     def __str__(self):
         if isinstance(self.factor, Neg):
             return "-" + str(Term(self.constant, self.factor.operand))
-        if isinstance(self.factor, Number) and self.factor.value == 1:
+        if _is_one(self.factor):
             return str(self.constant)
         return f"{self.constant}*{_wrap(self.factor, 3)}"
 
@@ -347,9 +391,11 @@ def parse_formula(text: str, experiment: str | None = None) -> Formula:
 
 
 def _signed_terms(node: Node, sign: int):
-    if isinstance(node, BinOp) and node.op in "+-":
-        yield from _signed_terms(node.left, sign)
-        yield from _signed_terms(node.right, sign if node.op == "+" else -sign)
+    """The terms of a sum (also of parenthesised sums inside it) with their signs."""
+    if isinstance(node, Chain) and node.rest[0][0] in "+-":
+        yield from _signed_terms(node.first, sign)
+        for op, operand in node.rest:
+            yield from _signed_terms(operand, sign if op == "+" else -sign)
     else:
         yield node, sign
 
@@ -374,39 +420,48 @@ def _factor_without(node: Node, constant: Constant) -> Node:
         return Number(1.0, column=node.column)
     if isinstance(node, Neg):
         return Neg(_factor_without(node.operand, constant), column=node.column)
-    if isinstance(node, BinOp) and node.op == "*":
-        if any(n is constant for n in walk(node.left)):
-            return BinOp("*", _factor_without(node.left, constant), node.right, column=node.column)
-        return BinOp("*", node.left, _factor_without(node.right, constant), column=node.column)
-    if isinstance(node, BinOp) and node.op == "/" and any(n is constant for n in walk(node.left)):
-        return BinOp("/", _factor_without(node.left, constant), node.right, column=node.column)
+    if isinstance(node, Chain) and node.rest[0][0] in "*/":
+        ops = ("*",) + tuple(op for op, _ in node.rest)
+        at = next(i for i, operand in enumerate(node.operands)
+                  if any(n is constant for n in walk(operand)))
+        if ops[at] == "*":
+            operands = list(node.operands)
+            operands[at] = _factor_without(operands[at], constant)
+            return Chain(operands[0], tuple(zip(ops[1:], operands[1:])), column=node.column)
+        where = "a denominator"
+    else:
+        where = _context(node)
     raise FormulaError(f"constant {constant} must multiply its term, not stand inside "
-                       f"{_context(node)}: write the term as {constant}*(...)", constant.column)
+                       f"{where}: write the term as {constant}*(...)", constant.column)
 
 
 def _context(node: Node) -> str:
     if isinstance(node, Call):
         return f"{node.function}(...)"
-    if isinstance(node, BinOp) and node.op == "/":
-        return "a denominator"
     if isinstance(node, BinOp):
         return f"an operand of '{node.op}'"
+    if isinstance(node, Chain):
+        return f"an operand of '{node.rest[0][0]}'"
     return str(node)
 
 
 def _simplify(node: Node) -> Node:
     """Drop the `1*` and `*1` left where the constant was, so terms print naturally."""
-    if isinstance(node, BinOp) and node.op in "*/":
-        left, right = _simplify(node.left), _simplify(node.right)
-        if node.op == "*" and isinstance(left, Number) and left.value == 1:
-            return right
-        if isinstance(right, Number) and right.value == 1:
-            return left
-        return BinOp(node.op, left, right, column=node.column)
+    if isinstance(node, Chain) and node.rest[0][0] in "*/":
+        first = _simplify(node.first)
+        rest = [(op, _simplify(operand)) for op, operand in node.rest]
+        rest = [(op, operand) for op, operand in rest if not _is_one(operand)]
+        if _is_one(first) and rest and rest[0][0] == "*":
+            first, rest = rest[0][1], rest[1:]
+        return Chain(first, tuple(rest), column=node.column) if rest else first
     if isinstance(node, Neg):
         inner = _simplify(node.operand)
         return Neg(inner, column=node.column)
     return node
+
+
+def _is_one(node: Node) -> bool:
+    return isinstance(node, Number) and node.value == 1
 
 
 def _check_indices(terms: list[Term], name: str) -> None:

@@ -147,7 +147,7 @@ def test_compiler_errors_in_a_wrapped_statement_point_at_the_original_line(tmp_p
      "'#pragma cll end' before the statement of experiment 'f'"),
     (("do", "#pragma cll f f[0]", "{ x++;", "#pragma cll end f", "} while (x < 3);"), 6, 5,
      "'#pragma cll end' inside the statement that experiment 'f' encloses"),
-    (("for (;;)", "#pragma cll f f[0]", "break;", "#pragma cll report all", "#pragma cll end f"), 6, 5,
+    (("for (;;)", "#pragma cll f f[0]", "x++;", "#pragma cll report all", "#pragma cll end f"), 6, 5,
      "'#pragma cll report' between the statement of experiment 'f' and its 'end f'"),
 ])
 def test_what_an_unbraced_body_experiment_may_not_enclose(tmp_path, lines, line, column, words):

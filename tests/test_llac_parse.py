@@ -5,7 +5,7 @@ from llac import ast
 from llac.commands import keywords
 from llac.commands.parse import incomplete, parse
 from llac.errors import LlacError, format_error
-from llac.formula import BinOp
+from llac.formula import Chain
 
 
 def error_of(text) -> LlacError:
@@ -23,7 +23,7 @@ def test_statements_separated_by_newlines_and_semicolons_with_comments():
 def test_assignment_builds_source_with_expression_nodes():
     (s,) = parse("small = colinit where N <= 512 and rank == 0", keywords())
     assert isinstance(s, ast.Assign) and s.target.text == "small"
-    assert isinstance(s.source, ast.Where) and isinstance(s.source.condition, BinOp)
+    assert isinstance(s.source, ast.Where) and isinstance(s.source.condition, Chain)
     assert str(s.source.condition) == "N <= 512 and rank == 0"
 
 

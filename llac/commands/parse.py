@@ -7,7 +7,7 @@ from lark.visitors import merge_transformers
 
 from llac import ast
 from llac.errors import LlacError, suggest
-from llac.formula import ExpressionBuilder, FormulaError
+from llac.formula import TOO_DEEP, ExpressionBuilder, FormulaError
 from llac.grammars import open_grammar
 
 MAX_RANGE = 100_000
@@ -247,7 +247,11 @@ def parse(text: str, keywords=()) -> list[ast.Statement]:
         if isinstance(err.orig_exc, FormulaError):   # e.g. an unknown function in `where`
             bad = err.orig_exc
             raise LlacError(bad.message, ast.Span(bad.line, bad.column, bad.line, bad.column + 1)) from None
+        if isinstance(err.orig_exc, RecursionError):
+            raise LlacError(TOO_DEEP) from None
         raise
+    except RecursionError:
+        raise LlacError(TOO_DEEP) from None
 
 
 def grammar_keywords() -> tuple[str, ...]:

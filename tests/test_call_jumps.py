@@ -1,0 +1,138 @@
+"""`break`/`continue` inside `#pragma cll for`: the instrumented program leaves the same user
+loops and switches as the plain one (real gcc builds, plain vs `call cc` runs), a jump that
+leaves an experiment is warned, one in no loop is a positioned error."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from call.clex import CodeToken, lex
+from call.jumps import jump_targets
+
+REPO = Path(__file__).resolve().parent.parent
+ENV = dict(os.environ, PYTHONPATH=str(REPO))
+# warnings are errors, so the generated code adds none (unused labels, dangling else...)
+FLAGS = ["-Wall", "-Wextra", "-Wno-unknown-pragmas", "-Wno-unused-variable",
+         "-Wno-unused-but-set-variable", "-Wno-misleading-indentation", "-Werror"]
+
+
+def call(*args, cwd):
+    done = subprocess.run([sys.executable, "-m", "call", *args], cwd=cwd, env=ENV,
+                          capture_output=True, text=True)
+    assert "Traceback" not in done.stderr
+    return done
+
+
+def plain_and_instrumented(tmp_path, body):
+    """What the program prints built plainly and built by `call cc` (and call's stderr)."""
+    source = tmp_path / "prog.c"
+    source.write_text("#include <stdio.h>\nint main(void) {\n" + body + "\n}\n")
+    subprocess.run(["gcc", *FLAGS, str(source), "-o", str(tmp_path / "plain")],
+                   check=True, capture_output=True)
+    built = call("cc", *FLAGS, "prog.c", "-o", "inst", cwd=tmp_path)
+    assert built.returncode == 0, built.stderr
+    run = lambda exe: subprocess.run([str(tmp_path / exe)], cwd=tmp_path, check=True,
+                                     capture_output=True, text=True).stdout
+    return run("plain"), run("inst"), built.stderr
+
+
+COUNT = """    int i, j, rep, size = 1, outer = 0;
+    for (i = 0; i < 6; i++) {{
+        outer++;
+        {pragmas}
+        {code}
+        {ends}
+    }}
+    printf("outer %d i %d\\n", outer, i);
+    return 0;"""
+
+
+@pytest.mark.parametrize("code", [
+    "if (i == 2) break;",                                      # the issue's case: 3 outer iterations
+    "if (i == 2) continue; if (i == 4) break;",
+    "switch (i) { case 3: break; default: if (i == 4) break; }",  # the switch's own breaks
+    "for (j = 0; j < 5; j++) if (j == 1) break; if (i == j + 1) break;",
+    "while (1) { if (i >= 0) break; } if (i > 2) { continue; } else if (i == 1) break;",
+    "do { continue; } while (0); if (i == 3) break;",
+])
+@pytest.mark.parametrize("pragmas, ends", [
+    ("#pragma cll for(rep = 0; rep < 3; rep++)", "#pragma cll end for"),
+    ("#pragma cll for(size = 1; size <= 4; size *= 2)\n#pragma cll for(rep = 0; rep < 2; rep++)",
+     "#pragma cll end for\n#pragma cll end for"),
+])
+def test_jumps_in_sampling_loops_leave_what_they_leave_in_the_plain_program(tmp_path, code, pragmas, ends):
+    plain, instrumented, _ = plain_and_instrumented(tmp_path, COUNT.format(pragmas=pragmas, code=code, ends=ends))
+    assert plain == instrumented
+
+
+def test_break_inside_a_switch_around_the_sampling_loop(tmp_path):
+    body = """    int x = 1, rep, hits = 0, after = 0;
+    switch (x) {
+    case 1:
+        #pragma cll for(rep = 0; rep < 4; rep++)
+        hits++;
+        break;
+        #pragma cll end for
+        after = 1;
+    }
+    printf("hits %d after %d\\n", hits, after);
+    return 0;"""
+    plain, instrumented, _ = plain_and_instrumented(tmp_path, body)
+    assert plain == instrumented == "hits 1 after 0\n"
+
+
+def test_break_leaving_an_experiment_is_warned(tmp_path):
+    body = """    int i, N = 4;
+    for (i = 0; i < 3; i++) {
+        #pragma cll f f[0]*N
+        if (i == 1) break;
+        while (N > 100) break;
+        #pragma cll end f
+    }
+    printf("i %d\\n", i);
+    return 0;"""
+    plain, instrumented, stderr = plain_and_instrumented(tmp_path, body)
+    assert plain == instrumented == "i 1\n"
+    assert stderr.count("warning") == 1
+    assert "prog.c:6:21: warning: 'break' inside experiment 'f': on this path the experiment is never ended" in stderr
+
+
+def test_jump_in_no_loop_inside_a_sampling_loop_is_a_positioned_error(tmp_path):
+    (tmp_path / "prog.c").write_text("int main(void) {\n    int rep;\n"
+                                     "    #pragma cll for(rep = 0; rep < 3; rep++)\n"
+                                     "    if (rep) continue;\n    #pragma cll end for\n    return 0;\n}\n")
+    done = call("check", "prog.c", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.startswith("prog.c:4:14: error: 'continue' inside '#pragma cll for' but in no loop of the program")
+    assert "    if (rep) continue;\n             ^\n" in done.stderr and "prog.c:3:5: note: the 'for' is here" in done.stderr
+
+
+def targets(code):
+    tokens = [t for t in lex(code) if isinstance(t, CodeToken)]
+    return {(j.text, j.line): t and (t.text, t.line) for j, t in jump_targets(tokens).items()}
+
+
+def test_jump_targets_follow_unbraced_bodies_labels_and_cases():
+    code = """int f(int i, int n) {
+    for (;;) {
+        switch (i) { case 1: continue; default: break; }
+        while (n) if (n++) break; else continue;
+        do { if (i) break; } while (0);
+        if (i) break;
+        label: continue;
+        FOREACH(n, i) { if (n) break; }
+    }
+    break;
+}"""
+    assert targets(code) == {("continue", 3): ("for", 2), ("break", 3): ("switch", 3),
+                             ("break", 4): ("while", 4), ("continue", 4): ("while", 4),
+                             ("break", 5): ("do", 5), ("break", 6): ("for", 2),
+                             ("continue", 7): ("for", 2), ("break", 8): ("FOREACH", 8),
+                             ("break", 10): None}
+
+
+@pytest.mark.parametrize("code", ["}}} break; ) ] { for ( ; while do", "int f() { if (", "{" * 5000 + "break;"])
+def test_jump_targets_end_on_any_input(code):
+    targets(code)

@@ -1,0 +1,124 @@
+"""`call` never prints a traceback: a begin/for/end/end-for crossing, formulas of thousands
+of terms (in `call` and in llac, which share llac/formula.py), internal errors (exit 2,
+`--debug`), and source files whose names are not ASCII or hold a space."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from call import cli
+from test_llac_fixtures import write_matinit
+
+REPO = Path(__file__).resolve().parent.parent
+ENV = dict(os.environ, PYTHONPATH=str(REPO))
+TERMS = 2000
+
+
+def run(tool, *args, cwd):
+    done = subprocess.run([sys.executable, "-m", tool, *args], cwd=cwd, env=ENV,
+                          capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in done.stderr
+    return done
+
+
+def long_formula(name="f", terms=TERMS):
+    return " + ".join(f"{name}[{i}]*N" for i in range(terms))
+
+
+def test_begin_for_end_end_for_crossing_is_a_positioned_error(tmp_path):
+    (tmp_path / "cross.c").write_text(
+        "int main(void) {\n    int N = 1;\n    #pragma cll f f[0]*N\n"
+        "    #pragma cll for(N = 1; N < 4; N++)\n    N++;\n    #pragma cll end f\n"
+        "    #pragma cll end for\n    return 0;\n}\n")
+    done = run("call", "check", "cross.c", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "cross.c:6:5: error: 'end f' while '#pragma cll for', begun inside it, is still open" in done.stderr
+
+
+def test_formula_of_thousands_of_terms_translates_and_compiles(tmp_path):
+    (tmp_path / "big.c").write_text(f"int main(void) {{\n    int N = 10;\n    #pragma cll f {long_formula()}\n"
+                                    "    N++;\n    #pragma cll end f\n    return N == 11 ? 0 : 1;\n}\n")
+    assert run("call", "check", "big.c", cwd=tmp_path).returncode == 0
+    done = run("call", "cc", "big.c", "-o", "big", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    subprocess.run(["./big"], cwd=tmp_path, check=True)
+    header = (tmp_path / "big.cll.1.dat").read_text()
+    assert f"f[{TERMS - 1}]*N" in header
+
+
+def test_deeply_nested_formula_is_one_positioned_error(tmp_path):
+    (tmp_path / "deep.c").write_text("int main(void) {\n    int N = 10;\n"
+                                     f"    #pragma cll f f[0]*{'-' * 3000}N\n"
+                                     "    N++;\n    #pragma cll end f\n    return 0;\n}\n")
+    done = run("call", "check", "deep.c", cwd=tmp_path)
+    assert done.returncode == 1 and "deep.c:3:19: error: formula of experiment 'f': the expression nests too deeply" in done.stderr
+
+
+def test_llac_with_and_where_of_thousands_of_terms(tmp_path):
+    write_matinit(tmp_path / "m.dat")
+    total = " + ".join(["N"] * TERMS)
+    every = " and ".join(["N > 0"] * TERMS)
+    script = (f'load "m.dat"; c = colinit with t = {total}; d = c where t == {TERMS}*N and {every}; '
+              f'g = colinit formula "{long_formula("colinit")}"; list')
+    done = run("llac", "-c", script, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[:500]
+    assert "created d: 24 records" in done.stdout
+    assert f"colinit[{TERMS - 1}]*N" in done.stdout
+
+
+def test_llac_deep_nesting_is_one_clear_error(tmp_path):
+    done = run("llac", "-c", "x = e with t = " + "-" * 3000 + "N", cwd=tmp_path)
+    assert done.returncode == 1 and "nests too deeply" in done.stderr and len(done.stderr) < 300
+
+
+def test_internal_error_is_one_line_and_exit_2_with_debug_for_the_traceback(tmp_path, monkeypatch, capsys):
+    (tmp_path / "p.c").write_text("int main(void) { return 0; }\n")
+    monkeypatch.chdir(tmp_path)
+
+    def broken(file, text):
+        raise ZeroDivisionError("a bug")
+    monkeypatch.setattr(cli, "check_file", broken)
+    assert cli.main(["check", "p.c"]) == 2
+    err = capsys.readouterr().err
+    assert err == "call: internal error: ZeroDivisionError: a bug (run `call --debug ...` for details)\n"
+    assert cli.main(["--debug", "check", "p.c"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "ZeroDivisionError: a bug" in err
+
+
+@pytest.mark.parametrize("name", ["matriz_ñ.c", "mat riz.c", "матрица 2.c"])
+def test_non_ascii_and_spaced_source_names_build_and_trace(tmp_path, name):
+    shutil.copy(REPO / "samples" / "matinit" / "matinit.c", tmp_path / name)
+    done = run("call", "run", name, "--", "64", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    stem = name[:-2]
+    trace = (tmp_path / f"{stem}.cll.1.dat").read_text(encoding="utf-8")
+    assert f"#source: {name}\n" in trace and "\ncolinit 0 " in trace
+
+
+def test_non_ascii_name_keeps_compiler_positions(tmp_path):
+    (tmp_path / "ñ.c").write_text("int main(void) {\n    int N = 1;\n    #pragma cll f f[0]*N\n"
+                                  "    N = ;\n    #pragma cll end f\n    return 0;\n}\n")
+    done = run("call", "cc", "-c", "ñ.c", cwd=tmp_path)
+    assert done.returncode != 0 and "ñ.c:4:" in done.stderr
+
+
+def test_source_name_an_include_cannot_hold_is_one_error(tmp_path):
+    (tmp_path / 'q"x.c').write_text("int main(void) { return 0; }\n")
+    done = run("call", "translate", 'q"x.c', cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == """q"x.c: error: the generated header 'q"x.cll.h' cannot be #included: its name holds '"'; rename the file\n"""
+
+
+@pytest.mark.parametrize("args, words", [
+    (["bogus"], "invalid choice: 'bogus'"),
+    (["run", "p.c", "--procs", "1:2"], "expected A:B:F, three integers"),
+    (["translate", "p.c", "-o", "/proc/no-such-dir"], "call: error: /proc/no-such-dir: No such file or directory"),
+])
+def test_usage_and_file_system_errors_exit_1_with_one_message(tmp_path, args, words):
+    (tmp_path / "p.c").write_text("int main(void) { return 0; }\n")
+    done = run("call", *args, cwd=tmp_path)
+    assert done.returncode == 1 and words in done.stderr
