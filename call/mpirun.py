@@ -73,7 +73,8 @@ def _run_once(source: str, launcher: list[str], executable: Path, count: int, ar
         for stale in [trace, *trace.parent.glob(rank_files)]:
             stale.unlink(missing_ok=True)
     command = [*launcher, "-np", str(count), str(executable), *arguments]
-    status, said, interrupted = run_child(command, {**os.environ, **extra}, progress)
+    status, said, interrupted = run_child(command, {**os.environ, **extra}, progress,
+                                          forward_interrupt=False)
     for partial in trace.parent.glob(f".{trace.stem}*.tmp.*"):   # a rank killed while writing
         partial.unlink(missing_ok=True)
     if interrupted:

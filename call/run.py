@@ -105,11 +105,14 @@ def _sigint_received(pid: int) -> bool:
     return bool(pending & bit) or not caught & bit
 
 
-def run_child(command: list[str], env: dict, progress: Progress) -> tuple[int, str, bool]:
+def run_child(command: list[str], env: dict, progress: Progress,
+              forward_interrupt: bool = True) -> tuple[int, str, bool]:
     """Run a program (or mpirun) with its stdout untouched and its stderr passed on line by
     line through `progress`; returns its status, what it said on stderr, and whether it was
-    interrupted. On Ctrl-C the child gets SIGINT too (unless it has it already) and is
-    waited for, so that it writes its trace; a second Ctrl-C kills it."""
+    interrupted. On Ctrl-C the child is waited for, so that it writes its trace; with
+    `forward_interrupt` it gets SIGINT too unless it has it already (mpirun does not: a
+    second SIGINT makes Open MPI kill the ranks at once, losing their records, and whether
+    it got the first one cannot be told). A second Ctrl-C kills the child."""
     process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True, errors="replace")
     said = []
     try:
@@ -118,7 +121,7 @@ def run_child(command: list[str], env: dict, progress: Progress) -> tuple[int, s
             said.append(line)
         return process.wait(), "".join(said), False
     except KeyboardInterrupt:
-        if process.poll() is None and not _sigint_received(process.pid):
+        if forward_interrupt and process.poll() is None and not _sigint_received(process.pid):
             process.send_signal(signal.SIGINT)
         try:
             for line in process.stderr:
@@ -128,6 +131,16 @@ def run_child(command: list[str], env: dict, progress: Progress) -> tuple[int, s
             process.kill()
             process.wait()
         return INTERRUPTED, "".join(said), True
+
+
+def ending(status: int) -> str:
+    """How a program ended, from its exit status (negative: killed by that signal)."""
+    if status < 0:
+        try:
+            return f"was killed by {signal.Signals(-status).name}"
+        except ValueError:
+            return f"was killed by signal {-status}"
+    return f"exited with status {status}"
 
 
 def say_interrupted(progress: Progress, where: str, kept: list[Path]) -> int:
@@ -172,8 +185,8 @@ def run_program(source: str, procs: tuple[int, int, int] | None, cflags: str,
                                    [trace] if trace.exists() else [])
         if status != 0:
             kept = f"; records kept in: {trace.resolve()}{status_note(trace)}" if trace.exists() else ""
-            progress.note(f"{source}{label}: the program exited with status {status}{kept}")
-            return status
+            progress.note(f"{source}{label}: the program {ending(status)}{kept}")
+            return status if status > 0 else 128 - status
         if not trace.exists():
             progress.note(f"{source}{label}: the program wrote no trace ({trace} is missing)")
             return 1
