@@ -27,11 +27,14 @@ def read_source(path: str) -> str:
         raise CallError([Diagnostic("error", path, 0, 0, f"cannot read: {err.strerror}")]) from None
 
 
-def translate(source: str, out_dir: str | Path | None = None) -> tuple[Path, Program]:
+def translate(source: str, out_dir: str | Path | None = None,
+              warn: bool = True) -> tuple[Path, Program]:
     """Check `source` and write `<stem>.cll.c` and `<stem>.cll.h` into `out_dir` (default:
-    next to the source); returns the .cll.c path and the checked program (warnings printed)."""
+    next to the source); returns the .cll.c path and the checked program (warnings printed
+    unless `warn` is False: `call run` has printed them already)."""
     program = check_file(source, read_source(source))
-    print_warnings(program)
+    if warn:
+        print_warnings(program)
     src = Path(source)
     directory = Path(out_dir) if out_dir is not None else src.parent
     directory.mkdir(parents=True, exist_ok=True)
@@ -44,42 +47,62 @@ def translate(source: str, out_dir: str | Path | None = None) -> tuple[Path, Pro
     return output, program
 
 
-def compile_program(arguments: list[str]) -> int:
-    """`call cc ARGS`: translate every `.c` in ARGS, then run $CC (default cc) on the same
-    arguments with the translations in their place, the runtime's include directory and, when
-    linking, the runtime library. `-fopenmp` is added when a file says `parallel OpenMP`; a
-    file that says `parallel MPI` makes the compiler $MPICC (default mpicc) and adds cll_mpi.h's
-    directory. Returns the compiler's exit status."""
+def c_sources(arguments: list[str]) -> list[str]:
+    """The `.c` files among compiler arguments (not options, not the value of -o), once each."""
+    return list(dict.fromkeys(a for i, a in enumerate(arguments) if a.endswith(".c")
+                              and not a.startswith("-") and (i == 0 or arguments[i - 1] != "-o")))
+
+
+def build_command(arguments: list[str], translated: dict[str, tuple[Path, Program]]) -> list[str]:
+    """The compiler command of `call cc ARGS`, each source in `translated` replaced by its
+    translation: $CC (default cc; $MPICC for a `parallel MPI` file, with cll_mpi.h's
+    directory), -iquote for each source's directory, the runtime's include directory,
+    -fopenmp for a `parallel OpenMP` file and, when linking, the runtime library."""
     from call.runtime_paths import RuntimeMissing, include_dir, link_flags, mpi_include_dir
-    sources = [a for i, a in enumerate(arguments)
-               if a.endswith(".c") and not a.startswith("-") and (i == 0 or arguments[i - 1] != "-o")]
-    if not sources:
-        raise CallError([Diagnostic("error", "call cc", 0, 0, "no .c file to compile")])
+    programs = [program for _, program in translated.values()]
     try:
         runtime = ["-I", str(include_dir())]
         linking = ["-c", "-S", "-E", "-fsyntax-only"]
         libraries = [] if any(a in linking for a in arguments) else link_flags()
-    except RuntimeMissing as err:
-        raise CallError([Diagnostic("error", "call cc", 0, 0, str(err))]) from None
-    with tempfile.TemporaryDirectory(prefix="call-") as work:
-        replaced, extra, translated = {}, [], []
-        for number, source in enumerate(dict.fromkeys(sources)):
-            output, program = translate(source, Path(work) / str(number))
-            replaced[source] = str(output)
-            translated.append(program)
-            extra += ["-iquote", str(Path(source).parent or ".")]
-        if any(p.parallel and p.parallel.model == "OpenMP" for p in translated) \
+        extra = [flag for source in translated for flag in ("-iquote", str(Path(source).parent))]
+        if any(p.parallel and p.parallel.model == "OpenMP" for p in programs) \
                 and "-fopenmp" not in arguments:
             extra.append("-fopenmp")
         compiler = os.environ.get("CC", "cc").split()
-        if any(p.parallel and p.parallel.model == "MPI" for p in translated):
+        if any(p.parallel and p.parallel.model == "MPI" for p in programs):
             compiler = mpi_compiler()
-            try:
-                extra += ["-I", str(mpi_include_dir())]
-            except RuntimeMissing as err:
-                raise CallError([Diagnostic("error", "call cc", 0, 0, str(err))]) from None
-        command = compiler + extra + runtime + [replaced.get(a, a) for a in arguments] + libraries
-        return subprocess.run(command).returncode
+            extra += ["-I", str(mpi_include_dir())]
+    except RuntimeMissing as err:
+        raise CallError([Diagnostic("error", "call cc", 0, 0, str(err))]) from None
+    return compiler + extra + runtime + [str(translated[a][0]) if a in translated else a
+                                         for a in arguments] + libraries
+
+
+def output_path(arguments: list[str]) -> str | None:
+    """The file named by `-o FILE` or `-oFILE` among compiler arguments (None without one)."""
+    for i, argument in enumerate(arguments):
+        if argument == "-o" and i + 1 < len(arguments):
+            return arguments[i + 1]
+        if argument.startswith("-o") and len(argument) > 2:
+            return argument[2:]
+    return None
+
+
+def compile_program(arguments: list[str], warn: bool = True,
+                    work: str | Path | None = None) -> int:
+    """`call cc ARGS`: translate every `.c` in ARGS (into `work`, default a temporary
+    directory), create the folder of `-o FILE` if it is missing, then run the command of
+    build_command. Returns the compiler's exit status."""
+    sources = c_sources(arguments)
+    if not sources:
+        raise CallError([Diagnostic("error", "call cc", 0, 0, "no .c file to compile")])
+    output = output_path(arguments)
+    if output not in (None, "-"):
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="call-", dir=work) as directory:
+        translated = {source: translate(source, Path(directory) / str(number), warn)
+                      for number, source in enumerate(sources)}
+        return subprocess.run(build_command(arguments, translated)).returncode
 
 
 MPI_PACKAGES = "apt-get install libopenmpi-dev openmpi-bin (Debian/Ubuntu; or MPICH: mpich)"

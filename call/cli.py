@@ -14,11 +14,13 @@ call cc [CC ARGS...] PROG.c ...    translate and compile with the tracing runtim
 call run PROG.c [--procs A:B:F] [--cflags FLAGS] [--no-oversubscribe] [-- ARGS]
                                    build if needed, run (MPI: mpirun -np P), print trace paths
 call check PROG.c ...              diagnostics only
-call --debug COMMAND ...           an internal error shows its Python traceback"""
+call --debug COMMAND ...           an internal error shows its Python traceback
+call --version                     the version of call and where its tracing runtime is"""
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="call", description="The #pragma cll compiler.", usage=USAGE)
+    parser.add_argument("--version", action="version", version=_version())
     commands = parser.add_subparsers(dest="command", required=True)
     translate_ = commands.add_parser("translate", help="write PROG.cll.c and PROG.cll.h")
     translate_.add_argument("source")
@@ -34,6 +36,18 @@ def _parser() -> argparse.ArgumentParser:
                           "Open MPI oversubscribe, and says so)")
     commands.add_parser("cc", help="translate and compile; any cc flags pass through")
     return parser
+
+
+def _version() -> str:
+    """`call VERSION (runtime: LIBRARY)`: the installed package's version and the tracing
+    runtime library programs are linked with."""
+    from importlib.metadata import PackageNotFoundError, version
+    from call.runtime_paths import RUNTIME_DIR
+    try:
+        number = version("llac")
+    except PackageNotFoundError:
+        number = "(not installed)"
+    return f"call {number} (runtime: {RUNTIME_DIR / 'libcllrt.a'})"
 
 
 def _procs(text: str) -> tuple[int, int, int]:
@@ -71,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         print(err.render(), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
+        print("call: interrupted", file=sys.stderr)
         return 130
     except OSError as err:       # a file that cannot be written, a full disk, ...
         print(f"call: error: {err.filename or ''}{': ' if err.filename else ''}{err.strerror or err}",

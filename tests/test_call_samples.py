@@ -59,19 +59,6 @@ def test_matinit_run_writes_both_experiments_with_the_swept_sizes(tmp_path):
     assert done.stdout == plain_output(source, tmp_path, "128") == "matinit: N = 128, checksum 16384.0\n"
 
 
-def test_run_rebuilds_only_when_the_source_is_newer(tmp_path):
-    source = tmp_path / "matinit.c"
-    shutil.copy(SAMPLES / "matinit" / "matinit.c", source)
-    assert call("run", "matinit.c", "--", "16", cwd=tmp_path).returncode == 0
-    exe = tmp_path / ".cll-build" / "matinit"
-    built = exe.stat().st_mtime_ns
-    assert call("run", "matinit.c", "--", "16", cwd=tmp_path).returncode == 0
-    assert exe.stat().st_mtime_ns == built
-    os.utime(source, ns=(built + 10**9, built + 10**9))
-    assert call("run", "matinit.c", "--", "16", cwd=tmp_path).returncode == 0
-    assert exe.stat().st_mtime_ns != built
-
-
 def test_fft_cc_builds_and_traces_n_log_n_sizes(tmp_path):
     source = SAMPLES / "fft" / "fft.c"
     done = call("cc", "-O2", str(source), "-o", "fft", cwd=tmp_path)

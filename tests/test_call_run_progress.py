@@ -1,0 +1,171 @@
+"""`call run` as a user watches it (issue 8, item 18): progress on stderr (plain lines in a
+pipe, one redrawn line on a terminal), Ctrl-C on a real sweep (the message, the kept partial
+trace), the note for a program without `report`, and `call --version`."""
+import os
+import pty
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from call.run import _sigint_received
+
+REPO = Path(__file__).resolve().parent.parent
+ENV = dict(os.environ, PYTHONPATH=str(REPO), TERM="xterm")
+
+SWEEP = """#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#pragma cll parallel OpenMP procs = 1:4:2
+int main(int argc, char **argv) {
+    int steps = argc > 1 ? 100000 : 3;
+    for (int N = 1; N <= steps; N++) {
+        #pragma cll step step[0] + step[1]*N
+        usleep(argc > 1 ? 2000 : 1);
+        #pragma cll end step
+        if (N == 3) { printf("started P=%s\\n", getenv("OMP_NUM_THREADS") ? getenv("OMP_NUM_THREADS") : "1"); fflush(stdout); }
+    }
+    #pragma cll report step
+    return 0;
+}
+"""
+
+
+def call(*args, cwd):
+    done = subprocess.run([sys.executable, "-m", "call", *args], cwd=cwd, env=ENV,
+                          capture_output=True, text=True)
+    assert "Traceback" not in done.stderr
+    return done
+
+
+def test_progress_in_a_pipe_is_one_plain_line_per_step(tmp_path):
+    (tmp_path / "sweep.c").write_text(SWEEP)
+    done = call("run", "sweep.c", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "\r" not in done.stderr and "\x1b" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("call: ")]
+    assert lines == ["call: building .cll-build/sweep: first build",
+                     "call: run 1 of 3 (P=1): .cll-build/sweep",
+                     f"call: trace (P=1): {tmp_path / 'sweep.cll.1.dat'}",
+                     "call: run 2 of 3 (P=2): .cll-build/sweep",
+                     f"call: trace (P=2): {tmp_path / 'sweep.cll.2.dat'}",
+                     "call: run 3 of 3 (P=4): .cll-build/sweep",
+                     f"call: trace (P=4): {tmp_path / 'sweep.cll.4.dat'}"]
+    assert done.stdout == "started P=1\nstarted P=2\nstarted P=4\n"
+
+
+def run_on_terminal(tmp_path, stdout_too: bool) -> str:
+    """`call run` with stderr (and stdout if `stdout_too`) on a pseudo-terminal: what it drew."""
+    leader, follower = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "call", "run", "sweep.c"], cwd=tmp_path,
+                               env=ENV, stderr=follower,
+                               stdout=follower if stdout_too else subprocess.DEVNULL)
+    os.close(follower)
+    drawn = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:   # EIO: every writer closed the terminal
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    os.close(leader)
+    assert process.wait() == 0
+    return drawn.decode()
+
+
+def test_progress_on_a_terminal_is_one_redrawn_line(tmp_path):
+    (tmp_path / "sweep.c").write_text(SWEEP)
+    drawn = run_on_terminal(tmp_path, stdout_too=False)
+    assert "\r\x1b[Kcall: run 2 of 3 (P=2): .cll-build/sweep" in drawn
+    # each trace line replaces the step on screen and stays
+    assert f"\r\x1b[Kcall: trace (P=2): {tmp_path / 'sweep.cll.2.dat'}\r\n" in drawn
+    assert "call: run 2 of 3 (P=2): .cll-build/sweep\r\n" not in drawn
+
+
+def test_progress_is_plain_when_the_program_writes_to_the_same_terminal(tmp_path):
+    (tmp_path / "sweep.c").write_text(SWEEP)
+    drawn = run_on_terminal(tmp_path, stdout_too=True)
+    assert "\x1b[K" not in drawn
+    assert "call: run 2 of 3 (P=2): .cll-build/sweep\r\nstarted P=2\r\n" in drawn
+
+
+def start_sweep(tmp_path, *options):
+    """Start a long `call run` sweep of SWEEP in its own session (its own process group)."""
+    (tmp_path / "sweep.c").write_text(SWEEP)
+    return subprocess.Popen([sys.executable, "-m", "call", "run", "sweep.c", *options, "--", "long"],
+                            cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+
+
+def trace_header(path: Path) -> dict[str, str]:
+    text = path.read_text()
+    assert text.rstrip().endswith("#end")
+    return dict(line[1:].split(": ", 1) for line in text.split("#data\n")[0].splitlines()
+                if ": " in line and not line.startswith("#  "))
+
+
+def test_ctrl_c_on_the_group_keeps_the_partial_trace_and_says_where(tmp_path):
+    process = start_sweep(tmp_path)
+    assert process.stdout.readline() == "started P=1\n"
+    assert process.stdout.readline() == "started P=2\n"
+    os.killpg(process.pid, signal.SIGINT)          # what a terminal's Ctrl-C does
+    stderr = process.stderr.read()
+    assert process.wait() == 130 and "Traceback" not in stderr
+    partial = tmp_path / "sweep.cll.2.dat"
+    assert (f"call: interrupted in run 2 of 3 (P=2); the partial trace is kept: {partial} "
+            f"(status: signal SIGINT)") in stderr
+    assert trace_header(partial)["status"] == "signal SIGINT"
+    assert partial.read_text().count("\nstep ") >= 3
+    assert trace_header(tmp_path / "sweep.cll.1.dat")["status"] == "complete"
+    assert not (tmp_path / "sweep.cll.4.dat").exists()
+
+
+def test_sigint_to_call_alone_reaches_the_program(tmp_path):
+    process = start_sweep(tmp_path, "--procs", "2:2:2")
+    assert process.stdout.readline() == "started P=2\n"
+    os.kill(process.pid, signal.SIGINT)            # `kill -INT <call>`: the program did not get it
+    stderr = process.stderr.read()
+    assert process.wait() == 130 and "Traceback" not in stderr
+    partial = tmp_path / "sweep.cll.2.dat"
+    assert (f"call: interrupted in run 1 of 1 (P=2); the partial trace is kept: {partial} "
+            f"(status: signal SIGINT)") in stderr
+    assert trace_header(partial)["status"] == "signal SIGINT"
+
+
+def test_a_pending_sigint_counts_as_received(tmp_path):
+    """The check that keeps call from sending a second SIGINT while the program writes."""
+    process = start_sweep(tmp_path, "--procs", "1:1:2")
+    assert process.stdout.readline() == "started P=1\n"
+    program = int(subprocess.run(["pgrep", "-s", str(process.pid), "-x", "sweep"],
+                                 capture_output=True, text=True).stdout.split()[0])
+    assert not _sigint_received(program)           # its runtime still catches SIGINT
+    os.kill(program, signal.SIGSTOP)
+    os.kill(program, signal.SIGINT)                # held pending while stopped
+    assert _sigint_received(program)
+    os.kill(program, signal.SIGCONT)
+    stderr = process.stderr.read()
+    assert process.wait() == 130 and "Traceback" not in stderr
+    assert (f"call: sweep.c (P=1): the program was killed by SIGINT; records kept in: "
+            f"{tmp_path / 'sweep.cll.1.dat'} (status: signal SIGINT)") in stderr
+
+
+def test_a_program_without_report_gets_a_calm_note(tmp_path):
+    (tmp_path / "quiet.c").write_text(SWEEP.replace("    #pragma cll report step\n", "")
+                                      .replace("#pragma cll parallel OpenMP procs = 1:4:2\n", ""))
+    done = call("run", "quiet.c", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    trace = tmp_path / "quiet.cll.1.dat"
+    assert (f"call: trace: {trace} (saved when the program ended: it has no report, which is "
+            f"fine)") in done.stderr
+    assert "error" not in done.stderr and "warning" not in done.stderr
+    assert trace_header(trace)["status"] == "exit-without-report"
+
+
+def test_version():
+    done = subprocess.run([sys.executable, "-m", "call", "--version"], env=ENV, capture_output=True,
+                          text=True)
+    from importlib.metadata import version
+    assert done.returncode == 0
+    assert done.stdout == f"call {version('llac')} (runtime: {REPO / 'call' / 'runtime' / 'libcllrt.a'})\n"
