@@ -9,6 +9,7 @@ in C's <math.h>.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
@@ -140,7 +141,11 @@ class ExpressionBuilder(Transformer):
     with `lark.visitors.merge_transformers(..., formula=ExpressionBuilder())`."""
 
     def number(self, meta, children):
-        return Number(float(children[0]), column=_col(children[0]))
+        value = float(children[0])
+        if not math.isfinite(value):
+            raise FormulaError(f"the number {children[0]} is too large (the largest is about 1.8e308)",
+                               _col(children[0]), getattr(children[0], "line", 1))
+        return Number(value, column=_col(children[0]))
 
     def constant(self, meta, children):
         name, index = children

@@ -18,6 +18,10 @@ from llac.experiment import Experiment
 from llac.fit_data import AGGREGATES
 
 SWITCH_WORDS = {"on": True, "yes": True, "true": True, "off": False, "no": False, "false": False}
+# the range of each whole-number setting: a bootstrap of 10^6 replicates or 10^9 intervals
+# would run for hours, and the seed is a 32-bit number
+WHOLE_RANGES = {"maxintervals": (1, 100), "minpoints": (0, 100_000), "seed": (0, 2**32 - 1),
+                "bootstrap": (1, 9999), "maxpieces": (1, 1000)}
 
 
 class Session:
@@ -115,8 +119,9 @@ def _setting_value(name: str, text: str, default):
     except ValueError:
         raise LlacError(f"{name} takes a number, not {text!r}") from None
     if isinstance(default, int):
-        if number != int(number) or number < 0:
-            raise LlacError(f"{name} takes a whole number >= 0, not {text}")
+        low, high = WHOLE_RANGES[name]
+        if not low <= number <= high or number != int(number):
+            raise LlacError(f"{name} takes a whole number from {low} to {high}, not {text}")
         return int(number)
     if not 0 < number < 1:
         raise LlacError(f"{name} is a fraction between 0 and 1 (or a percentage), not {text}")
