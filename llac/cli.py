@@ -12,7 +12,7 @@ import stat
 import sys
 
 from llac import __version__
-from llac.errors import LlacError, format_error
+from llac.errors import LlacError, format_error, internal_error
 
 STDIN = "<stdin>"
 
@@ -36,7 +36,7 @@ def main(argv=None) -> int:
     except Exception as err:  # the one place that turns a bug into one line for the user
         if args.debug:
             raise
-        print(f"internal error: {type(err).__name__}: {err} (run with --debug for details)", file=sys.stderr)
+        print(internal_error(err), file=sys.stderr)
         return 2
 
 
@@ -61,7 +61,7 @@ def _run(args) -> int:
         return 0
     if sys.stdin.isatty():
         from llac.repl import run_repl
-        run_repl(session)
+        run_repl(session, debug=args.debug)
         return 0
     source = sys.stdin.read()
     return 0 if _report(lambda: session.execute(source), STDIN, source) else 1

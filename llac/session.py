@@ -39,17 +39,23 @@ class Session:
             yield from self.run(statement)
 
     def run(self, statement: ast.Statement) -> list:
-        """Run one statement through the command registry; returns its results."""
+        """Run one statement through the command registry; returns its results. A statement
+        cut short by Ctrl-C (KeyboardInterrupt) or an internal error leaves the objects and
+        settings as they were, so no half-made object survives it."""
         if isinstance(statement, ast.Source):
             target = statement.default_target()
             if target is None:
                 raise LlacError(f"this command makes a new object: write NAME = ... to name it",
                                 statement.span)
             statement = ast.Assign(ast.Name(target, statement.obj.span), statement, span=statement.span)
+        objects, settings = dict(self.objects), dict(self.changed_settings)
         try:
             return list(handler_for(statement).handler(self, statement) or ())
         except LlacError as err:
             raise err.at(statement.span)
+        except BaseException:   # Ctrl-C or an internal error: the statement leaves nothing behind
+            self.objects, self.changed_settings = objects, settings
+            raise
 
     def produce(self, source: ast.Source) -> Produced:
         """Run an object-making command and return its (not yet stored) result."""
