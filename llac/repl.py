@@ -20,8 +20,9 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.lexers import Lexer
 from prompt_toolkit.styles import Style
 
-from llac.commands import REGISTRY, keywords
+from llac.commands import REGISTRY
 from llac.commands.parse import grammar_keywords, incomplete
+from llac.completion import candidates
 from llac.errors import internal_error
 
 # Values that commands check themselves (the grammar reads them as names); every keyword
@@ -40,8 +41,9 @@ def history_path() -> str:
 
 
 class LlacCompleter(Completer):
-    """Completes command names, object names, column names, option words and (in quotes) paths,
-    from the command registry and the live session."""
+    """Completes what the grammar allows at the cursor (`llac.completion`): command names,
+    the objects, settings, variables or columns that fit there, option words, trace files;
+    paths inside quotes. Where the statement so far does not parse, any known word."""
 
     def __init__(self, session):
         self.session = session
@@ -55,15 +57,11 @@ class LlacCompleter(Completer):
             yield from self.paths.get_completions(Document(partial, len(partial)), complete_event)
             return
         word = document.get_word_before_cursor(pattern=WORD)
-        words = statement[:len(statement) - len(word)].split()
-        if not words:
-            candidates = list(keywords()) + list(self.session.objects)
-        elif words == ["help"]:
-            candidates = list(REGISTRY)
-        else:
-            candidates = [*self.session.objects, *self.session.columns(), *grammar_keywords(), *VALUE_WORDS]
-        for candidate in dict.fromkeys(candidates):
-            if candidate.startswith(word) and candidate != word:
+        words = candidates(self.session, statement[:len(statement) - len(word)])
+        if words is None:
+            words = [*self.session.objects, *self.session.columns(), *grammar_keywords(), *VALUE_WORDS]
+        for candidate in dict.fromkeys(words):
+            if candidate.startswith((word, f'"{word}')) and candidate != word:   # `load m` -> "m.dat"
                 yield Completion(candidate, start_position=-len(word))
 
 

@@ -206,3 +206,49 @@ def test_ctrl_c_cancels_a_running_fit_and_keeps_the_session(tmp_path):
         assert "deleted" not in terminal.screen
     finally:
         assert terminal.close() == 0
+
+
+# ---------------------------------------------------------------- completion follows the grammar
+def test_completion_offers_settings_then_their_values(tmp_path, monkeypatch):
+    session = loaded(tmp_path, monkeypatch)
+    assert completions(session, "set ") == ["threshold", "maxintervals", "minpoints", "alpha", "aggregate",
+                                            "split", "seed", "bootstrap", "maxpieces", "prune"]
+    assert completions(session, "set aggregate ") == ["median", "min", "mean"]
+    assert completions(session, "set aggregate m") == ["median", "min", "mean"]
+    assert completions(session, "set split ") == ["on", "off"]
+    assert completions(session, "set threshold ") == []
+
+
+def test_completion_offers_experiments_to_fit_and_a_models_variables_to_predict(tmp_path, monkeypatch):
+    session = loaded(tmp_path, monkeypatch)
+    list(session.execute("fit colinit"))
+    assert completions(session, "fit ") == ["colinit", "rowinit"]
+    assert completions(session, "show ") == ["colinit", "rowinit", "colinit.model"]
+    assert completions(session, "predict colinit.model ") == ["at", "N="]
+    assert completions(session, "predict colinit.model at ") == ["colinit", "rowinit"]
+    assert completions(session, "predict colinit N=4 ") == []          # every variable is given
+
+
+def test_completion_offers_plot_options_then_variables(tmp_path, monkeypatch):
+    session = loaded(tmp_path, monkeypatch)
+    assert completions(session, "plot colinit ") == ["by", "log", "loglog", "residuals", "vs"]
+    assert completions(session, "plot colinit vs ") == ["N"]
+    assert completions(session, "plot colinit loglog ") == ["by", "residuals", "vs"]
+
+
+def test_completion_offers_trace_files_to_load_and_commands_first(tmp_path, monkeypatch):
+    session = loaded(tmp_path, monkeypatch)
+    (tmp_path / "data.csv").write_text("time,N\n1,2\n")
+    (tmp_path / "notes.txt").write_text("")
+    assert completions(session, "load ") == ['"data.csv"', '"m.cll.1.dat"']
+    assert completions(session, "load m") == ['"m.cll.1.dat"']
+    assert completions(session, "")[:3] == ["balance", "comm", "delete"]
+    assert "merge" not in completions(session, "") and "merge" in completions(session, "x = ")
+    assert completions(session, "x = aggregate colinit by ") == ["median", "min", "mean"]
+    assert completions(session, "balance colinit by ") == ["rank", "thread", "P"]
+    assert "time" in completions(session, "x = colinit with y = ")
+
+
+def test_completion_after_a_syntax_error_offers_any_known_word(tmp_path, monkeypatch):
+    session = loaded(tmp_path, monkeypatch)
+    assert "colinit" in completions(session, "show ) co")
