@@ -143,7 +143,7 @@ class ExpressionBuilder(Transformer):
     def number(self, meta, children):
         value = float(children[0])
         if not math.isfinite(value):
-            raise FormulaError(f"the number {children[0]} is too large (the largest is about 1.8e308)",
+            raise FormulaError(f"the number {children[0]} is beyond the floating-point range (±1.8e308)",
                                _col(children[0]), getattr(children[0], "line", 1))
         return Number(value, column=_col(children[0]))
 

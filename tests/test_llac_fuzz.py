@@ -4,7 +4,7 @@ names that exist and that do not, columns, extreme numbers, strings, operators, 
 statements) and from random text and bytes; they run through a Session with a real small trace
 loaded, and some through `python -m llac -c` as a user would. Whatever the input, the only
 exception that may escape is LlacError, with a one-line message located in the source."""
-import os
+import contextlib
 import re
 import subprocess
 import sys
@@ -19,7 +19,10 @@ from llac.render import render
 from llac.session import Session
 from test_llac_fixtures import write_matinit
 
-OBJECTS = ["colinit", "rowinit", "colinit.model", "m", "nope", "colinit@x", "_", "log"]
+EXISTING = ["colinit", "rowinit", "colinit.model", "m"]    # made by SETUP
+OBJECTS = [*EXISTING, "nope", "colinit@x", "_", "log"]
+SETUP = 'load "matinit.cll.1.dat"; fit colinit; m = fit rowinit'
+
 COLUMNS = ["N", "time", "rank", "thread", "P", "count"]
 NUMBERS = ["0", "-0", "1", "3", "2.5", "-7", "1e400", "-1e400", "1e200", "1e-300", "1e308",
            "99999999999999999999999", "1e6", "inf", "-inf", "nan", ".5", "5%", "0.05"]
@@ -43,7 +46,8 @@ expression = st.lists(st.sampled_from([*COLUMNS, *NUMBERS[:14], "log(N)", "sqrt(
 @st.composite
 def statement(draw):
     """One statement in the shape of a command, with arguments drawn from the vocabulary."""
-    obj, other = draw(st.sampled_from(OBJECTS)), draw(st.sampled_from(OBJECTS))
+    names = st.sampled_from(EXISTING * 4 + OBJECTS)   # mostly objects that exist, to get deep
+    obj, other = draw(names), draw(names)
     number = draw(st.sampled_from(NUMBERS))
     col = draw(st.sampled_from(COLUMNS))
     shapes = [
@@ -69,6 +73,7 @@ def token_soup():
 
 
 programs = st.one_of(
+    statement(), statement(),
     st.lists(statement(), min_size=1, max_size=4).map("; ".join),
     st.lists(statement(), min_size=1, max_size=3).map(lambda s: "\n".join(s)[:-3]),   # cut short
     token_soup(),
@@ -95,27 +100,39 @@ def check_error(error: LlacError, source: str) -> None:
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(source=programs)
 def test_session_raises_nothing_but_located_llac_errors(workdir, source):
-    cwd = os.getcwd()
-    os.chdir(workdir)
-    try:
+    with contextlib.chdir(workdir):
         session = Session()
-        list(session.execute('load "matinit.cll.1.dat"; m = fit rowinit'))
+        list(session.execute(SETUP))
         try:
             for result in session.execute(source):
                 render(result)
         except LlacError as error:
             check_error(error, source)
-    finally:
-        os.chdir(cwd)
 
 
 @settings(max_examples=10, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                   HealthCheck.too_slow])
 @given(source=st.one_of(st.lists(statement(), min_size=1, max_size=3).map("; ".join), token_soup()))
 def test_llac_command_line_never_prints_a_traceback(workdir, source):
-    done = subprocess.run([sys.executable, "-m", "llac", "-c", f'load "matinit.cll.1.dat"; {source}'],
+    done = subprocess.run([sys.executable, "-m", "llac", "-c", f"{SETUP}; {source}"],
                           cwd=workdir, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
     assert done.returncode in (0, 1), done.stderr
     if done.returncode == 1:
         assert re.search(r"^(<command>:\d+:\d+: |llac: )", done.stderr, re.M), done.stderr
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(source=st.one_of(statement(), token_soup(), st.text(max_size=30)))
+def test_completion_of_any_prefix_raises_nothing(workdir, source):
+    """Tab anywhere in anything typed offers words (or nothing) and never fails."""
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+    from llac.repl import LlacCompleter
+    session = Session()
+    with contextlib.chdir(workdir):
+        list(session.execute('load "matinit.cll.1.dat"'))
+        completer = LlacCompleter(session)
+        for cut in {len(source), len(source) // 2}:
+            words = [c.text for c in completer.get_completions(Document(source[:cut], cut), CompleteEvent())]
+            assert all(isinstance(w, str) and w for w in words)

@@ -61,7 +61,7 @@ def _number(token: Token) -> float:
     """The value of a number token; one beyond the float range (1e400) is an error at the token."""
     value = float(token)
     if not math.isfinite(value):
-        raise LlacError(f"the number {token} is too large (the largest is about 1.8e308)", span_of(token))
+        raise LlacError(f"the number {token} is beyond the floating-point range (±1.8e308)", span_of(token))
     return value
 
 
