@@ -54,7 +54,8 @@ class Number(Node):
     value: float
 
     def __str__(self):
-        return repr(self.value) if self.value != int(self.value) else str(int(self.value))
+        whole = self.value == int(self.value) and abs(self.value) < 1e16   # 1e300 stays 1e+300
+        return str(int(self.value)) if whole else repr(self.value)
 
 
 @dataclass(frozen=True)

@@ -146,3 +146,9 @@ def test_a_script_that_is_not_utf8_is_one_message(tmp_path):
     done = subprocess.run([sys.executable, "-m", "llac", str(script)], capture_output=True, text=True)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.strip() == f"llac: {script}:2:13: the script is not UTF-8 text: byte 0xe9 at offset 17"
+
+
+def test_huge_numbers_in_formulas_print_in_exponent_form(session):
+    note = text_of(run(session, 'x = colinit formula "a[0] + a[1]*N^1e300"'))
+    assert note.endswith("a[0] + a[1]*N^1e+300")
+    assert "N^1e+300 is not finite" in error_of(session, "fit x").message
