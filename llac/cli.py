@@ -16,7 +16,7 @@ import stat
 import sys
 
 from llac import __version__
-from llac.errors import LlacError, format_error
+from llac.errors import LlacError, format_error, internal_error
 
 STDIN = "<stdin>"
 
@@ -40,7 +40,7 @@ def main(argv=None) -> int:
     except Exception as err:  # the one place that turns a bug into one line for the user
         if args.debug:
             raise
-        print(f"internal error: {type(err).__name__}: {err} (run with --debug for details)", file=sys.stderr)
+        print(internal_error(err), file=sys.stderr)
         return 2
 
 
@@ -54,20 +54,36 @@ def _run(args) -> int:
     if args.scripts:
         for path in args.scripts:
             try:
-                with open(path, encoding="utf-8") as f:
-                    source = f.read()
-            except OSError as err:
-                print(f"llac: cannot read {path!r}: {err.strerror or err}", file=sys.stderr)
+                source = read_script(path)
+            except LlacError as err:
+                print(f"llac: {err.message}", file=sys.stderr)
                 return 1
             if not _report(lambda: session.execute(source), path, source):
                 return 1
         return 0
     if sys.stdin.isatty():
         from llac.repl import run_repl
-        run_repl(session)
+        run_repl(session, debug=args.debug)
         return 0
     source = sys.stdin.read()
     return 0 if _report(lambda: session.execute(source), STDIN, source) else 1
+
+
+def read_script(path: str) -> str:
+    """The text of the script at `path`; a file that cannot be read or is not UTF-8 is one
+    LlacError naming the file and, for bad bytes, their line, column and byte offset."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as err:
+        raise LlacError(f"cannot read {path!r}: {err.strerror or err}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise LlacError(f"{path}:{line}:{column}: the script is not UTF-8 text: byte "
+                        f"0x{data[err.start]:02x} at offset {err.start}") from None
 
 
 def _loads_data(source: str) -> bool:

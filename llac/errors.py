@@ -38,3 +38,9 @@ def format_error(error: LlacError, filename: str, source: str) -> str:
     width = max(1, span.end_column - span.column) if span.end_line == span.line else 1
     caret = " " * (span.column - 1) + "^" * min(width, max(1, len(text) - span.column + 1))
     return f"{filename}:{span.line}:{span.column}: {error.message}\n    {text}\n    {caret}"
+
+
+def internal_error(error: BaseException) -> str:
+    """The one line shown for a bug in llac (not the user's mistake): its type and text, and
+    how to see the traceback."""
+    return f"internal error: {type(error).__name__}: {error} (run with --debug for details)"

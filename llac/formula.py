@@ -9,6 +9,7 @@ in C's <math.h>.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
@@ -53,7 +54,8 @@ class Number(Node):
     value: float
 
     def __str__(self):
-        return repr(self.value) if self.value != int(self.value) else str(int(self.value))
+        whole = self.value == int(self.value) and abs(self.value) < 1e16   # 1e300 stays 1e+300
+        return str(int(self.value)) if whole else repr(self.value)
 
 
 @dataclass(frozen=True)
@@ -165,7 +167,11 @@ class ExpressionBuilder(Transformer):
     with `lark.visitors.merge_transformers(..., formula=ExpressionBuilder())`."""
 
     def number(self, meta, children):
-        return Number(float(children[0]), column=_col(children[0]))
+        value = float(children[0])
+        if not math.isfinite(value):
+            raise FormulaError(f"the number {children[0]} is beyond the floating-point range (±1.8e308)",
+                               _col(children[0]), getattr(children[0], "line", 1))
+        return Number(value, column=_col(children[0]))
 
     def constant(self, meta, children):
         name, index = children

@@ -9,7 +9,7 @@ statsmodels and scipy are imported only when a fit or prediction runs.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping
 
 import numpy as np
@@ -99,7 +99,7 @@ class Model:
             rows = piece == i
             x = design[rows]
             values[rows] = x @ p.constants
-            with np.errstate(divide="ignore", invalid="ignore"):
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 relative_var = np.einsum("ij,jk,ik->i", x, p.cov, x) / values[rows] ** 2 + p.scale ** 2
                 q = stats.t.ppf(1 - self.settings.alpha / 2, p.df) if p.df > 0 else np.nan
                 spread[rows] = q * np.sqrt(relative_var)
@@ -140,21 +140,42 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
     _check_settings(settings)
     formula = experiment.formula
     points = sample_points(formula, experiment.columns, settings.aggregate)
+    unit = _time_unit(points.time)
+    points = replace(points, time=points.time / unit)
     design = _design(formula, points.variables, len(points))
     check_identifiable(formula, points, design)
-    leaves, cuts = split_points(design, points.time, points.variables, settings)
-    if settings.prune:
-        leaves = [_prune(leaf, design, points.time, settings.alpha) for leaf in leaves]
-    pieces = tuple(_piece(leaf, design, points, formula) for leaf in leaves)
-    whole = pieces[0] if len(pieces) == 1 else \
-        _piece(Leaf(leaves[0].region, np.arange(len(points)), relative_fit(design, points.time)),
-               design, points, formula)
+    try:
+        leaves, cuts = split_points(design, points.time, points.variables, settings)
+        if settings.prune:
+            leaves = [_prune(leaf, design, points.time, settings.alpha) for leaf in leaves]
+        pieces = tuple(_piece(leaf, design, points, formula) for leaf in leaves)
+        whole = pieces[0] if len(pieces) == 1 else \
+            _piece(Leaf(leaves[0].region, np.arange(len(points)), relative_fit(design, points.time)),
+                   design, points, formula)
+    except np.linalg.LinAlgError:
+        raise FitError("the least-squares problem is numerically singular: the times or the "
+                       "formula's terms span too many orders of magnitude") from None
     errors = np.concatenate([leaf.fit.rel_error for leaf in leaves])
     insignificant, notes = _significance(formula, whole, pieces, settings.alpha)
     warnings = _warnings(formula, points, pieces, cuts, settings) + notes + _dropped_notes(formula, pieces)
-    data = {**points.variables, "time": points.time, "count": points.count}
-    return Model(experiment.name, formula, settings, pieces, tuple(cuts), tuple(warnings),
-                 insignificant, points.excluded, data, float(np.median(errors)), float(np.max(errors)))
+    data = {**points.variables, "time": points.time * unit, "count": points.count}
+    return Model(experiment.name, formula, settings, tuple(_in_unit(p, unit) for p in pieces), tuple(cuts),
+                 tuple(warnings), insignificant, points.excluded, data, float(np.median(errors)),
+                 float(np.max(errors)))
+
+
+def _time_unit(time: np.ndarray) -> float:
+    """A power of two near the median time. The relative fit does not depend on the unit of
+    time, so the fit runs on time / unit (near 1, exact in floating point) and the constants
+    are scaled back: times of 1e-300 or 1e300 s fit as well as times of 1 s."""
+    return float(2.0 ** np.round(np.log2(np.median(time))))
+
+
+def _in_unit(piece: Piece, unit: float) -> Piece:
+    """`piece` fitted on time / unit, with its constants back in the unit of the times."""
+    with np.errstate(over="ignore"):   # the covariance of times near 1e300 is beyond the float range
+        return replace(piece, constants=piece.constants * unit, stderr=piece.stderr * unit,
+                       cov=piece.cov * unit * unit)
 
 
 def _design(formula: Formula, columns: dict[str, np.ndarray], n: int) -> np.ndarray:

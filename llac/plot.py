@@ -19,23 +19,49 @@ def plot_model(model, vs: str | None = None, by: str | None = None, scale: str =
     x_name = vs or (variables[0] if variables else None)
     if x_name is None:
         return f"{model.name}: the formula {model.formula} has no variable to plot against"
-    figure = _figure(width, height)
     data = model.sample_points
-    groups = np.unique(data[by]) if by else [None]
+    shown, notes = _on_log_axes(data, x_name, scale, residuals)
+    if not shown.any():
+        return f"{model.name}: nothing to plot on log axes: {'; '.join(notes)}"
+    figure = _figure(width, height)
+    groups = np.unique(data[by][shown]) if by else [None]
     for value in groups:
-        rows = np.ones(len(data["time"]), bool) if value is None else data[by] == value
+        rows = shown if value is None else shown & (data[by] == value)
         suffix = "" if value is None else f"{by}={value:g}"
         _draw_group(figure, model, x_name, rows, suffix, residuals, scale != "linear")
     for cut in model.cuts:
-        if cut.variable == x_name and not residuals:
+        if cut.variable == x_name and not residuals and (scale != "loglog" or cut.value > 0):
             figure.line(cut.value, orientation="vertical", style="dotted", label=f"cut {x_name}={cut.value:g}")
     if scale in ("log", "loglog") and not residuals:
-        figure.ruler("y").scale("log")
+        _log_scale(figure, "y", data["time"][shown], notes)
     if scale == "loglog":
-        figure.ruler("x").scale("log")
+        _log_scale(figure, "x", data[x_name][shown], notes)
     figure.title(f"{model.name}: {'relative error of the model' if residuals else model.formula}")
     figure.label(x_name, "x")
-    return figure.build().string(colorless=True)
+    return "\n".join([figure.build().string(colorless=True), *(f"note: {n}" for n in notes)])
+
+
+def _on_log_axes(data: dict, x_name: str, scale: str, residuals: bool) -> tuple[np.ndarray, list[str]]:
+    """Which sample points a log axis can show (x > 0 on `loglog`, time > 0 on a log y axis),
+    and a note for each kind left out, so that no point disappears silently."""
+    shown, notes = np.ones(len(data["time"]), bool), []
+    checks = [(x_name, scale == "loglog"), ("time", scale in ("log", "loglog") and not residuals)]
+    for name, logarithmic in checks:
+        bad = logarithmic & ~(data[name] > 0)
+        if (count := int(bad.sum())):
+            notes.append(f"{count} sample point{'s' * (count != 1)} with {name} <= 0 "
+                         f"left out (a log axis shows only positive values)")
+            shown &= ~bad
+    return shown, notes
+
+
+def _log_scale(figure, axis: str, values: np.ndarray, notes: list[str]) -> None:
+    """Make `axis` logarithmic, unless every value on it is the same: plotext pads such a
+    range down to 0 and fails on its logarithm, so the axis stays linear (with a note)."""
+    if len(values) and values.min() == values.max():
+        notes.append(f"the {axis} axis stays linear: every value on it is {values[0]:g}")
+        return
+    figure.ruler(axis).scale("log")
 
 
 def _figure(width: int, height: int):

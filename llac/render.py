@@ -24,8 +24,8 @@ def number(value) -> str:
     if isinstance(value, (str, bool)) or value is None:
         return str(value)
     value = float(value)
-    if np.isnan(value):
-        return "nan"
+    if not np.isfinite(value):
+        return str(value)   # nan, inf, -inf
     if value == int(value) and abs(value) < 1e15:
         return str(int(value))
     return f"{value:.4g}"

@@ -2,13 +2,15 @@
 
 Enter runs the statement when it is complete; when it stops in the middle (a trailing operator,
 an open parenthesis, a trailing backslash) Enter starts a new line instead. Ctrl-C clears the
-line, Ctrl-D leaves. Errors are shown and the session goes on.
+line at the prompt and cancels a running statement; Ctrl-D leaves. Errors (even llac's own
+bugs) are shown and the session goes on with every object it had.
 """
 from __future__ import annotations
 
 import os
 import re
 import sys
+import traceback
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import Completer, Completion, PathCompleter
@@ -18,8 +20,10 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.lexers import Lexer
 from prompt_toolkit.styles import Style
 
-from llac.commands import REGISTRY, keywords
+from llac.commands import REGISTRY
 from llac.commands.parse import grammar_keywords, incomplete
+from llac.completion import candidates
+from llac.errors import internal_error
 
 # Values that commands check themselves (the grammar reads them as names); every keyword
 # the grammar spells out comes from grammar_keywords().
@@ -37,8 +41,9 @@ def history_path() -> str:
 
 
 class LlacCompleter(Completer):
-    """Completes command names, object names, column names, option words and (in quotes) paths,
-    from the command registry and the live session."""
+    """Completes what the grammar allows at the cursor (`llac.completion`): command names,
+    the objects, settings, variables or columns that fit there, option words, trace files;
+    paths inside quotes. Where the statement so far does not parse, any known word."""
 
     def __init__(self, session):
         self.session = session
@@ -52,15 +57,11 @@ class LlacCompleter(Completer):
             yield from self.paths.get_completions(Document(partial, len(partial)), complete_event)
             return
         word = document.get_word_before_cursor(pattern=WORD)
-        words = statement[:len(statement) - len(word)].split()
-        if not words:
-            candidates = list(keywords()) + list(self.session.objects)
-        elif words == ["help"]:
-            candidates = list(REGISTRY)
-        else:
-            candidates = [*self.session.objects, *self.session.columns(), *grammar_keywords(), *VALUE_WORDS]
-        for candidate in dict.fromkeys(candidates):
-            if candidate.startswith(word) and candidate != word:
+        words = candidates(self.session, statement[:len(statement) - len(word)])
+        if words is None:
+            words = [*self.session.objects, *self.session.columns(), *grammar_keywords(), *VALUE_WORDS]
+        for candidate in dict.fromkeys(words):
+            if candidate.startswith((word, f'"{word}')) and candidate != word:   # `load m` -> "m.dat"
                 yield Completion(candidate, start_position=-len(word))
 
 
@@ -108,9 +109,10 @@ def make_prompt(session, input=None, output=None, history=None) -> PromptSession
         complete_while_typing=False, input=input, output=output)
 
 
-def run_repl(session, input=None, output=None, history=None, out=None, err=None) -> None:
-    """Read, run and show statements until Ctrl-D; errors are reported and the loop goes on."""
-    from llac.cli import _report
+def run_repl(session, input=None, output=None, history=None, out=None, err=None, debug=False) -> None:
+    """Read, run and show statements until Ctrl-D. Nothing but Ctrl-D ends it: errors are
+    reported, Ctrl-C cancels the running statement, and an internal error prints one line
+    (its traceback too with `debug`); the session's objects are kept in every case."""
     out, err = out or sys.stdout, err or sys.stderr
     prompt = make_prompt(session, input, output, history)
     print("llac — type 'help' for the commands, Ctrl-D to leave", file=out)
@@ -121,5 +123,26 @@ def run_repl(session, input=None, output=None, history=None, out=None, err=None)
             continue
         except EOFError:
             return
+        except Exception as error:   # a bug in completion or highlighting: keep the session
+            _internal(error, err, debug)
+            continue
         if text.strip():
-            _report(lambda: session.execute(text), "<input>", text, out, err)
+            run_statements(session, text, out, err, debug)
+
+
+def run_statements(session, text: str, out, err, debug: bool = False) -> None:
+    """Run `text` and show its results or its error; Ctrl-C cancels it and an internal error
+    is reported, both without ending the REPL (the statement cut short leaves nothing behind)."""
+    from llac.cli import _report
+    try:
+        _report(lambda: session.execute(text), "<input>", text, out, err)
+    except KeyboardInterrupt:
+        print("interrupted: the running statement was cancelled and left nothing behind", file=err, flush=True)
+    except Exception as error:
+        _internal(error, err, debug)
+
+
+def _internal(error: Exception, err, debug: bool) -> None:
+    if debug:
+        traceback.print_exception(error, file=err)
+    print(internal_error(error), file=err, flush=True)

@@ -18,6 +18,10 @@ from llac.experiment import Experiment
 from llac.fit_data import AGGREGATES
 
 SWITCH_WORDS = {"on": True, "yes": True, "true": True, "off": False, "no": False, "false": False}
+# the range of each whole-number setting: a bootstrap of 10^6 replicates or 10^9 intervals
+# would run for hours, and the seed is a 32-bit number
+WHOLE_RANGES = {"maxintervals": (1, 100), "minpoints": (0, 100_000), "seed": (0, 2**32 - 1),
+                "bootstrap": (1, 9999), "maxpieces": (1, 1000)}
 
 
 class Session:
@@ -35,17 +39,23 @@ class Session:
             yield from self.run(statement)
 
     def run(self, statement: ast.Statement) -> list:
-        """Run one statement through the command registry; returns its results."""
+        """Run one statement through the command registry; returns its results. A statement
+        cut short by Ctrl-C (KeyboardInterrupt) or an internal error leaves the objects and
+        settings as they were, so no half-made object survives it."""
         if isinstance(statement, ast.Source):
             target = statement.default_target()
             if target is None:
                 raise LlacError(f"this command makes a new object: write NAME = ... to name it",
                                 statement.span)
             statement = ast.Assign(ast.Name(target, statement.obj.span), statement, span=statement.span)
+        objects, settings = dict(self.objects), dict(self.changed_settings)
         try:
             return list(handler_for(statement).handler(self, statement) or ())
         except LlacError as err:
             raise err.at(statement.span)
+        except BaseException:   # Ctrl-C or an internal error: the statement leaves nothing behind
+            self.objects, self.changed_settings = objects, settings
+            raise
 
     def produce(self, source: ast.Source) -> Produced:
         """Run an object-making command and return its (not yet stored) result."""
@@ -115,8 +125,9 @@ def _setting_value(name: str, text: str, default):
     except ValueError:
         raise LlacError(f"{name} takes a number, not {text!r}") from None
     if isinstance(default, int):
-        if number != int(number) or number < 0:
-            raise LlacError(f"{name} takes a whole number >= 0, not {text}")
+        low, high = WHOLE_RANGES[name]
+        if not low <= number <= high or number != int(number):
+            raise LlacError(f"{name} takes a whole number from {low} to {high}, not {text}")
         return int(number)
     if not 0 < number < 1:
         raise LlacError(f"{name} is a fraction between 0 and 1 (or a percentage), not {text}")

@@ -1,5 +1,16 @@
 """The REPL driven through prompt_toolkit's pipe input: multi-line input, errors, completion."""
+import dataclasses
 import io
+import os
+import pty
+import re
+import select
+import signal
+import sys
+import time
+
+import numpy as np
+import pytest
 
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
@@ -7,6 +18,8 @@ from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
+from llac import ast
+from llac.commands import HANDLERS, load_all
 from llac.repl import LlacCompleter, LlacLexer, run_repl
 from llac.session import Session
 from test_llac_fixtures import write_matinit
@@ -68,3 +81,174 @@ def test_lexer_highlights_keywords_objects_strings(tmp_path, monkeypatch):
     styles = {text: style for style, text in line}
     assert styles["fit"] == "class:keyword" and styles["colinit"] == "class:object"
     assert styles["# go"] == "class:comment"
+
+
+def test_internal_error_is_one_line_and_the_session_goes_on(tmp_path, monkeypatch):
+    load_all()
+    session = loaded(tmp_path, monkeypatch)
+    broken = dataclasses.replace(HANDLERS[ast.List], handler=lambda s, st: 1 / 0)
+    monkeypatch.setitem(HANDLERS, ast.List, broken)
+    out, err = drive(session, "list\rdelete rowinit\r\x04")
+    assert err.strip() == "internal error: ZeroDivisionError: division by zero (run with --debug for details)"
+    assert "deleted rowinit" in out and "colinit" in session.objects
+
+
+def test_internal_error_with_debug_shows_the_traceback(tmp_path, monkeypatch):
+    load_all()
+    session = loaded(tmp_path, monkeypatch)
+    broken = dataclasses.replace(HANDLERS[ast.List], handler=lambda s, st: 1 / 0)
+    monkeypatch.setitem(HANDLERS, ast.List, broken)
+    out, err = io.StringIO(), io.StringIO()
+    with create_pipe_input() as pipe:
+        pipe.send_text("list\r\x04")
+        run_repl(session, input=pipe, output=DummyOutput(), history=InMemoryHistory(), out=out, err=err,
+                 debug=True)
+    assert "Traceback (most recent call last)" in err.getvalue() and "internal error: ZeroDivisionError" in err.getvalue()
+
+
+def test_a_statement_cut_short_leaves_nothing_behind(tmp_path, monkeypatch):
+    """Ctrl-C after load stored its first experiment: the session is as before the load."""
+    monkeypatch.chdir(tmp_path)
+    write_matinit(tmp_path / "m.cll.1.dat")
+    session = Session()
+    list(session.execute("set seed 3"))
+    store = Session.store
+
+    def store_then_interrupt(self, name, obj):
+        store(self, name, obj)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(Session, "store", store_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        list(session.execute('set seed 5; load "m.cll.1.dat"'))
+    assert session.objects == {} and session.changed_settings == {"seed": 5}
+
+
+# ---------------------------------------------------------------- the REPL under a real terminal
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]|\r")
+
+
+class Terminal:
+    """`python -m llac` on a pseudo-terminal, driven by keystrokes as a user types them."""
+
+    def __init__(self, cwd):
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:   # the child: llac's REPL on the terminal
+            os.chdir(cwd)
+            os.environ.update(TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", LLAC_HISTORY=str(cwd / "history"))
+            os.execvp(sys.executable, [sys.executable, "-m", "llac"])
+        self.screen, self.seen = "", 0
+
+    def expect(self, pattern: str, timeout: float = 60) -> str:
+        """Wait until the text after the last match matches `pattern`; return that text."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            match = re.search(pattern, ANSI.sub("", self.screen)[self.seen:])
+            if match:
+                text = ANSI.sub("", self.screen)[self.seen:self.seen + match.end()]
+                self.seen += match.end()
+                return text
+            if select.select([self.fd], [], [], 0.2)[0]:
+                try:
+                    self.screen += os.read(self.fd, 65536).decode(errors="replace")
+                except OSError:
+                    break
+        raise AssertionError(f"no {pattern!r} on the terminal: {ANSI.sub('', self.screen)[-1500:]!r}")
+
+    def type(self, keys: str, shows: str = "", prompt: bool = True) -> str:
+        """Type `keys`, wait until the terminal shows `shows` and then (with `prompt`) the next
+        prompt, so that no key arrives while the terminal is not in the REPL's raw mode
+        (there Ctrl-C and Ctrl-D would be the terminal's); return what was shown."""
+        os.write(self.fd, keys.encode())
+        return self.expect(shows + ("[\\s\\S]*?llac>" if prompt else ""))
+
+    def close(self) -> int:
+        """Ctrl-D, and the exit status (the REPL is killed if it has not left after 30 s)."""
+        os.write(self.fd, b"\x04")
+        end = time.monotonic() + 30
+        while (done := os.waitpid(self.pid, os.WNOHANG))[0] == 0 and time.monotonic() < end:
+            time.sleep(0.1)
+        if done[0] == 0:
+            os.kill(self.pid, signal.SIGKILL)
+            done = os.waitpid(self.pid, 0)
+        os.close(self.fd)
+        return os.waitstatus_to_exitcode(done[1])
+
+
+def write_slow_trace(path, n=60_000):
+    """A trace whose fit with `set bootstrap 9999` takes seconds (60,000 sample points)."""
+    rng = np.random.default_rng(0)
+    sizes = np.arange(1, n + 1, dtype=float)
+    times = 1e-6 * sizes * (1 + 0.05 * rng.standard_normal(n)) + np.where(sizes > n / 4, 1e-3, 0)
+    header = ("#cll-trace 1\n#program: slow\n#procs: 1\n#status: complete\n#experiment: s\n"
+              f"#  formula: s[0] + s[1]*N\n#  columns: rank thread time N\n#  records: {n}\n#data\n")
+    body = "".join(f"s 0 0 {t:.6e} {s:g}\n" for t, s in zip(times, sizes))
+    path.write_text(header + body + "#end\n")
+
+
+def test_ctrl_c_cancels_a_running_fit_and_keeps_the_session(tmp_path):
+    write_matinit(tmp_path / "m.cll.1.dat")
+    write_slow_trace(tmp_path / "slow.dat")
+    terminal = Terminal(tmp_path)
+    try:
+        terminal.expect("llac>")
+        terminal.type('load "m.cll.1.dat"; fit colinit\r', "created colinit.model")
+        terminal.type('load "slow.dat"; set bootstrap 9999\r', "bootstrap = 9999")
+        terminal.type("fit s\r", "fit s\n", prompt=False)
+        time.sleep(1)    # the fit is running (it takes seconds); Ctrl-C must cancel it
+        shown = terminal.type("\x03", "interrupted: the running statement was cancelled")
+        assert "Traceback" not in shown
+        listing = terminal.type("list\r", r"objects\n")
+        assert re.search(r"colinit\.model\s+model", listing) and re.search(r"\bs\s+experiment", listing)
+        assert "s.model" not in listing
+        terminal.type("fitt\r", "unknown command 'fitt'")
+        terminal.type("delete colinit\x03")    # Ctrl-C at the prompt clears the line
+        terminal.type("fit rowinit\r", "created rowinit.model")
+        assert "deleted" not in terminal.screen
+    finally:
+        assert terminal.close() == 0
+
+
+# ---------------------------------------------------------------- completion follows the grammar
+def test_completion_offers_settings_then_their_values(tmp_path, monkeypatch):
+    session = loaded(tmp_path, monkeypatch)
+    assert completions(session, "set ") == ["threshold", "maxintervals", "minpoints", "alpha", "aggregate",
+                                            "split", "seed", "bootstrap", "maxpieces", "prune"]
+    assert completions(session, "set aggregate ") == ["median", "min", "mean"]
+    assert completions(session, "set aggregate m") == ["median", "min", "mean"]
+    assert completions(session, "set split ") == ["on", "off"]
+    assert completions(session, "set threshold ") == []
+
+
+def test_completion_offers_experiments_to_fit_and_a_models_variables_to_predict(tmp_path, monkeypatch):
+    session = loaded(tmp_path, monkeypatch)
+    list(session.execute("fit colinit"))
+    assert completions(session, "fit ") == ["colinit", "rowinit"]
+    assert completions(session, "show ") == ["colinit", "rowinit", "colinit.model"]
+    assert completions(session, "predict colinit.model ") == ["at", "N="]
+    assert completions(session, "predict colinit.model at ") == ["colinit", "rowinit"]
+    assert completions(session, "predict colinit N=4 ") == []          # every variable is given
+
+
+def test_completion_offers_plot_options_then_variables(tmp_path, monkeypatch):
+    session = loaded(tmp_path, monkeypatch)
+    assert completions(session, "plot colinit ") == ["by", "log", "loglog", "residuals", "vs"]
+    assert completions(session, "plot colinit vs ") == ["N"]
+    assert completions(session, "plot colinit loglog ") == ["by", "residuals", "vs"]
+
+
+def test_completion_offers_trace_files_to_load_and_commands_first(tmp_path, monkeypatch):
+    session = loaded(tmp_path, monkeypatch)
+    (tmp_path / "data.csv").write_text("time,N\n1,2\n")
+    (tmp_path / "notes.txt").write_text("")
+    assert completions(session, "load ") == ['"data.csv"', '"m.cll.1.dat"']
+    assert completions(session, "load m") == ['"m.cll.1.dat"']
+    assert completions(session, "")[:3] == ["balance", "comm", "delete"]
+    assert "merge" not in completions(session, "") and "merge" in completions(session, "x = ")
+    assert completions(session, "x = aggregate colinit by ") == ["median", "min", "mean"]
+    assert completions(session, "balance colinit by ") == ["rank", "thread", "P"]
+    assert "time" in completions(session, "x = colinit with y = ")
+
+
+def test_completion_after_a_syntax_error_offers_any_known_word(tmp_path, monkeypatch):
+    session = loaded(tmp_path, monkeypatch)
+    assert "colinit" in completions(session, "show ) co")

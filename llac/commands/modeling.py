@@ -114,11 +114,13 @@ def drop(session, source: ast.Drop):
 def predict(session, statement):
     model, notes = model_for(session, statement.obj)
     if isinstance(statement, ast.PredictAt):
-        data = aggregate_experiment(session.experiment(statement.data), span=statement.data.span)
-        missing = [v for v in model.formula.variables if v not in data.columns]
+        experiment = session.experiment(statement.data)
+        missing = [v for v in model.formula.variables if v not in experiment.columns]
         if missing:
             raise LlacError(f"{statement.data.text} has no column {missing[0]!r}, which the "
                             f"formula {model.formula} needs", statement.data.span)
+        # grouped by the model's variables: the experiment's own formula may not use them all
+        data = aggregate_experiment(experiment.replace(formula=model.formula), span=statement.data.span)
         points = {v: data.columns[v] for v in model.formula.variables}
         return [*notes, _prediction_table(model, points, data.columns["time"])]
     if not statement.points:

@@ -146,7 +146,8 @@ def table3(session, statement: ast.PredictTable):
     if not len(experiment):
         raise LlacError(f"{statement.data.text} has no records to compare with", statement.data.span)
     method = session.fit_settings().aggregate
-    data = aggregate_experiment(experiment, method, statement.data.span)
+    # grouped by the model's variables: EXPERIMENT's own formula may not use them all
+    data = aggregate_experiment(experiment.replace(formula=model.formula), method, statement.data.span)
     others = [v for v in variables if v != procs]
     order = np.lexsort([data.columns[v] for v in (procs, *reversed(others))])  # by others, then procs
     points = {v: data.columns[v][order] for v in variables}

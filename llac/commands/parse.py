@@ -1,6 +1,8 @@
 """Parse llac source text into `llac.ast` statements, with errors in plain words."""
 from __future__ import annotations
 
+import math
+
 from lark import Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 from lark.visitors import merge_transformers
@@ -56,7 +58,19 @@ def _string(token: Token) -> str:
 
 
 def _number(token: Token) -> float:
-    return float(token)
+    """The value of a number token; one beyond the float range (1e400) is an error at the token."""
+    value = float(token)
+    if not math.isfinite(value):
+        raise LlacError(f"the number {token} is beyond the floating-point range (±1.8e308)", span_of(token))
+    return value
+
+
+def _whole(token: Token) -> int:
+    """A count or an index: a whole number >= 0 (`1e400`, `-1` or `2.5` is an error at the token)."""
+    value = _number(token)
+    if not (0 <= value < 2**63 and value == int(value)):
+        raise LlacError(f"expected a whole number >= 0, not {token}", span_of(token))
+    return int(value)
 
 
 @v_args(meta=True)
@@ -89,7 +103,7 @@ class StatementBuilder(Transformer):
         return ast.List(span=span_of(meta))
 
     def show(self, meta, children):
-        limit = int(_number(children[1])) if len(children) > 1 else None
+        limit = _whole(children[1]) if len(children) > 1 else None
         return ast.Show(_name(children[0]), limit, span=span_of(meta))
 
     def describe(self, meta, children):
@@ -210,7 +224,7 @@ class StatementBuilder(Transformer):
         return ast.Drop(_name(children[0]), tuple(children[1:]), span=span_of(meta))
 
     def constant(self, meta, children):
-        return (_name(children[0]), int(_number(children[1])))
+        return (_name(children[0]), _whole(children[1]))
 
 
 def _parallel_report(kind, meta, children, plot: bool) -> ast.ParallelReport:
