@@ -60,9 +60,17 @@ def _(result: ModelReport) -> str:
     model = result.model
     out = [f"model of {model.name}: {model.formula}",
            f"  {int(model.sample_points['count'].sum())} records at {len(model.sample_points['time'])} "
-           f"sample points; relative error median {model.median_rel_error:.2%}, max {model.max_rel_error:.2%}"]
+           f"sample points; relative error |predicted - measured| / measured: median "
+           f"{model.median_rel_error:.2%}, max {model.max_rel_error:.2%}"]
     if model.excluded:
         out.append(f"  {model.excluded} records were left out (time not a positive finite number)")
+    if result.compact:
+        for i, piece in enumerate(model.pieces):
+            values = ", ".join(f"{name} = {value:.4g}"
+                               for name, value in zip(model.formula.constants, piece.constants))
+            out.append(f"  interval {i + 1}: {region_text(piece.region)}: {values}")
+        out += [f"  {line}" for line in _hint(result)] + [f"  warning: {w}" for w in model.warnings]
+        return "\n".join(out)
     for i, piece in enumerate(model.pieces):
         out.append(f"interval {i + 1}: {region_text(piece.region)}  ({piece.npoints} points, "
                    f"{piece.nrecords} records; error median {piece.median_rel_error:.2%}, "
@@ -77,8 +85,15 @@ def _(result: ModelReport) -> str:
         for name, entries in model.aleph().items():
             out += [f"  {name if i == 0 else '':<14} = {value: .4e}  for {region_text(region)}"
                     for i, (value, region) in enumerate(entries)]
-    if model.insignificant:
-        out.append(f"insignificant (p > alpha): {', '.join(model.insignificant)}"
-                   f" — try: drop {result.name}")
-    out += [f"warning: {w}" for w in model.warnings]
+    out += _hint(result) + [f"warning: {w}" for w in model.warnings]
     return "\n".join(out)
+
+
+def _hint(result: ModelReport) -> list[str]:
+    """The insignificant constants, and `try: drop` only for those whose drop does not hurt."""
+    if not result.model.insignificant:
+        return []
+    hint = "" if result.droppable is None else \
+        f" — try: drop {result.name} {', '.join(result.droppable)}" if result.droppable else \
+        " (keep them: dropping would make the fit worse or they matter in another interval)"
+    return [f"insignificant (p > alpha) somewhere: {', '.join(result.model.insignificant)}{hint}"]

@@ -9,7 +9,7 @@ import numpy as np
 from llac import ast
 from llac.commands import command
 from llac.commands.derive import merge_experiments, sample_points
-from llac.commands.results import Note, Table
+from llac.commands.results import ModelReport, Note, Table
 from llac.errors import LlacError
 from llac.experiment import Experiment
 from llac.formula import FormulaError, parse_formula
@@ -119,8 +119,11 @@ def list_objects(session, statement):
 
 
 @command("show", "show NAME [limit N]", f"""Show an experiment's records as a table (the first
-         {SHOW_LIMIT} unless a limit is given).""", ["show colinit", "show colinit limit 100"], ast.Show)
+         {SHOW_LIMIT} unless a limit is given); of a model, its intervals, constants, errors and
+         warnings.""", ["show colinit", "show colinit limit 100", "show colinit.model"], ast.Show)
 def show(session, statement: ast.Show):
+    if model := _model(session, statement.obj):
+        return [ModelReport(statement.obj.text, model)]
     experiment = session.experiment(statement.obj)
     limit = SHOW_LIMIT if statement.limit is None else statement.limit
     names = experiment.column_names
@@ -130,9 +133,12 @@ def show(session, statement: ast.Show):
 
 
 @command("describe", "describe NAME", """Summarise an experiment: formula, origin, each
-         column's range, the sample points and their repetitions, the trace header.""",
-         ["describe colinit"], ast.Describe)
+         column's range, the sample points and their repetitions, the trace header; of a model,
+         as `show`: its intervals, constants, errors and warnings.""",
+         ["describe colinit", "describe colinit.model"], ast.Describe)
 def describe(session, statement: ast.Describe):
+    if model := _model(session, statement.obj):
+        return [ModelReport(statement.obj.text, model)]
     experiment = session.experiment(statement.obj)
     rows = tuple((c, float(np.nanmin(v)), float(np.nanmax(v)), len(np.unique(v)))
                  for c, v in experiment.columns.items() if len(v))
@@ -142,6 +148,12 @@ def describe(session, statement: ast.Describe):
               + (f"{counts.min()}..{counts.max()}" if len(counts) else "-")]
     footer += [f"{k}: {v}" for k, v in experiment.header.items()]
     return [Table(experiment.name, ("column", "min", "max", "distinct"), rows, tuple(footer))]
+
+
+def _model(session, name: ast.Name):
+    """The model called `name` (show and describe reprint it), or None for an experiment."""
+    obj = session.get(name)
+    return None if isinstance(obj, Experiment) else obj
 
 
 @command("rename", "rename OLD NEW", "Give an object a new name (NEW must be free).",

@@ -112,6 +112,15 @@ class StatementBuilder(Transformer):
     def predict(self, meta, children):
         return ast.Predict(_name(children[0]), tuple(children[1:]), span=span_of(meta))
 
+    def predict_last(self, meta, children):
+        return ast.PredictLast(span=span_of(meta))
+
+    def fit_all(self, meta, children):
+        return ast.FitAll(span=span_of(meta))
+
+    def report(self, meta, children):
+        return ast.Report(span=span_of(meta))
+
     def predict_at(self, meta, children):
         return ast.PredictAt(_name(children[0]), _name(children[1]), span=span_of(meta))
 
