@@ -1,6 +1,9 @@
 """The one renderer: turns command results into text. Nothing else formats output."""
 from __future__ import annotations
 
+import csv
+import io
+import json
 from functools import singledispatch
 
 import numpy as np
@@ -97,3 +100,36 @@ def _hint(result: ModelReport) -> list[str]:
         f" — try: drop {result.name} {', '.join(result.droppable)}" if result.droppable else \
         " (keep them: dropping would make the fit worse or they matter in another interval)"
     return [f"insignificant (p > alpha) somewhere: {', '.join(result.model.insignificant)}{hint}"]
+
+
+MACHINE_FORMATS = ("json", "csv")
+
+
+def machine(result, fmt: str) -> str:
+    """A table or model as one JSON document on one line (`fmt` json) or as CSV rows with a
+    header (`fmt` csv), for `llac --format`; inf and nan are written as strings."""
+    from llac.modelio import model_document, plain
+    headers, rows = tabular(result)
+    if fmt == "csv":
+        out = io.StringIO()
+        csv.writer(out, lineterminator="\n").writerows([headers, *plain(rows)])
+        return out.getvalue().rstrip("\n")
+    if isinstance(result, ModelReport):
+        document = {**model_document(result.model, result.name),
+                    "droppable": list(result.droppable or ())}
+    else:
+        document = {"table": result.title, "columns": list(headers),
+                    "rows": [dict(zip(headers, plain(row))) for row in rows], "notes": list(result.footer)}
+    return json.dumps(document, ensure_ascii=False)
+
+
+def tabular(result) -> tuple[tuple[str, ...], list[tuple]]:
+    """The headers and rows of a table; of a model, one row per constant and interval."""
+    if isinstance(result, Table):
+        return result.headers, list(result.rows)
+    from llac.commands.modeling import region_text
+    model = result.model
+    rows = [(result.name, i + 1, region_text(p.region), name, value, err, pvalue)
+            for i, p in enumerate(model.pieces)
+            for name, value, err, pvalue in zip(model.formula.constants, p.constants, p.stderr, p.pvalues)]
+    return ("model", "interval", "region", "constant", "value", "stderr", "p"), rows

@@ -15,7 +15,7 @@ from llac.experiment import Experiment
 from llac.formula import FormulaError, parse_formula
 
 SHOW_LIMIT = 20
-EXPORT_FORMATS = ("csv", "extrap")
+EXPORT_FORMATS = ("csv", "extrap")   # of an experiment; a model is written as json
 
 
 @command("load", 'load "FILE" [, "FILE" ...] [as NAME] [formula "FORMULA"]',
@@ -24,13 +24,16 @@ EXPORT_FORMATS = ("csv", "extrap")
          (e.g. the runs for P = 1, 2, 4). A name already in use gets a qualified name
          NAME@FILESTEM instead: nothing is overwritten. Damaged records are reported as warnings
          with file:line and the good ones are kept. A CSV file needs `as NAME` and a formula;
-         its columns are time and the formula's variables.""",
+         its columns are time and the formula's variables. A .json file is a model written by
+         `export`: it predicts as the exported one did.""",
          ['load "matinit.cll.1.dat"', 'load "fft.cll.*.dat"',
-          'load "data.csv" as f formula "f[0] + f[1]*N"'], ast.Load)
+          'load "data.csv" as f formula "f[0] + f[1]*N"', 'load "colinit.json" as m'], ast.Load)
 def load(session, statement: ast.Load):
     files = _expand(statement)
     if any(Path(f).suffix.lower() == ".csv" for f in files):
         return _load_csv(session, statement, files)
+    if any(Path(f).suffix.lower() == ".json" for f in files):
+        return _load_model(session, statement, files)
     if statement.formula is not None:
         raise LlacError("a formula is only given for CSV files; for a trace use: g = NAME formula \"...\"")
     from llac.trace import TraceError, read_trace
@@ -93,6 +96,20 @@ def _load_csv(session, statement: ast.Load, files):
         raise LlacError(str(err)) from None
     warnings = [Note(str(p), warning=True) for p in problems]
     return [*warnings, session.store(statement.name.text, experiment)]
+
+
+def _load_model(session, statement: ast.Load, files):
+    """A model written by `export MODEL "FILE.json"`, under its exported name (or `as NAME`)."""
+    if len(files) != 1 or statement.formula is not None:
+        raise LlacError('a model file is loaded alone, without a formula: load "m.json" [as NAME]')
+    from llac.modelio import ModelFileError, read_model
+    try:
+        name, model = read_model(files[0])
+    except ModelFileError as err:
+        raise LlacError(str(err)) from None
+    target = statement.name.text if statement.name else \
+        _free_name(session, name, Path(files[0]).with_suffix(""), False)
+    return [session.store(target, model)]
 
 
 def checked_formula(text: str, span: ast.Span):
@@ -175,10 +192,15 @@ def delete(session, statement: ast.Delete):
     return [Note(f"deleted {', '.join(n.text for n in statement.objs)}")]
 
 
-@command("export", 'export NAME "FILE" [as csv|extrap]', """Write an experiment to a file: CSV
-         (the default for .csv files) or Extra-P's text input format (`as extrap`).""",
-         ['export colinit "colinit.csv"', 'export colinit "colinit.txt" as extrap'], ast.Export)
+@command("export", 'export NAME "FILE" [as csv|extrap|json]', """Write an experiment to a file:
+         CSV (the default for .csv files) or Extra-P's text input format (`as extrap`); or a
+         model as JSON (formula, intervals, constants, settings, errors, sample points), which
+         `load` reads back.""",
+         ['export colinit "colinit.csv"', 'export colinit "colinit.txt" as extrap',
+          'export colinit.model "colinit.json"'], ast.Export)
 def export(session, statement: ast.Export):
+    if model := _model(session, statement.obj):
+        return _export_model(statement, model)
     experiment = session.experiment(statement.obj)
     fmt = statement.format.text if statement.format else Path(statement.path).suffix.lstrip(".").lower()
     if fmt not in EXPORT_FORMATS:
@@ -198,3 +220,16 @@ def export(session, statement: ast.Export):
     except TraceError as err:  # e.g. ExtrapError: the data do not fit Extra-P's format
         raise LlacError(str(err), statement.span) from None
     return [Note(f"wrote {len(experiment)} records of {experiment.name} to {statement.path} ({fmt})")]
+
+
+def _export_model(statement: ast.Export, model) -> list:
+    """Write a model as JSON (the only format a model has)."""
+    if statement.format is not None and statement.format.text != "json":
+        raise LlacError(f"a model is written as json, not {statement.format.text!r}", statement.format.span)
+    from llac.modelio import write_model
+    try:
+        write_model(model, statement.obj.text, statement.path)
+    except OSError as err:
+        raise LlacError(f"cannot write {statement.path!r}: {err.strerror or err}") from None
+    return [Note(f"wrote the model {statement.obj.text} ({model.formula}, {len(model.pieces)} "
+                 f"interval{'s' * (len(model.pieces) != 1)}) to {statement.path} (json)")]
