@@ -16,6 +16,9 @@ from llac.experiment import Experiment
 # the one sign convention of every error llac prints (predict, Table 3), stated with the table
 ERROR_SIGN = "error = (predicted - measured) / measured"
 SECONDS = "[s]"
+# `try: drop` is suggested when the refit's median relative error is at most this times the model's
+# (and `drop` warns above it)
+DROP_TOLERANCE = 1.2
 
 
 @command("set", "set [SETTING VALUE]", """Show the fitting settings, or change one:
@@ -101,8 +104,9 @@ def _fit_all(session) -> list:
 
 def droppable(model, experiment: Experiment) -> tuple[str, ...]:
     """The constants worth dropping: not significant (p > alpha) in any interval, and the refit
-    without them has a median relative error no higher than the model's. A constant that is
-    insignificant in one interval only can carry the fit elsewhere (issue 8, item 7)."""
+    without them has a median relative error at most DROP_TOLERANCE times the model's (a term
+    below the noise moves the error by a little either way). A constant that is insignificant
+    in one interval only can carry the fit elsewhere (issue 8, item 7)."""
     from llac.model import FitError, fit_experiment
     names = [name for i, name in enumerate(model.formula.constants)
              if all(p.pvalues[i] > model.settings.alpha for p in model.pieces)]
@@ -113,7 +117,7 @@ def droppable(model, experiment: Experiment) -> tuple[str, ...]:
                                model.settings)
     except FitError:
         return ()
-    return tuple(names) if refit.median_rel_error <= model.median_rel_error else ()
+    return tuple(names) if refit.median_rel_error <= DROP_TOLERANCE * model.median_rel_error else ()
 
 
 def _indices(constants) -> list[int]:
@@ -150,7 +154,7 @@ def drop(session, source: ast.Drop):
     dropped = ", ".join(f"{formula.name}[{i}]" for i in indices)
     before, after = model.median_rel_error, refit.median_rel_error
     change = [Note(f"dropped {dropped}: median relative error {before:.2%} -> {after:.2%}")]
-    if after > before:
+    if after > DROP_TOLERANCE * before:
         change.append(Note(f"dropping {dropped} made the fit worse (median relative error "
                            f"{before:.2%} -> {after:.2%}); `fit {model.name}` fits the full "
                            f"formula again", warning=True))
