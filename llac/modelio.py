@@ -79,9 +79,37 @@ def read_model(path: str):
         raise ModelFileError(f"{path!r} is a llac model file of version {document.get('version')!r}; "
                              f"this llac reads version {VERSION}")
     try:
-        return document["object"], _model(document)
-    except (KeyError, TypeError, ValueError) as err:
+        return _name(document["object"]), _checked(_model(document))
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as err:
         raise ModelFileError(f"{path!r} is a damaged llac model file: {type(err).__name__} {err}") from None
+
+
+def _name(name) -> str:
+    from llac.commands.parse import name_ok
+    if not isinstance(name, str) or not name_ok(name):
+        raise ValueError(f"the object name {name!r} is not a llac name")
+    return name
+
+
+def _checked(model):
+    """`model` when its parts fit together (so that predict and the reports can use it)."""
+    from llac.model import FitSettings
+    k, variables = len(model.formula.terms), set(model.formula.variables)
+    for field in dataclasses.fields(FitSettings):
+        default, value = field.default, getattr(model.settings, field.name)
+        if type(value) is not type(default) and not (type(default) is float and type(value) is int):
+            raise ValueError(f"setting {field.name} is {value!r}")
+    if not model.pieces:
+        raise ValueError("no intervals")
+    for piece in model.pieces:
+        shapes = [a.shape for a in (piece.constants, piece.stderr, piece.pvalues)]
+        if shapes != [(k,)] * 3 or piece.cov.shape != (k, k) or \
+                set(piece.region) != variables or set(piece.measured_range) != variables:
+            raise ValueError("an interval does not match the formula")
+    if not variables | {"time", "count"} <= set(model.sample_points) or \
+            len({len(v) for v in model.sample_points.values()}) > 1:
+        raise ValueError("the sample points do not match the formula")
+    return model
 
 
 def _model(document: dict):

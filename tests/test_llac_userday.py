@@ -238,3 +238,40 @@ def test_a_constant_that_is_zero_everywhere_is_suggested_and_one_insignificant_i
     model = fit_experiment(two, FitSettings(prune=False))
     if len(model.pieces) > 1:
         assert "f[1]" not in droppable(model, two)
+
+
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                           max_leaves=6)
+
+
+@given(st.data())
+def test_a_damaged_model_file_is_refused_with_one_message(trace_model, tmp_path_factory, data):
+    """Any value replaced anywhere in a model document: loaded, or one ModelFileError."""
+    from llac.modelio import ModelFileError, read_model
+    _, path = trace_model
+    document = json.loads(Path(path).read_text())
+    node = document
+    while True:
+        keys = list(node) if isinstance(node, dict) else list(range(len(node)))
+        key = data.draw(st.sampled_from(keys))
+        if not isinstance(node[key], (dict, list)) or not node[key] or data.draw(st.booleans()):
+            break
+        node = node[key]
+    node[key] = data.draw(JSON_VALUES)
+    damaged = tmp_path_factory.mktemp("damaged") / "m.json"
+    damaged.write_text(json.dumps(document))
+    try:
+        read_model(str(damaged))
+    except ModelFileError as err:
+        assert "m.json" in str(err)
+
+
+def test_predict_alone_after_its_model_was_deleted_and_json_of_an_experiment_say_what_to_do(trace):
+    from llac.errors import LlacError
+    session = session_with(trace)
+    list(session.execute("fit rowinit; delete rowinit.model"))
+    with pytest.raises(LlacError, match=r"the last model made, rowinit\.model, is gone"):
+        list(session.execute("predict"))
+    with pytest.raises(LlacError, match=r"json is for models, e.g. export rowinit\.model"):
+        list(session.execute('export rowinit "x.json"'))

@@ -206,7 +206,9 @@ def export(session, statement: ast.Export):
     if fmt not in EXPORT_FORMATS:
         where = statement.format.span if statement.format else None
         raise LlacError(f"say which format to write: as {' or as '.join(EXPORT_FORMATS)}"
-                        + (f" (not {fmt!r})" if statement.format else ""), where)
+                        + (f" (not {fmt!r})" if statement.format else "")
+                        + (f"; json is for models, e.g. export {statement.obj.text}.model"
+                           if fmt == "json" else ""), where)
     from llac.trace import TraceError
     try:
         if fmt == "csv":

@@ -176,9 +176,12 @@ def drop(session, source: ast.Drop):
          ast.Predict, ast.PredictAt, ast.PredictLast)
 def predict(session, statement):
     if isinstance(statement, ast.PredictLast):
-        if session.last_model not in session.objects:
+        if session.last_model is None:
             raise LlacError("no model to predict with yet: fit an experiment first "
                             "(or name one: predict NAME)")
+        if session.last_model not in session.objects:
+            raise LlacError(f"the last model made, {session.last_model}, is gone (deleted): "
+                            f"name one, predict NAME")
         statement = ast.Predict(ast.Name(session.last_model, statement.span), span=statement.span)
     model, notes = model_for(session, statement.obj)
     if isinstance(statement, ast.PredictAt):

@@ -266,6 +266,14 @@ def grammar_keywords() -> tuple[str, ...]:
                          if isinstance(t.pattern, PatternStr) and t.pattern.value.isalpha()}))
 
 
+def name_ok(text: str) -> bool:
+    """True when `text` is a name statements can write (the grammar's OBJECT terminal), e.g.
+    the object name stored in a model file."""
+    import re
+    pattern = open_grammar("llac.lark", postlex=POSTLEX).get_terminal("OBJECT").pattern.to_regexp()
+    return re.fullmatch(pattern, text) is not None
+
+
 def incomplete(text: str) -> bool:
     """True when `text` stops in the middle of a statement (the REPL then reads another line)."""
     stripped = text.rstrip(" \t")
