@@ -92,6 +92,21 @@ class Predict(Statement):
 
 
 @dataclass(frozen=True)
+class PredictLast(Statement):
+    """`predict` alone: the last model fitted, at its measured points."""
+
+
+@dataclass(frozen=True)
+class FitAll(Statement):
+    """`fit` alone: fit every experiment loaded, one compact report each."""
+
+
+@dataclass(frozen=True)
+class Report(Statement):
+    """`report`: one table that summarises every experiment's model."""
+
+
+@dataclass(frozen=True)
 class PredictAt(Statement):
     obj: Name
     data: Name

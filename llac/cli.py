@@ -27,6 +27,9 @@ def main(argv=None) -> int:
     parser.add_argument("scripts", nargs="*", help="llac scripts to run in order (.llac)")
     parser.add_argument("-c", dest="command", metavar="STATEMENTS",
                         help="run these statements; if they load nothing, a trace piped on stdin is loaded first")
+    parser.add_argument("--format", choices=("text", "json", "csv"), default="text",
+                        help="print tables and models as text, one JSON document per line, or CSV "
+                             "rows (news and warnings then go to stderr)")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks of internal errors")
     parser.add_argument("--version", action="version", version=f"llac {__version__}")
     args = parser.parse_args(argv)
@@ -49,8 +52,9 @@ def _run(args) -> int:
     session = Session()
     if args.command is not None:
         if not _loads_data(args.command) and _stdin_has_data():
-            _report(lambda: _load_piped(session), STDIN, "")
-        return 0 if _report(lambda: session.execute(args.command), "<command>", args.command) else 1
+            _report(lambda: _load_piped(session), STDIN, "", fmt=args.format)
+        return 0 if _report(lambda: session.execute(args.command), "<command>", args.command,
+                            fmt=args.format) else 1
     if args.scripts:
         for path in args.scripts:
             try:
@@ -58,7 +62,7 @@ def _run(args) -> int:
             except LlacError as err:
                 print(f"llac: {err.message}", file=sys.stderr)
                 return 1
-            if not _report(lambda: session.execute(source), path, source):
+            if not _report(lambda: session.execute(source), path, source, fmt=args.format):
                 return 1
         return 0
     if sys.stdin.isatty():
@@ -66,7 +70,7 @@ def _run(args) -> int:
         run_repl(session, debug=args.debug)
         return 0
     source = sys.stdin.read()
-    return 0 if _report(lambda: session.execute(source), STDIN, source) else 1
+    return 0 if _report(lambda: session.execute(source), STDIN, source, fmt=args.format) else 1
 
 
 def read_script(path: str) -> str:
@@ -121,16 +125,20 @@ def _stdin_has_data() -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
 
 
-def _report(produce, filename: str, source: str, out=None, err=None) -> bool:
-    """Render what `produce()` yields as it comes (warnings to stderr); on LlacError print it
-    located in `source` and return False."""
-    from llac.render import render
-    from llac.commands.results import Note
+def _report(produce, filename: str, source: str, out=None, err=None, fmt: str = "text") -> bool:
+    """Render what `produce()` yields as it comes (warnings to stderr; with a machine `fmt`,
+    tables and models as JSON or CSV and every note to stderr); on LlacError print it located
+    in `source` and return False."""
+    from llac.render import machine, render
+    from llac.commands.results import ModelReport, Note, Table
     out, err = out or sys.stdout, err or sys.stderr
     try:
         for result in produce():
-            warning = isinstance(result, Note) and result.warning
-            print(render(result), file=err if warning else out, flush=True)
+            if fmt != "text" and isinstance(result, (Table, ModelReport)):
+                print(machine(result, fmt), file=out, flush=True)
+                continue
+            to_err = isinstance(result, Note) and (result.warning or fmt != "text")
+            print(render(result), file=err if to_err else out, flush=True)
     except LlacError as error:
         print(format_error(error, filename, source), file=err, flush=True)
         return False

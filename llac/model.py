@@ -260,7 +260,7 @@ def _significance(formula: Formula, whole: Piece, pieces: tuple[Piece, ...],
                 names.append(name)
                 if name not in piece.dropped:  # a pruned one has its own note
                     warnings.append(f"constant {name} is not significantly different from 0 "
-                                    f"(p={p:.2g}) in {where}: consider `drop`")
+                                    f"(p={p:.2g}) in {where}")
     return tuple(dict.fromkeys(names)), warnings
 
 

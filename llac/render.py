@@ -1,6 +1,9 @@
 """The one renderer: turns command results into text. Nothing else formats output."""
 from __future__ import annotations
 
+import csv
+import io
+import json
 import re
 from functools import singledispatch
 
@@ -73,9 +76,17 @@ def _(result: ModelReport) -> str:
     model = result.model
     out = [f"model of {model.name}: {model.formula}",
            f"  {int(model.sample_points['count'].sum())} records at {len(model.sample_points['time'])} "
-           f"sample points; relative error median {model.median_rel_error:.2%}, max {model.max_rel_error:.2%}"]
+           f"sample points; relative error |predicted - measured| / measured: median "
+           f"{model.median_rel_error:.2%}, max {model.max_rel_error:.2%}"]
     if model.excluded:
         out.append(f"  {model.excluded} records were left out (time not a positive finite number)")
+    if result.compact:
+        for i, piece in enumerate(model.pieces):
+            values = ", ".join(f"{name} = {value:.4g}"
+                               for name, value in zip(model.formula.constants, piece.constants))
+            out.append(f"  interval {i + 1}: {region_text(piece.region)}: {values}")
+        out += [f"  {line}" for line in _hint(result)] + [f"  warning: {w}" for w in model.warnings]
+        return "\n".join(out)
     for i, piece in enumerate(model.pieces):
         out.append(f"interval {i + 1}: {region_text(piece.region)}  ({piece.npoints} points, "
                    f"{piece.nrecords} records; error median {piece.median_rel_error:.2%}, "
@@ -90,8 +101,48 @@ def _(result: ModelReport) -> str:
         for name, entries in model.aleph().items():
             out += [f"  {name if i == 0 else '':<14} = {value: .4e}  for {region_text(region)}"
                     for i, (value, region) in enumerate(entries)]
-    if model.insignificant:
-        out.append(f"insignificant (p > alpha): {', '.join(model.insignificant)}"
-                   f" — try: drop {result.name}")
-    out += [f"warning: {w}" for w in model.warnings]
+    out += _hint(result) + [f"warning: {w}" for w in model.warnings]
     return "\n".join(out)
+
+
+def _hint(result: ModelReport) -> list[str]:
+    """The insignificant constants, and `try: drop` only for those whose drop does not hurt."""
+    if not result.model.insignificant:
+        return []
+    hint = "" if result.droppable is None else \
+        f" — try: drop {result.name} {', '.join(result.droppable)}" if result.droppable else \
+        " (keep them: dropping would make the fit worse or they matter in another interval)"
+    return [f"insignificant (p > alpha) somewhere: {', '.join(result.model.insignificant)}{hint}"]
+
+
+MACHINE_FORMATS = ("json", "csv")
+
+
+def machine(result, fmt: str) -> str:
+    """A table or model as one JSON document on one line (`fmt` json) or as CSV rows with a
+    header (`fmt` csv), for `llac --format`; inf and nan are written as strings."""
+    from llac.modelio import model_document, plain
+    headers, rows = tabular(result)
+    if fmt == "csv":
+        out = io.StringIO()
+        csv.writer(out, lineterminator="\n").writerows([headers, *plain(rows)])
+        return out.getvalue().rstrip("\n")
+    if isinstance(result, ModelReport):
+        document = {**model_document(result.model, result.name),
+                    "droppable": list(result.droppable or ())}
+    else:
+        document = {"table": result.title, "columns": list(headers),
+                    "rows": [dict(zip(headers, plain(row))) for row in rows], "notes": list(result.footer)}
+    return json.dumps(document, ensure_ascii=False)
+
+
+def tabular(result) -> tuple[tuple[str, ...], list[tuple]]:
+    """The headers and rows of a table; of a model, one row per constant and interval."""
+    if isinstance(result, Table):
+        return result.headers, list(result.rows)
+    from llac.commands.modeling import region_text
+    model = result.model
+    rows = [(result.name, i + 1, region_text(p.region), name, value, err, pvalue)
+            for i, p in enumerate(model.pieces)
+            for name, value, err, pvalue in zip(model.formula.constants, p.constants, p.stderr, p.pvalues)]
+    return ("model", "interval", "region", "constant", "value", "stderr", "p"), rows

@@ -28,7 +28,7 @@ from llac.errors import internal_error
 # Values that commands check themselves (the grammar reads them as names); every keyword
 # the grammar spells out comes from grammar_keywords().
 VALUE_WORDS = ("log", "loglog", "median", "min", "mean", "csv", "extrap", "on", "off")
-WORD = re.compile(r"[A-Za-z_0-9.@\[\]]+")
+WORD_AT_END = re.compile(r"[A-Za-z_0-9.@\[\]]*$")   # not prompt_toolkit's: 3.0.52 returns "set " for "set "
 TOKEN = re.compile(r"(?P<comment>#.*)|(?P<string>\"[^\"]*\"?|'[^']*'?)|(?P<number>\d+(\.\d+)?([eE][-+]?\d+)?)"
                    r"|(?P<word>[A-Za-z_][A-Za-z_0-9.@]*)|(?P<other>.)")
 STYLE = Style.from_dict({"keyword": "bold ansiblue", "object": "ansigreen", "string": "ansiyellow",
@@ -56,7 +56,7 @@ class LlacCompleter(Completer):
             partial = statement[max(statement.rfind('"'), statement.rfind("'")) + 1:]
             yield from self.paths.get_completions(Document(partial, len(partial)), complete_event)
             return
-        word = document.get_word_before_cursor(pattern=WORD)
+        word = WORD_AT_END.search(statement).group()
         words = candidates(self.session, statement[:len(statement) - len(word)])
         if words is None:
             words = [*self.session.objects, *self.session.columns(), *grammar_keywords(), *VALUE_WORDS]

@@ -30,6 +30,7 @@ class Session:
     def __init__(self):
         self.objects: dict[str, object] = {}
         self.changed_settings: dict[str, object] = {}
+        self.last_model: str | None = None    # what `predict` alone predicts with
 
     # ---------------------------------------------------------------- running
     def execute(self, source: str) -> Iterator[object]:
@@ -84,6 +85,8 @@ class Session:
         if isinstance(obj, Experiment):
             obj = obj.replace(name=name)
             self.objects.pop(f"{name}.model", None)
+        else:
+            self.last_model = name
         self.objects[name] = obj
         return Note(f"{'replaced' if replaced else 'created'} {name}: {describe_object(obj)}")
 

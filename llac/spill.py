@@ -63,7 +63,7 @@ def read_input(path: str) -> Trace:
 def read_spill(path: str) -> Trace:
     """Read one spill file: its header's experiments with every complete record it holds.
     The Trace is marked incomplete and says, as a problem, that the run did not finish."""
-    data = read_file_bytes(path)
+    data = read_file_bytes(path, binary=True)
     match = DATA_LINE.search(data)
     if match is None:
         raise TraceError(f"{path!r} is a spill file without a #data line: it is damaged")

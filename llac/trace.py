@@ -69,13 +69,14 @@ class _Declared:
     lines: dict[str, int] = field(default_factory=dict)
 
 
-def read_file_bytes(path: str | os.PathLike) -> bytes:
-    """The bytes of a text input file, or TraceError with the OS's reason (missing, a folder,
-    ...); a file with NUL bytes in its first HEAD_BYTES is refused before the rest is read."""
+def read_file_bytes(path: str | os.PathLike, binary: bool = False) -> bytes:
+    """The bytes of an input file, or TraceError with the OS's reason (missing, a folder,
+    ...); a text file (not `binary`) with NUL bytes in its first HEAD_BYTES is refused before
+    the rest is read."""
     try:
         with open(path, "rb") as f:
             head = f.read(HEAD_BYTES)
-            if b"\0" in head:
+            if not binary and b"\0" in head:
                 raise TraceError(f"{os.fspath(path)!r} holds NUL bytes: it is not a text file")
             return head + f.read()
     except OSError as err:

@@ -60,6 +60,6 @@ def test_the_llac_script_prints_table_3_for_every_p(swept):
                           env=ENV, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     table = done.stdout[done.stdout.index("PROCS"):]
-    assert table.split()[:6] == ["PROCS", "N", "TIME", "PREDICTED", "ERROR", "%"]
+    assert table.split()[:8] == ["PROCS", "N", "TIME", "[s]", "PREDICTED", "[s]", "ERROR", "%"]
     assert [line.split()[:2] for line in table.splitlines()[2:6]] == [
         ["1", "131072"], ["2", "131072"], ["4", "131072"], ["8", "131072"]]

@@ -187,12 +187,13 @@ def sweep_with_test(session, tmp_path):
     return session
 
 
-def test_predict_at_by_p_prints_the_table3_layout_with_the_papers_sign(sweep_with_test):
+def test_predict_at_by_p_prints_the_table3_layout_with_llacs_one_sign(sweep_with_test):
     t = table(sweep_with_test, "predict f at big by P")
-    assert t.headers[:5] == ("PROCS", "N", "TIME", "PREDICTED", "ERROR %")
+    assert t.headers[:5] == ("PROCS", "N", "TIME [s]", "PREDICTED [s]", "ERROR %")
     assert list(column(t, "PROCS")) == [1, 2, 4, 8]
-    time, predicted, error = column(t, "TIME"), column(t, "PREDICTED"), column(t, "ERROR %")
-    assert error == pytest.approx(100 * (time - predicted) / time)
+    time, predicted, error = column(t, "TIME [s]"), column(t, "PREDICTED [s]"), column(t, "ERROR %")
+    assert error == pytest.approx(100 * (predicted - time) / time)
+    assert any("ERROR % = 100 (PREDICTED - TIME) / TIME" in line for line in t.footer)
     assert np.abs(error).max() < 3                          # the generating model is the formula
     flags = [row[-1] for row in t.rows]
     assert ["oversubscribed" in f for f in flags] == [False, False, True, True]

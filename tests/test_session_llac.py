@@ -166,7 +166,7 @@ def test_fit_finds_the_cache_step_and_reports_it(session):
 
 def test_named_fit_and_model_refused_where_an_experiment_is_needed(session):
     run(session, "m = fit rowinit")
-    assert "is a model" in error_of(session, "show m").message
+    assert "is a model" in error_of(session, "x = m where N <= 64").message
 
 
 def test_fit_errors_are_one_sentence(session):
@@ -186,7 +186,7 @@ def test_non_positive_times_are_counted(session):
 
 def test_drop_refits_without_constants(session):
     run(session, "fit rowinit")
-    assert "no insignificant" in error_of(session, "drop rowinit").message
+    assert "can be dropped without making the fit worse" in error_of(session, "drop rowinit").message
     run(session, "drop rowinit rowinit[0]")
     assert session.objects["rowinit.model"].formula.constants == ("rowinit[1]",)
     assert "not a constant" in error_of(session, "drop rowinit rowinit[7]").message
@@ -211,8 +211,9 @@ def test_predict_ranges_lists_and_errors(session):
 def test_predict_at_dataset_and_at_sample_points(session):
     run(session, "big = colinit where N >= 1024")
     table = run(session, "predict colinit at big")[-1]
-    assert table.headers[:3] == ("N", "measured", "predicted") and len(table.rows) == 2
-    assert any(line.startswith("error: median") for line in table.footer)
+    assert table.headers[:3] == ("N", "measured [s]", "predicted [s]") and len(table.rows) == 2
+    assert any(line.startswith("error = (predicted - measured) / measured; |error|: median")
+               for line in table.footer)
     table = run(session, "predict colinit")[-1]
     assert len(table.rows) == 8
 
@@ -249,8 +250,9 @@ def test_replacing_an_experiment_drops_its_stale_model(session):
 
 def test_help_lists_every_command_and_explains_one(session):
     out = text_of(run(session, "help"))
-    for name in ("load", "where", "fit", "predict", "plot", "export"):
+    for name in ("load", "fit", "predict", "report", "plot", "export"):
         assert re.search(rf"^  {re.escape(name)}\s", out, re.M)
+    assert re.search(r"^  EXPERIMENT where CONDITION\s+help where$", out, re.M)
     detail = text_of(run(session, "help predict"))
     assert "Examples:" in detail and "N=1024..65536 *2" in detail
     assert "did you mean 'predict'" in error_of(session, "help predikt").message

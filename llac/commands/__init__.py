@@ -27,9 +27,9 @@ class CommandSpec:
 REGISTRY: dict[str, CommandSpec] = {}
 HANDLERS: dict[type, CommandSpec] = {}
 # the order of `help` and of the reference in docs/llac-language.md
-ORDER = ("load", "list", "show", "describe", "=", "copy", "where", "with", "merge", "aggregate",
-         "formula", "rename", "delete", "export", "set", "fit", "drop", "predict", "table3", "plot",
-         "balance", "comm", "help")
+ORDER = ("load", "list", "show", "describe", "rename", "delete", "export", "set", "fit", "drop",
+         "predict", "report", "plot", "balance", "comm", "help",
+         "=", "copy", "where", "with", "formula", "merge", "aggregate", "table3")
 
 
 def command(name: str, syntax: str, help: str, examples, *types, starts_statement=True):

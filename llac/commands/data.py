@@ -11,14 +11,14 @@ import numpy as np
 from llac import ast
 from llac.commands import command
 from llac.commands.derive import merge_experiments, sample_points
-from llac.commands.results import Note, Table
+from llac.commands.results import ModelReport, Note, Table
 from llac.errors import LlacError
 from llac.experiment import Experiment
 from llac.formula import FormulaError, parse_formula
 
 SHOW_LIMIT = 20
 STDIN = "<stdin>"
-EXPORT_FORMATS = ("csv", "extrap")
+EXPORT_FORMATS = ("csv", "extrap")   # of an experiment; a model is written as json
 
 
 @command("load", 'load "FILE" [, "FILE" ...] [as NAME] [formula "FORMULA"]',
@@ -29,13 +29,16 @@ EXPORT_FORMATS = ("csv", "extrap")
          with file:line and the good ones are kept. A trace that is missing but has spill files
          next to it (its run was killed by SIGKILL) loads what they hold, with a warning; so
          does a spill file's own path. A CSV file needs `as NAME` and a formula; its columns are
-         time and the formula's variables.""",
+         time and the formula's variables. A .json file is a model written by `export`: it
+         predicts as the exported one did.""",
          ['load "matinit.cll.1.dat"', 'load "fft.cll.*.dat"',
-          'load "data.csv" as f formula "f[0] + f[1]*N"'], ast.Load)
+          'load "data.csv" as f formula "f[0] + f[1]*N"', 'load "colinit.json" as m'], ast.Load)
 def load(session, statement: ast.Load):
     files = _expand(statement)
     if any(Path(f).suffix.lower() == ".csv" for f in files):
         return _load_csv(session, statement, files)
+    if any(Path(f).suffix.lower() == ".json" for f in files):
+        return _load_model(session, statement, files)
     if statement.formula is not None:
         raise LlacError("a formula is only given for CSV files; for a trace use: g = NAME formula \"...\"")
     from llac.spill import read_input
@@ -113,6 +116,20 @@ def _load_csv(session, statement: ast.Load, files):
     return [*warnings, session.store(statement.name.text, experiment)]
 
 
+def _load_model(session, statement: ast.Load, files):
+    """A model written by `export MODEL "FILE.json"`, under its exported name (or `as NAME`)."""
+    if len(files) != 1 or statement.formula is not None:
+        raise LlacError('a model file is loaded alone, without a formula: load "m.json" [as NAME]')
+    from llac.modelio import ModelFileError, read_model
+    try:
+        name, model = read_model(files[0])
+    except ModelFileError as err:
+        raise LlacError(str(err)) from None
+    target = statement.name.text if statement.name else \
+        _free_name(session, name, Path(files[0]).with_suffix(""), False)
+    return [session.store(target, model)]
+
+
 def checked_formula(text: str, span: ast.Span):
     """Parse a formula written in a string, locating its errors inside the string."""
     try:
@@ -137,8 +154,11 @@ def list_objects(session, statement):
 
 
 @command("show", "show NAME [limit N]", f"""Show an experiment's records as a table (the first
-         {SHOW_LIMIT} unless a limit is given).""", ["show colinit", "show colinit limit 100"], ast.Show)
+         {SHOW_LIMIT} unless a limit is given); of a model, its intervals, constants, errors and
+         warnings.""", ["show colinit", "show colinit limit 100", "show colinit.model"], ast.Show)
 def show(session, statement: ast.Show):
+    if model := _model(session, statement.obj):
+        return [ModelReport(statement.obj.text, model)]
     experiment = session.experiment(statement.obj)
     limit = SHOW_LIMIT if statement.limit is None else statement.limit
     names = experiment.column_names
@@ -148,9 +168,12 @@ def show(session, statement: ast.Show):
 
 
 @command("describe", "describe NAME", """Summarise an experiment: formula, origin, each
-         column's range, the sample points and their repetitions, the trace header.""",
-         ["describe colinit"], ast.Describe)
+         column's range, the sample points and their repetitions, the trace header; of a model,
+         as `show`: its intervals, constants, errors and warnings.""",
+         ["describe colinit", "describe colinit.model"], ast.Describe)
 def describe(session, statement: ast.Describe):
+    if model := _model(session, statement.obj):
+        return [ModelReport(statement.obj.text, model)]
     experiment = session.experiment(statement.obj)
     rows = tuple((c, float(np.nanmin(v)), float(np.nanmax(v)), len(np.unique(v)))
                  for c, v in experiment.columns.items() if len(v))
@@ -160,6 +183,12 @@ def describe(session, statement: ast.Describe):
               + (f"{counts.min()}..{counts.max()}" if len(counts) else "-")]
     footer += [f"{k}: {v}" for k, v in experiment.header.items()]
     return [Table(experiment.name, ("column", "min", "max", "distinct"), rows, tuple(footer))]
+
+
+def _model(session, name: ast.Name):
+    """The model called `name` (show and describe reprint it), or None for an experiment."""
+    obj = session.get(name)
+    return None if isinstance(obj, Experiment) else obj
 
 
 @command("rename", "rename OLD NEW", "Give an object a new name (NEW must be free).",
@@ -181,21 +210,29 @@ def delete(session, statement: ast.Delete):
     return [Note(f"deleted {', '.join(n.text for n in statement.objs)}")]
 
 
-@command("export", 'export NAME "FILE" [as csv|extrap] [replace]', """Write an experiment to a file: CSV
-         (the default for .csv files) or Extra-P's text input format (`as extrap`). An existing
-         file is left alone unless `replace` is given.""",
+@command("export", 'export NAME "FILE" [as csv|extrap|json] [replace]', """Write an
+         experiment to a file: CSV (the default for .csv files) or Extra-P's text input format
+         (`as extrap`); or a model as JSON (formula, intervals, constants, settings, errors,
+         sample points), which `load` reads back. An existing file is left alone unless
+         `replace` is given.""",
          ['export colinit "colinit.csv"', 'export colinit "colinit.txt" as extrap',
-          'export colinit "colinit.csv" replace'], ast.Export)
+          'export colinit.model "colinit.json"', 'export colinit "colinit.csv" replace'], ast.Export)
 def export(session, statement: ast.Export):
-    experiment = session.experiment(statement.obj)
+    model = _model(session, statement.obj)
+    experiment = None if model else session.experiment(statement.obj)
+    if not statement.replace and os.path.lexists(statement.path):
+        again = f'export {statement.obj.text} "{statement.path}"' + (
+            f" as {statement.format.text}" if statement.format else "")
+        raise LlacError(f"{statement.path!r} exists; to overwrite it: {again} replace")
+    if model:
+        return _export_model(statement, model)
     fmt = statement.format.text if statement.format else Path(statement.path).suffix.lstrip(".").lower()
     if fmt not in EXPORT_FORMATS:
         where = statement.format.span if statement.format else None
         raise LlacError(f"say which format to write: as {' or as '.join(EXPORT_FORMATS)}"
-                        + (f" (not {fmt!r})" if statement.format else ""), where)
-    if not statement.replace and os.path.lexists(statement.path):
-        again = f'export {statement.obj.text} "{statement.path}"' + (f" as {fmt}" if statement.format else "")
-        raise LlacError(f"{statement.path!r} exists; to overwrite it: {again} replace")
+                        + (f" (not {fmt!r})" if statement.format else "")
+                        + (f"; json is for models, e.g. export {statement.obj.text}.model"
+                           if fmt == "json" else ""), where)
     from llac.trace import TraceError
     try:
         if fmt == "csv":
@@ -209,3 +246,16 @@ def export(session, statement: ast.Export):
     except TraceError as err:  # e.g. ExtrapError: the data do not fit Extra-P's format
         raise LlacError(str(err), statement.span) from None
     return [Note(f"wrote {len(experiment)} records of {experiment.name} to {statement.path} ({fmt})")]
+
+
+def _export_model(statement: ast.Export, model) -> list:
+    """Write a model as JSON (the only format a model has)."""
+    if statement.format is not None and statement.format.text != "json":
+        raise LlacError(f"a model is written as json, not {statement.format.text!r}", statement.format.span)
+    from llac.modelio import write_model
+    try:
+        write_model(model, statement.obj.text, statement.path)
+    except OSError as err:
+        raise LlacError(f"cannot write {statement.path!r}: {err.strerror or err}") from None
+    return [Note(f"wrote the model {statement.obj.text} ({model.formula}, {len(model.pieces)} "
+                 f"interval{'s' * (len(model.pieces) != 1)}) to {statement.path} (json)")]

@@ -23,7 +23,7 @@ def assign(session, statement: ast.Assign):
     return [*produced.notes, session.store(statement.target.text, produced.obj)]
 
 
-@command("copy", "NAME = OTHER", "Copy an object under a new name.", ["backup = colinit"],
+@command("copy", "NAME = OBJECT", "Copy an object under a new name.", ["backup = colinit"],
          ast.Copy, starts_statement=False)
 def copy(session, source: ast.Copy):
     return Produced(session.get(source.obj))

@@ -13,21 +13,39 @@ INTRO = """llac: model the run time of program parts from CALL traces.
 Statements end at a newline or ';'; '#' starts a comment; a statement continues on the
 next line after a trailing operator or comma, inside parentheses, or after a '\\'.
 Commands (help COMMAND for details and examples):"""
+MAKING = """Making objects: NAME = SOURCE (an existing NAME is replaced), where SOURCE is one of
+(fit and drop too, when the model gets a name of its own):"""
 
 
 @command("help", "help [COMMAND]", """List the commands, or explain one with its syntax and
          examples.""", ["help", "help predict"], ast.Help)
 def help_(session, statement: ast.Help):
     if statement.topic is None:
-        lines = [INTRO] + [textwrap.fill(first_sentence(spec.help), 78, initial_indent=f"  {spec.name:<10}",
-                                         subsequent_indent=" " * 12)
-                           for spec in ordered()]
-        return [Text("\n".join(lines))]
+        return [Text(overview())]
     name = statement.topic.text
     if name not in REGISTRY:
         raise LlacError(f"no command called {name!r}{suggest(name, REGISTRY)}; type 'help' for "
                         f"the list", statement.topic.span)
     return [Text(command_help(REGISTRY[name]))]
+
+
+def overview() -> str:
+    """`help` alone: the commands that start a statement, then the sources that make an object
+    after `NAME =`; forms that are not typed alone (`=`, Table 3's `predict ... by`) are only
+    topics of `help WORD`."""
+    commands = [spec for spec in ordered() if spec.starts_statement and not makes_object(spec)]
+    lines = [INTRO] + [textwrap.fill(first_sentence(spec.help), 78, initial_indent=f"  {spec.name:<10}",
+                                     subsequent_indent=" " * 12) for spec in commands]
+    lines.append(MAKING)
+    lines += [f"  {spec.syntax.removeprefix('NAME = '):<52} help {spec.name}"
+              for spec in ordered() if makes_object(spec)]
+    return "\n".join(lines)
+
+
+def makes_object(spec) -> bool:
+    """True for a source that only makes sense after `NAME =` (where, merge, ...)."""
+    return all(issubclass(t, ast.Source) and t.default_target is ast.Source.default_target
+               for t in spec.statement_types)
 
 
 def first_sentence(text: str) -> str:

@@ -13,6 +13,13 @@ from llac.commands.results import ModelReport, Note, Produced, Table, Text
 from llac.errors import LlacError, suggest
 from llac.experiment import Experiment
 
+# the one sign convention of every error llac prints (predict, Table 3), stated with the table
+ERROR_SIGN = "error = (predicted - measured) / measured"
+SECONDS = "[s]"
+# `try: drop` is suggested when the refit's median relative error is at most this times the model's
+# (and `drop` warns above it)
+DROP_TOLERANCE = 1.2
+
 
 @command("set", "set [SETTING VALUE]", """Show the fitting settings, or change one:
          threshold (relative error under which an interval is not split, e.g. 5%),
@@ -62,35 +69,82 @@ def model_for(session, name: ast.Name):
     return model, [Note(f"{name.text} had no model: fitted it with the current settings; {note.text}")]
 
 
-@command("fit", "fit EXPERIMENT  |  NAME = fit EXPERIMENT", """Fit the experiment's formula by
+@command("fit", "fit EXPERIMENT  |  fit  |  NAME = fit EXPERIMENT", """Fit the experiment's formula by
          relative least squares and split its domain into intervals where the constants differ
          (see `help set`). Shows each constant with its standard error per interval (the sets
          ℵ), the cuts with their test figures, relative errors, R², warnings and insignificant
-         constants. The model is called EXPERIMENT.model unless named.""",
-         ["fit colinit", "m = fit colinit"], ast.Fit)
-def fit(session, source: ast.Fit):
-    model = fitted(session, session.experiment(source.obj))
-    return Produced(model, (ModelReport(source.obj.text, model),))
+         constants; `try: drop` appears only when dropping them does not make the fit worse.
+         The model is called EXPERIMENT.model unless named. `fit` alone fits every experiment
+         loaded, with a compact report each.""",
+         ["fit colinit", "m = fit colinit", "fit"], ast.Fit, ast.FitAll)
+def fit(session, source):
+    if isinstance(source, ast.FitAll):
+        return _fit_all(session)
+    experiment = session.experiment(source.obj)
+    model = fitted(session, experiment)
+    return Produced(model, (ModelReport(source.obj.text, model, droppable(model, experiment)),))
 
 
-@command("drop", "drop NAME [CONST, ...]", """Refit without some constants (by default the
-         ones the last fit found insignificant): the formula loses those terms. NAME is an
-         experiment or a model; the result replaces EXPERIMENT.model unless named.""",
+def _fit_all(session) -> list:
+    """Fit every experiment (a failure is a warning, the others are still fitted)."""
+    experiments = [o for o in session.objects.values() if isinstance(o, Experiment)]
+    if not experiments:
+        raise LlacError("no experiments to fit: load a trace first (or pipe one into llac -c)")
+    results = []
+    for experiment in experiments:
+        try:
+            model = fitted(session, experiment)
+        except LlacError as err:
+            results.append(Note(err.message, warning=True))
+            continue
+        results.append(ModelReport(experiment.name, model, droppable(model, experiment), compact=True))
+        results.append(session.store(f"{experiment.name}.model", model))
+    return results
+
+
+def droppable(model, experiment: Experiment) -> tuple[str, ...]:
+    """The constants worth dropping: not significant (p > alpha) in any interval, and the refit
+    without them has a median relative error at most DROP_TOLERANCE times the model's (a term
+    below the noise moves the error by a little either way). A constant that is insignificant
+    in one interval only can carry the fit elsewhere (issue 8, item 7)."""
+    from llac.model import FitError, fit_experiment
+    names = [name for i, name in enumerate(model.formula.constants)
+             if all(p.pvalues[i] > model.settings.alpha for p in model.pieces)]
+    if not names or len(names) == len(model.formula.constants) or experiment.formula != model.formula:
+        return ()
+    try:
+        refit = fit_experiment(experiment.replace(formula=model.formula.without(_indices(names))),
+                               model.settings)
+    except FitError:
+        return ()
+    return tuple(names) if refit.median_rel_error <= DROP_TOLERANCE * model.median_rel_error else ()
+
+
+def _indices(constants) -> list[int]:
+    """'f[2]' -> 2 for each constant name."""
+    return [int(c.rsplit("[", 1)[1].rstrip("]")) for c in constants]
+
+
+@command("drop", "drop NAME [CONST, ...]", """Refit without some constants: the formula loses
+         those terms. Without constants it drops the ones `fit` suggested (insignificant in every
+         interval, and the fit is no worse without them). The median relative error before and
+         after is printed, with a warning when the fit got worse. NAME is an experiment or a
+         model; the result replaces EXPERIMENT.model unless named.""",
          ["drop colinit colinit[0]", "drop colinit", "m2 = drop m colinit[1]"], ast.Drop)
 def drop(session, source: ast.Drop):
     model, notes = model_for(session, source.obj)
     experiment = session.experiment(ast.Name(model.name, source.obj.span))
     formula = model.formula
-    indices = []
     for name, index in source.constants:
-        text = f"{name.text}[{index}]"
-        if text not in formula.constants:
-            raise LlacError(f"{text} is not a constant of {formula}", name.span)
-        indices.append(index)
+        if f"{name.text}[{index}]" not in formula.constants:
+            raise LlacError(f"{name.text}[{index}] is not a constant of {formula}", name.span)
+    indices = [index for _, index in source.constants]
     if not source.constants:
-        if not model.insignificant:
-            raise LlacError(f"the model of {model.name} has no insignificant constants; name the ones to drop")
-        indices = [int(c.rsplit("[", 1)[1].rstrip("]")) for c in model.insignificant]
+        indices = _indices(droppable(model, experiment.replace(formula=formula)))
+        if not indices:
+            raise LlacError(f"no constant of {model.name}'s model can be dropped without making "
+                            f"the fit worse (or none is insignificant in every interval); name the "
+                            f"ones to drop, e.g. drop {source.obj.text} {formula.constants[0]}")
     from llac.formula import FormulaError
     try:
         reduced = formula.without(indices)
@@ -98,20 +152,37 @@ def drop(session, source: ast.Drop):
         raise LlacError(f"cannot drop every constant: {err.message}") from None
     refit = fitted(session, experiment.replace(formula=reduced))
     dropped = ", ".join(f"{formula.name}[{i}]" for i in indices)
-    return Produced(refit, (*notes, Note(f"dropped {dropped}"), ModelReport(model.name, refit)))
+    before, after = model.median_rel_error, refit.median_rel_error
+    change = [Note(f"dropped {dropped}: median relative error {before:.2%} -> {after:.2%}")]
+    if after > DROP_TOLERANCE * before:
+        change.append(Note(f"dropping {dropped} made the fit worse (median relative error "
+                           f"{before:.2%} -> {after:.2%}); `fit {model.name}` fits the full "
+                           f"formula again", warning=True))
+    return Produced(refit, (*notes, *change, ModelReport(model.name, refit)))
 
 
-@command("predict", "predict NAME [VAR=VALUES ...]  |  predict NAME at EXPERIMENT", """Predict
+@command("predict", "predict [NAME [VAR=VALUES ...]]  |  predict NAME at EXPERIMENT", """Predict
          times with the model of NAME (fitted first if needed). VALUES is a number, a list
          `1,2,4`, a range `1024..65536 *2` (multiply) or `100..1000 step 100`; several
          variables give every combination. With no values: at the fitted sample points, against
-         the measurements. `at EXPERIMENT`: at that experiment's sample points, with the
-         measured (median) time and the error in %. Each row says which interval was used, the
-         prediction interval, and flags extrapolation beyond the measured range.""",
+         the measurements. `predict` alone: the last model fitted, at its sample points. `at
+         EXPERIMENT`: at that experiment's sample points, with the measured (aggregated) time;
+         `at EXPERIMENT by VAR`: the CALL paper's Table 3 layout (help table3). Times are in
+         seconds; error = (predicted - measured) / measured. Each row says which
+         interval was used, the prediction interval, and flags extrapolation beyond the
+         measured range.""",
          ["predict colinit N=8192", "predict colinit N=1024..65536 *2",
-          "predict fft N=4096 P=1,2,4,8", "predict colinit at big", "predict colinit"],
-         ast.Predict, ast.PredictAt)
+          "predict fft N=4096 P=1,2,4,8", "predict colinit at big", "predict colinit", "predict"],
+         ast.Predict, ast.PredictAt, ast.PredictLast)
 def predict(session, statement):
+    if isinstance(statement, ast.PredictLast):
+        if session.last_model is None:
+            raise LlacError("no model to predict with yet: fit an experiment first "
+                            "(or name one: predict NAME)")
+        if session.last_model not in session.objects:
+            raise LlacError(f"the last model made, {session.last_model}, is gone (deleted): "
+                            f"name one, predict NAME")
+        statement = ast.Predict(ast.Name(session.last_model, statement.span), span=statement.span)
     model, notes = model_for(session, statement.obj)
     if isinstance(statement, ast.PredictAt):
         experiment = session.experiment(statement.data)
@@ -150,8 +221,9 @@ def _prediction_table(model, points: dict, measured=None) -> Table:
     """Table-3 style rows: inputs, [measured], predicted, interval, [error %], piece, flags."""
     prediction = model.predict(points)
     variables = list(points)
-    headers = [*variables, *(["measured"] if measured is not None else []), "predicted",
-               "low", "high", *(["error %"] if measured is not None else []), "interval"]
+    headers = [*variables, *([f"measured {SECONDS}"] if measured is not None else []),
+               f"predicted {SECONDS}", f"low {SECONDS}", f"high {SECONDS}",
+               *(["error %"] if measured is not None else []), "interval"]
     rows = []
     for i in range(len(prediction.values)):
         row = [points[v][i] for v in variables]
@@ -166,7 +238,8 @@ def _prediction_table(model, points: dict, measured=None) -> Table:
     footer = [f"interval {i + 1}: {region_text(p.region)}" for i, p in enumerate(model.pieces)]
     if measured is not None and len(rows):
         errors = np.abs(prediction.values - measured) / measured * 100
-        footer.append(f"error: median {np.nanmedian(errors):.3g}%, max {np.nanmax(errors):.3g}%")
+        footer.append(f"{ERROR_SIGN}; |error|: median {np.nanmedian(errors):.3g}%, "
+                      f"max {np.nanmax(errors):.3g}%")
     footer += list(prediction.notes)
     return Table(f"prediction by the model of {model.name} ({model.formula})", tuple(headers),
                  tuple(rows), tuple(footer))
@@ -183,6 +256,31 @@ def region_text(region) -> str:
         elif np.isfinite(high):
             parts.append(f"{var} <= {high:g}")
     return ", ".join(parts) or "everywhere"
+
+
+@command("report", "report", """One table that summarises every experiment's model. Models
+         are fitted now with the current settings where there is none. It shows the formula, each interval with
+         its constants, the median and max relative error |predicted - measured| / measured,
+         and how many warnings the fit has (`fit NAME` shows them).""", ["report"], ast.Report)
+def report(session, statement: ast.Report):
+    names = [name for name, obj in session.objects.items() if isinstance(obj, Experiment)]
+    if not names:
+        raise LlacError("no experiments to report on: load a trace first")
+    notes, rows = [], []
+    for name in names:
+        model, fitted_now = model_for(session, ast.Name(name, statement.span))
+        notes += fitted_now
+        for i, piece in enumerate(model.pieces):
+            constants = ", ".join(f"{value:.3g}" for value in piece.constants)
+            first = i == 0
+            rows.append((name if first else "", str(model.formula) if first else "",
+                         region_text(piece.region), constants,
+                         f"{piece.median_rel_error:.2%}", f"{piece.max_rel_error:.2%}",
+                         str(len(model.warnings)) if first else ""))
+    return [*notes, Table("models", ("experiment", "formula", "interval", "constants",
+                                     "median |error|", "max |error|", "warnings"), tuple(rows),
+                          ("|error| = |predicted - measured| / measured, per interval; "
+                           "constants in index order",))]
 
 
 @command("plot", "plot NAME [vs VAR] [by VAR] [log|loglog] [residuals]", """Terminal plot of

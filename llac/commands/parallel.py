@@ -11,6 +11,7 @@ import numpy as np
 from llac import ast
 from llac.commands import command
 from llac.commands.derive import aggregate_experiment
+from llac.commands.modeling import SECONDS
 from llac.commands.results import Note, Table, Text
 from llac.errors import LlacError, suggest
 from llac.parallel import (UNITS, ParallelError, default_unit, distribution, groups,
@@ -125,8 +126,9 @@ def comm(session, statement: ast.Comm):
 @command("table3", "predict NAME at EXPERIMENT by VAR", """Predict at the sample points of
          EXPERIMENT and print them in the layout of the CALL paper's Table 3: PROCS (the values
          of VAR, usually P), the other variables, TIME (measured: the aggregate of the records at
-         that point, as `set aggregate` says), PREDICTED and ERROR % = 100 (TIME - PREDICTED) /
-         TIME, the paper's sign: positive when the model predicts less than measured. Rows
+         that point, as `set aggregate` says), PREDICTED (both in seconds) and ERROR % = 100
+         (PREDICTED - TIME) / TIME, the sign of every error llac prints: positive when the model
+         predicts more than measured (the paper's Table 3 has the opposite sign). Rows
          whose P exceeds the cores of the host that ran them are flagged as oversubscribed
          (the trace header's `cores`, or this machine's when the trace was made here).""",
          ["predict f at big by P"], ast.PredictTable, starts_statement=False)
@@ -153,7 +155,7 @@ def table3(session, statement: ast.PredictTable):
     points = {v: data.columns[v][order] for v in variables}
     measured = data.columns["time"][order]
     prediction = model.predict(points)
-    error = 100 * (measured - prediction.values) / measured
+    error = 100 * (prediction.values - measured) / measured
     cores, host = _cores(experiment)
     rows = []
     for i in range(len(measured)):
@@ -162,11 +164,11 @@ def table3(session, statement: ast.PredictTable):
         flags += ["oversubscribed"] * bool(cores and points[procs][i] > cores)
         rows.append((points[procs][i], *(points[v][i] for v in others), measured[i],
                      prediction.values[i], error[i], " ".join(flags)))
-    footer = [f"TIME: the {method} of the records at each point; ERROR % = 100 (TIME - PREDICTED) / TIME",
+    footer = [f"TIME: the {method} of the records at each point; ERROR % = 100 (PREDICTED - TIME) / TIME",
               f"|error|: median {np.nanmedian(np.abs(error)):.3g}%, max {np.nanmax(np.abs(error)):.3g}%"
               if len(rows) else "no points", _oversubscription(points[procs], cores, host, procs),
               *prediction.notes]
-    headers = ("PROCS", *others, "TIME", "PREDICTED", "ERROR %", "interval")
+    headers = ("PROCS", *others, f"TIME {SECONDS}", f"PREDICTED {SECONDS}", "ERROR %", "interval")
     return [*notes, Table(f"real and predicted times of {experiment.name} by the model of {model.name} "
                           f"({model.formula})", headers, tuple(rows), tuple(footer))]
 

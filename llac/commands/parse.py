@@ -126,6 +126,15 @@ class StatementBuilder(Transformer):
     def predict(self, meta, children):
         return ast.Predict(_name(children[0]), tuple(children[1:]), span=span_of(meta))
 
+    def predict_last(self, meta, children):
+        return ast.PredictLast(span=span_of(meta))
+
+    def fit_all(self, meta, children):
+        return ast.FitAll(span=span_of(meta))
+
+    def report(self, meta, children):
+        return ast.Report(span=span_of(meta))
+
     def predict_at(self, meta, children):
         return ast.PredictAt(_name(children[0]), _name(children[1]), span=span_of(meta))
 
@@ -275,6 +284,14 @@ def grammar_keywords() -> tuple[str, ...]:
     parser = open_grammar("llac.lark", postlex=POSTLEX)
     return tuple(sorted({t.pattern.value for t in parser.terminals
                          if isinstance(t.pattern, PatternStr) and t.pattern.value.isalpha()}))
+
+
+def name_ok(text: str) -> bool:
+    """True when `text` is a name statements can write (the grammar's OBJECT terminal), e.g.
+    the object name stored in a model file."""
+    import re
+    pattern = open_grammar("llac.lark", postlex=POSTLEX).get_terminal("OBJECT").pattern.to_regexp()
+    return re.fullmatch(pattern, text) is not None
 
 
 def incomplete(text: str) -> bool:

@@ -23,9 +23,14 @@ class Table:
 
 @dataclass(frozen=True)
 class ModelReport:
-    """A fitted model to show: its constants, intervals, cuts, errors and warnings."""
+    """A fitted model to show: its constants, intervals, cuts, errors and warnings.
+    `droppable`: the constants a `drop` would remove without making the fit worse (the hint;
+    None when not checked, as in `show`); `compact`: one line per interval instead of the full
+    statistics (`fit` of everything)."""
     name: str
     model: Any
+    droppable: tuple[str, ...] | None = None
+    compact: bool = False
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,154 @@
+"""Models as JSON: `export M "m.json"` writes one, `load "m.json"` reads it back so that
+`predict` gives the same numbers; `--format json` prints the same document for `fit`.
+
+The document holds everything `Model.predict` and the reports use: the formula (with the
+indices of its constants, which `drop` leaves with gaps), the settings, every interval with
+its constants, standard errors, covariance and measured range, the cuts, the warnings and the
+fitted sample points. Numbers that JSON cannot hold (inf, nan) are written as strings.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import numpy as np
+
+from llac.formula import Constant, Formula, FormulaError, parse_formula
+
+FORMAT = "llac-model"
+VERSION = 1
+
+
+class ModelFileError(ValueError):
+    """A file that is not a llac model document (or an unreadable one)."""
+
+
+def plain(value):
+    """`value` with numpy arrays and scalars as lists and Python numbers; inf and nan as the
+    strings "inf", "-inf", "nan" so that the output is standard JSON."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [plain(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else str(float(value))
+    return value
+
+
+def model_document(model, name: str) -> dict:
+    """The JSON-ready document of `model`, stored under the object name `name`."""
+    formula = model.formula
+    return {
+        "format": FORMAT, "version": VERSION, "object": name, "experiment": model.name,
+        "formula": {"text": str(formula), "name": formula.name,
+                    "terms": [str(t) for t in formula.terms],
+                    "indices": [t.constant.index for t in formula.terms]},
+        "settings": dataclasses.asdict(model.settings),
+        "pieces": [plain(dataclasses.asdict(p)) for p in model.pieces],
+        "cuts": [plain(dataclasses.asdict(c)) for c in model.cuts],
+        "warnings": list(model.warnings), "insignificant": list(model.insignificant),
+        "excluded": model.excluded, "sample_points": plain(model.sample_points),
+        "median_rel_error": plain(model.median_rel_error), "max_rel_error": plain(model.max_rel_error),
+        "error": "relative error = |predicted - measured| / measured; times in seconds",
+    }
+
+
+def write_model(model, name: str, path: str) -> None:
+    """Write `model` as a JSON document to `path` (OSError when it cannot be written)."""
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(model_document(model, name), f, indent=1)
+        f.write("\n")
+
+
+def read_model(path: str):
+    """The (object name, Model) stored in the JSON file `path`; ModelFileError when it is not
+    a llac model document."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            document = json.load(f)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ModelFileError(f"cannot read model file {path!r}: {err}") from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise ModelFileError(f"{path!r} is not a llac model file (written by export NAME \"FILE.json\")")
+    if document.get("version") != VERSION:
+        raise ModelFileError(f"{path!r} is a llac model file of version {document.get('version')!r}; "
+                             f"this llac reads version {VERSION}")
+    try:
+        return _name(document["object"]), _checked(_model(document))
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as err:
+        raise ModelFileError(f"{path!r} is a damaged llac model file: {type(err).__name__} {err}") from None
+
+
+def _name(name) -> str:
+    from llac.commands.parse import name_ok
+    if not isinstance(name, str) or not name_ok(name):
+        raise ValueError(f"the object name {name!r} is not a llac name")
+    return name
+
+
+def _checked(model):
+    """`model` when its parts fit together (so that predict and the reports can use it)."""
+    from llac.model import FitSettings
+    k, variables = len(model.formula.terms), set(model.formula.variables)
+    for field in dataclasses.fields(FitSettings):
+        default, value = field.default, getattr(model.settings, field.name)
+        if type(value) is not type(default) and not (type(default) is float and type(value) is int):
+            raise ValueError(f"setting {field.name} is {value!r}")
+    if not model.pieces:
+        raise ValueError("no intervals")
+    for piece in model.pieces:
+        shapes = [a.shape for a in (piece.constants, piece.stderr, piece.pvalues)]
+        if shapes != [(k,)] * 3 or piece.cov.shape != (k, k) or \
+                set(piece.region) != variables or set(piece.measured_range) != variables:
+            raise ValueError("an interval does not match the formula")
+    if not variables | {"time", "count"} <= set(model.sample_points) or \
+            len({len(v) for v in model.sample_points.values()}) > 1:
+        raise ValueError("the sample points do not match the formula")
+    return model
+
+
+def _model(document: dict):
+    from llac.model import Cut, FitSettings, Model, Piece
+    arrays = ("constants", "stderr", "pvalues", "cov")
+    numbers = ("median_rel_error", "max_rel_error", "r2", "scale")
+    pieces = tuple(Piece(**{**p, **{k: _floats(p[k]) for k in arrays}, **{k: float(p[k]) for k in numbers},
+                            "region": _region(p["region"]), "measured_range": _region(p["measured_range"]),
+                            "dropped": tuple(p["dropped"])})
+                   for p in document["pieces"])
+    cuts = tuple(Cut(**{k: v if k == "variable" else float(v) for k, v in c.items()})
+                 for c in document["cuts"])
+    return Model(document["experiment"], _formula(document["formula"]),
+                 FitSettings(**document["settings"]), pieces, cuts, tuple(document["warnings"]),
+                 tuple(document["insignificant"]), int(document["excluded"]),
+                 {k: _floats(v) for k, v in document["sample_points"].items()},
+                 float(document["median_rel_error"]), float(document["max_rel_error"]))
+
+
+def _floats(values) -> np.ndarray:
+    return np.array(values, dtype=float)
+
+
+def _region(region: dict) -> dict:
+    return {v: (float(low), float(high)) for v, (low, high) in region.items()}
+
+
+def _formula(data: dict) -> Formula:
+    """Rebuild the formula from its terms: parsed with the constants numbered 0, 1, ... (as
+    `parse_formula` requires), then given back their own indices."""
+    name, indices = data["name"], data["indices"]
+    renumbered = [term.replace(f"{name}[{i}]", f"{name}[{k}]", 1)
+                  for k, (term, i) in enumerate(zip(data["terms"], indices))]
+    try:
+        parsed = parse_formula(" + ".join(renumbered))
+    except FormulaError as err:
+        raise ValueError(f"bad formula: {err.message}") from None
+    terms = tuple(dataclasses.replace(t, constant=Constant(name, i)) for t, i in zip(parsed.terms, indices))
+    formula = Formula(data["text"], name, terms, parsed.variables)
+    if str(formula) != data["text"]:
+        raise ValueError(f"the terms do not give the formula {data['text']!r}")
+    return formula

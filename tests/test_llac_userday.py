@@ -1,0 +1,277 @@
+"""The user's day (issue 8, items 14, 16, 19, 7): the promised pipe `cat trace | llac -c "fit f;
+predict"`, `fit` and `predict` alone, `report`, the help listing, models shown, exported and
+loaded back as JSON, `--format json|csv`, one error sign with units, and the `drop` hint.
+
+The trace is real: samples/matinit built and run by `call run` (N up to 512)."""
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from llac.commands.modeling import droppable
+from llac.formula import parse_formula
+from llac.session import Session
+
+REPO = Path(__file__).resolve().parent.parent
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+@pytest.fixture(scope="module")
+def trace(tmp_path_factory) -> Path:
+    """samples/matinit's trace, from a real `call run` (sizes 16..512, 5 repetitions)."""
+    work = tmp_path_factory.mktemp("matinit")
+    shutil.copy(REPO / "samples" / "matinit" / "matinit.c", work)
+    done = subprocess.run([sys.executable, "-m", "call", "run", "matinit.c", "--", "512"], cwd=work,
+                          env=ENV, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return work / "matinit.cll.1.dat"
+
+
+def llac(*args, cwd, stdin=None):
+    done = subprocess.run([sys.executable, "-m", "llac", *args], cwd=cwd, env=ENV, text=True,
+                          capture_output=True, timeout=120,
+                          **({"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}))
+    assert "Traceback" not in done.stderr
+    return done
+
+
+def pipe(trace: Path, statements: str, *options):
+    """`cat TRACE | llac -c STATEMENTS`, through a real shell pipe as the README writes it."""
+    command = f'cat "{trace}" | "{sys.executable}" -m llac -c "$STATEMENTS" ' + " ".join(options)
+    done = subprocess.run(["sh", "-c", command], cwd=trace.parent, capture_output=True, text=True,
+                          env={**ENV, "STATEMENTS": statements}, timeout=120)
+    assert "Traceback" not in done.stderr
+    return done
+
+
+def session_with(trace: Path) -> Session:
+    session = Session()
+    list(session.execute(f'load "{trace}"'))
+    return session
+
+
+# ---------------------------------------------------------------- item 14: the pipe, fit, predict, report
+
+def test_the_promised_pipe_fits_and_predicts_the_last_model_at_its_points(trace):
+    done = pipe(trace, "fit rowinit; predict")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "model of rowinit" in out and "prediction by the model of rowinit" in out
+    table = out[out.index("prediction by the model"):].splitlines()
+    assert table[1].split()[:3] == ["N", "measured", "[s]"]
+    rows = [line.split() for line in table[3:] if re.match(r"\s*\d", line)]
+    assert [float(r[0]) for r in rows][:3] == [16, 18, 20] and float(rows[-1][0]) == 512
+    measured, predicted, error = (np.array([float(r[i]) for r in rows]) for i in (1, 2, 5))
+    # the sign: positive when the model predicts more (4 printed digits: within 0.1 points)
+    np.testing.assert_allclose(error, 100 * (predicted - measured) / measured, atol=0.1)
+    assert "error = (predicted - measured) / measured; |error|: median" in out
+
+
+def test_fit_alone_fits_every_experiment_compactly_and_predict_takes_the_last(trace):
+    done = pipe(trace, "fit; list; predict")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert out.count("model of rowinit:") == 1 and out.count("model of colinit:") == 1
+    assert "sets ℵ" not in out and "  interval 1: " in out          # compact: one line an interval
+    assert re.search(r"^rowinit\.model\s+model", out, re.M) and re.search(r"^colinit\.model\s+model", out, re.M)
+    assert "prediction by the model of colinit" in out               # the last one fitted
+
+
+def test_predict_alone_before_any_fit_is_one_clear_error(trace):
+    done = pipe(trace, "predict")
+    assert done.returncode == 1
+    assert "no model to predict with yet: fit an experiment first" in done.stderr
+    done = llac("-c", "fit", cwd=trace.parent)
+    assert done.returncode == 1 and "no experiments to fit: load a trace first" in done.stderr
+
+
+def test_report_summarises_every_experiments_model_in_one_table(trace):
+    done = pipe(trace, "report", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    [table] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert table["columns"] == ["experiment", "formula", "interval", "constants", "median |error|",
+                                "max |error|", "warnings"]
+    named = [row for row in table["rows"] if row["experiment"]]
+    assert [row["experiment"] for row in named] == ["rowinit", "colinit"]
+    assert named[0]["formula"] == "rowinit[0] + rowinit[1]*N + rowinit[2]*N*N"
+    for row in table["rows"]:
+        assert len(row["constants"].split(", ")) == 3 and row["median |error|"].endswith("%")
+    assert "had no model: fitted it" in done.stderr                  # news goes to stderr
+    text = pipe(trace, "report").stdout
+    assert len(text.splitlines()) < 25 and max(map(len, text.splitlines())) < 160
+
+
+# ---------------------------------------------------------------- item 16: help, show, JSON, --format
+
+def test_help_lists_what_can_be_typed_and_the_object_making_sources_apart(trace):
+    out = llac("-c", "help", cwd=trace.parent).stdout
+    commands, making = out.split("Making objects:")
+    listed = re.findall(r"^  (\S+)\s", commands, re.M)
+    assert {"load", "fit", "predict", "report", "plot", "help"} <= set(listed)
+    assert not {"=", "copy", "where", "with", "formula", "table3", "merge", "aggregate"} & set(listed)
+    for word in ("copy", "where", "with", "formula", "merge", "aggregate"):
+        assert re.search(rf"\shelp {word}$", making, re.M)
+    for topic in ("where", "table3", "copy"):
+        done = llac("-c", f"help {topic}", cwd=trace.parent)
+        assert done.returncode == 0 and "Examples:" in done.stdout
+
+
+def test_show_and_describe_of_a_model_reprint_its_intervals_and_constants(trace):
+    done = pipe(trace, "m = fit rowinit; show m; describe m")
+    assert done.returncode == 0, done.stderr
+    reports = done.stdout.split("model of rowinit: ")
+    assert len(reports) == 4                                         # fit, show, describe
+    assert reports[2].strip() == reports[3].strip()
+    assert "interval 1:" in reports[2] and "rowinit[2]" in reports[2] and " ± " in reports[2]
+
+
+def test_a_model_exported_as_json_predicts_the_same_after_load_in_another_process(trace):
+    work = trace.parent
+    done = llac("-c", f'load "{trace.name}"; fit rowinit; drop rowinit rowinit[1]; '
+                f'export rowinit.model "m.json"; predict rowinit N=10..20000 *1.5',
+                "--format", "json", cwd=work)
+    assert done.returncode == 0, done.stderr
+    before = json.loads(done.stdout.splitlines()[-1])
+    document = json.loads((work / "m.json").read_text())
+    assert document["formula"]["text"] == "rowinit[0] + rowinit[2]*N*N"
+    assert {"pieces", "settings", "cuts", "warnings", "median_rel_error"} <= set(document)
+    again = llac("-c", 'load "m.json" as m; predict m N=10..20000 *1.5', "--format", "json", cwd=work)
+    assert again.returncode == 0, again.stderr
+    after = json.loads(again.stdout)
+    assert after["rows"] == before["rows"] and after["notes"] == before["notes"]
+
+
+def test_loading_a_json_that_is_not_a_model_is_one_message(tmp_path):
+    (tmp_path / "x.json").write_text('{"a": 1}')
+    (tmp_path / "bad.json").write_text('{"a": ')
+    for name, message in (("x.json", "is not a llac model file"), ("bad.json", "cannot read model file")):
+        done = llac("-c", f'load "{name}"', cwd=tmp_path)
+        assert done.returncode == 1 and message in done.stderr
+
+
+def test_format_csv_gives_parseable_rows_for_fit_and_predict(trace):
+    done = pipe(trace, "fit colinit; predict colinit N=1000,2000", "--format", "csv")
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.reader(io.StringIO(done.stdout)))
+    assert rows[0] == ["model", "interval", "region", "constant", "value", "stderr", "p"]
+    start = rows.index(["N", "predicted [s]", "low [s]", "high [s]", "interval"])
+    constants = rows[1:start]
+    assert {r[3] for r in constants} == {"colinit[0]", "colinit[1]", "colinit[2]"}
+    assert all(float(r[4]) == float(r[4]) for r in constants)
+    assert [float(r[0]) for r in rows[start + 1:]] == [1000, 2000]
+    assert all(float(r[1]) > 0 for r in rows[start + 1:])
+    assert "created colinit" in done.stderr and "created colinit" not in done.stdout
+
+
+@given(st.lists(st.floats(1, 1e7, allow_nan=False), min_size=1, max_size=8))
+def test_json_round_trip_predicts_identically_anywhere(trace_model, values):
+    from llac.modelio import read_model
+    model, path = trace_model
+    _, loaded = read_model(path)
+    a, b = model.predict({"N": values}), loaded.predict({"N": values})
+    for field in ("values", "lower", "upper", "piece", "extrapolated"):
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+    assert a.notes == b.notes
+
+
+@pytest.fixture(scope="module")
+def trace_model(trace, tmp_path_factory):
+    from llac.modelio import write_model
+    session = session_with(trace)
+    list(session.execute("fit rowinit"))
+    path = tmp_path_factory.mktemp("json") / "rowinit.json"
+    write_model(session.objects["rowinit.model"], "rowinit.model", str(path))
+    return session.objects["rowinit.model"], str(path)
+
+
+# ---------------------------------------------------------------- item 7: the drop hint
+
+def test_the_drop_hint_never_suggests_what_makes_the_fit_worse(trace):
+    done = pipe(trace, "fit rowinit; drop rowinit")
+    session = session_with(trace)
+    list(session.execute("fit rowinit"))
+    model = session.objects["rowinit.model"]
+    suggested = droppable(model, session.objects["rowinit"])
+    for name in suggested:      # only constants insignificant in every interval
+        i = model.formula.constants.index(name)
+        assert all(p.pvalues[i] > model.settings.alpha for p in model.pieces)
+    if suggested:
+        assert f"try: drop rowinit {', '.join(suggested)}" in done.stdout
+        before, after = map(float, re.search(r"median relative error ([\d.]+)% -> ([\d.]+)%",
+                                             done.stdout).groups())
+        assert after <= 1.2 * before + 0.01                          # DROP_TOLERANCE, 2 digits
+    else:
+        assert "try: drop" not in done.stdout
+        assert done.returncode == 1 and "can be dropped without making the fit worse" in done.stderr
+
+
+def test_a_drop_that_makes_the_fit_worse_says_so_with_the_errors_before_and_after(trace):
+    done = pipe(trace, "fit rowinit; drop rowinit rowinit[2]")
+    assert done.returncode == 0, done.stderr
+    found = re.search(r"dropped rowinit\[2\]: median relative error ([\d.]+)% -> ([\d.]+)%", done.stdout)
+    before, after = map(float, found.groups())
+    assert after > 1.2 * before
+    assert f"warning: dropping rowinit[2] made the fit worse (median relative error {before:.2f}% " \
+           f"-> {after:.2f}%)" in done.stderr
+
+
+def test_a_constant_that_is_zero_everywhere_is_suggested_and_one_insignificant_in_one_interval_is_not():
+    from test_model import grid, synthetic, N_VALUES
+    from llac.model import FitSettings, fit_experiment
+    data = synthetic("f[0] + f[1]*N", grid(reps=3, N=N_VALUES), [1e-12, 1e-9], noise=0.03, seed=5)
+    model = fit_experiment(data, FitSettings(prune=False))
+    assert droppable(model, data) == ("f[0]",)
+    # f[1] carries N > 64 but is negligible below: it must not be suggested
+    n = np.repeat(np.array(N_VALUES, dtype=float), 3)
+    rng = np.random.default_rng(3)
+    time = np.where(n <= 64, 1e-6, 1e-6 + 1e-8 * n * n) * rng.normal(1, 0.01, len(n))
+    two = data.replace(columns={"N": n, "time": time}, formula=parse_formula("f[0] + f[1]*N*N"))
+    model = fit_experiment(two, FitSettings(prune=False))
+    if len(model.pieces) > 1:
+        assert "f[1]" not in droppable(model, two)
+
+
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                           max_leaves=6)
+
+
+@given(st.data())
+def test_a_damaged_model_file_is_refused_with_one_message(trace_model, tmp_path_factory, data):
+    """Any value replaced anywhere in a model document: loaded, or one ModelFileError."""
+    from llac.modelio import ModelFileError, read_model
+    _, path = trace_model
+    document = json.loads(Path(path).read_text())
+    node = document
+    while True:
+        keys = list(node) if isinstance(node, dict) else list(range(len(node)))
+        key = data.draw(st.sampled_from(keys))
+        if not isinstance(node[key], (dict, list)) or not node[key] or data.draw(st.booleans()):
+            break
+        node = node[key]
+    node[key] = data.draw(JSON_VALUES)
+    damaged = tmp_path_factory.mktemp("damaged") / "m.json"
+    damaged.write_text(json.dumps(document))
+    try:
+        read_model(str(damaged))
+    except ModelFileError as err:
+        assert "m.json" in str(err)
+
+
+def test_predict_alone_after_its_model_was_deleted_and_json_of_an_experiment_say_what_to_do(trace):
+    from llac.errors import LlacError
+    session = session_with(trace)
+    list(session.execute("fit rowinit; delete rowinit.model"))
+    with pytest.raises(LlacError, match=r"the last model made, rowinit\.model, is gone"):
+        list(session.execute("predict"))
+    with pytest.raises(LlacError, match=r"json is for models, e.g. export rowinit\.model"):
+        list(session.execute('export rowinit "x.json"'))
