@@ -18,10 +18,12 @@ SWEEP = """#include <stdio.h>
 #include <unistd.h>
 #pragma cll parallel OpenMP procs = 1:4:2
 int main(int argc, char **argv) {
-    int steps = argc > 1 ? 100000 : 3;
+    const char *threads = getenv("OMP_NUM_THREADS");
+    int long_from = argc > 1 ? atoi(argv[1]) : 0;       /* P from which a run lasts minutes */
+    int steps = long_from > 0 && (threads ? atoi(threads) : 1) >= long_from ? 100000 : 3;
     for (int N = 1; N <= steps; N++) {
         #pragma cll step step[0] + step[1]*N
-        usleep(argc > 1 ? 2000 : 1);
+        usleep(steps > 3 ? 2000 : 1);
         #pragma cll end step
         if (N == 3) { printf("started P=%s\\n", getenv("OMP_NUM_THREADS") ? getenv("OMP_NUM_THREADS") : "1"); fflush(stdout); }
     }
@@ -91,12 +93,16 @@ def test_progress_is_plain_when_the_program_writes_to_the_same_terminal(tmp_path
     assert "call: run 2 of 3 (P=2): .cll-build/sweep\r\nstarted P=2\r\n" in drawn
 
 
-def start_sweep(tmp_path, *options):
-    """Start a long `call run` sweep of SWEEP in its own session (its own process group)."""
+def start_sweep(tmp_path, *options, long_from=1):
+    """Start a `call run` sweep of SWEEP in its own session (its own process group), whose
+    runs last minutes from P = `long_from` on. SIGINT is reset to its default in the child:
+    a shell's background job (CI, an editor's terminal) starts with it ignored, and then
+    neither call nor the program would see a Ctrl-C."""
     (tmp_path / "sweep.c").write_text(SWEEP)
-    return subprocess.Popen([sys.executable, "-m", "call", "run", "sweep.c", *options, "--", "long"],
+    return subprocess.Popen([sys.executable, "-m", "call", "run", "sweep.c", *options, "--", str(long_from)],
                             cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def trace_header(path: Path) -> dict[str, str]:
@@ -107,7 +113,7 @@ def trace_header(path: Path) -> dict[str, str]:
 
 
 def test_ctrl_c_on_the_group_keeps_the_partial_trace_and_says_where(tmp_path):
-    process = start_sweep(tmp_path)
+    process = start_sweep(tmp_path, long_from=2)
     assert process.stdout.readline() == "started P=1\n"
     assert process.stdout.readline() == "started P=2\n"
     os.killpg(process.pid, signal.SIGINT)          # what a terminal's Ctrl-C does
