@@ -45,7 +45,7 @@ class RelativeFit:
     @property
     def median_rel_error(self) -> float:
         """Median relative error over the points."""
-        return float(np.median(self.rel_error))
+        return median(self.rel_error)
 
     @property
     def max_rel_error(self) -> float:
@@ -55,6 +55,16 @@ class RelativeFit:
     def ssr(self, time: np.ndarray) -> float:
         """The weighted (relative) residual sum of squares, sum(((t - fit)/base)²)."""
         return float(np.sum(((time - self.fitted) / self.base) ** 2))
+
+
+def median(values: np.ndarray) -> float:
+    """The median of a non-empty array, equal to np.median's (NaN if any value is NaN) but
+    without np.median's import of numpy.ma, 20 ms of every fitting run's start-up."""
+    ordered = np.sort(values)           # NaN sorts last
+    n = len(ordered)
+    if np.isnan(ordered[-1]):
+        return float("nan")
+    return float(ordered[n // 2]) if n % 2 else float((ordered[n // 2 - 1] + ordered[n // 2]) / 2)
 
 
 def relative_fit(design: np.ndarray, time: np.ndarray) -> RelativeFit:

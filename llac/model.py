@@ -16,7 +16,7 @@ import numpy as np
 
 from llac import student_t
 from llac.experiment import Experiment
-from llac.fit import FitError, FitSettings, fit_statistics, relative_fit
+from llac.fit import FitError, FitSettings, fit_statistics, median, relative_fit
 from llac.fit_data import SamplePoints, check_identifiable, sample_points
 from llac.formula import Formula
 from llac.split import Cut, Leaf, split_points
@@ -154,7 +154,7 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
     warnings = _warnings(formula, points, pieces, cuts, settings) + notes + _dropped_notes(formula, pieces)
     data = {**points.variables, "time": points.time, "count": points.count}
     return Model(experiment.name, formula, settings, pieces, tuple(cuts), tuple(warnings),
-                 insignificant, points.excluded, data, float(np.median(errors)), float(np.max(errors)))
+                 insignificant, points.excluded, data, median(errors), float(np.max(errors)))
 
 
 def _design(formula: Formula, columns: dict[str, np.ndarray], n: int) -> np.ndarray:

@@ -1,12 +1,13 @@
 """llac's numpy statistics of a relative fit (llac.fit.fit_statistics) against statsmodels'
 WLS, which computed them before: the same constants, standard errors, covariance, p-values,
-R², scale and degrees of freedom to 1e-9 relative, on seeded and on generated data."""
+R², scale and degrees of freedom to 1e-9 relative, on seeded and on generated data; and the
+median that replaces np.median."""
 import numpy as np
 import pytest
 import statsmodels.api as sm
 from hypothesis import given, strategies as st
 
-from llac.fit import fit_statistics, relative_fit
+from llac.fit import fit_statistics, median, relative_fit
 from llac.formula import parse_formula
 
 RTOL = 1e-9
@@ -75,3 +76,10 @@ def test_statistics_equal_statsmodels_wls_on_generated_data(n, k, noise, seed):
     constants = 10.0 ** rng.uniform(-9, -3, k)
     time = design @ constants * rng.lognormal(0, noise, len(sizes))
     assert_same(design, time)
+
+
+@given(st.lists(st.floats(-1e300, 1e300) | st.just(np.nan), min_size=1, max_size=30))
+def test_median_equals_numpy(values):
+    array = np.array(values)
+    expected = np.median(array)
+    assert median(array) == expected or (np.isnan(expected) and np.isnan(median(array)))
