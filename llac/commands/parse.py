@@ -156,6 +156,8 @@ class StatementBuilder(Transformer):
             if kind in options:
                 raise LlacError(f"plot option {kind!r} given twice", span_of(meta))
             options[kind] = value
+        if "to" in options:
+            options["path"], options["replace"] = options.pop("to")
         return ast.Plot(_name(children[0]), span=span_of(meta), **options)
 
     def vs(self, meta, children):
@@ -169,6 +171,9 @@ class StatementBuilder(Transformer):
 
     def residuals(self, meta, children):
         return ("residuals", True)
+
+    def to(self, meta, children):
+        return ("to", (_string(children[0]), len(children) > 1))     # STRING [REPLACE]
 
     def export(self, meta, children):
         fmt = _name(children[2]) if len(children) > 2 and children[2] is not None else None
