@@ -187,7 +187,7 @@ def log_ticks(low: float, high: float, most: int = 8) -> tuple[list[float], list
     values = [10.0 ** d for d in range(int(np.floor(lo)), int(np.ceil(hi)) + 1) if inside(d)]
     if len(values) < 3:
         values = [m * 10.0 ** d for d in range(int(np.floor(lo)), int(np.ceil(hi)) + 1)
-                  for m in (1, 2, 5) if inside(np.log10(m * 10.0 ** d))] or [low, high]
+                  for m in (1, 2, 5) if inside(np.log10(m * 10.0 ** d))] or sorted({low, high})
     values = values[::-(-len(values) // most)]
     return [float(np.log10(v)) for v in values], [tick_label(v) for v in values]
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 from llac.commands import keywords
 from llac.commands.parse import parse
@@ -173,3 +174,14 @@ def test_plot_to_parses():
     assert (p.path, p.replace, p.residuals) == ("x.txt", True, True)
     (p,) = parse('plot replace', keywords())             # `replace` is still a fine name
     assert p.obj.text == "replace" and p.path is None
+
+
+@given(st.floats(-12, 12), st.floats(0, 24))
+def test_log_ticks_are_few_increasing_inside_and_read_as_their_values(low_exponent, span):
+    low, high = 10.0 ** low_exponent, 10.0 ** (low_exponent + span)
+    positions, labels = log_ticks(low, high)
+    assert 1 <= len(positions) <= 8 and len(labels) == len(positions)
+    assert all(a < b for a, b in zip(positions, positions[1:]))
+    assert all(np.log10(low) - 1e-9 <= p <= np.log10(high) + 1e-9 for p in positions)
+    for position, label in zip(positions, labels):
+        assert len(label) <= 8 and float(label) == pytest.approx(10.0 ** position, rel=5e-3)   # 3 digits
