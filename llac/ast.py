@@ -127,6 +127,8 @@ class Plot(Statement):
     by: Name | None = None
     scale: str = "linear"
     residuals: bool = False
+    path: str | None = None       # `to "file.txt"` / `to "page.html"`: save instead of showing
+    replace: bool = False         # `to "file" replace`: overwrite an existing file
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ sets ℵ), and predict with prediction intervals. docs/method.md describes the m
     model.pieces[0].constants, model.cuts, model.warnings
     model.predict({"N": [1e6, 2e6], "P": 8}).values
 
-statsmodels and scipy are imported only when a fit or prediction runs.
+Only numpy computes: statsmodels and scipy are not imported (their import cost a second).
 """
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from typing import Mapping
 
 import numpy as np
 
+from llac import student_t
 from llac.experiment import Experiment
-from llac.fit import FitError, FitSettings, fit_statistics, relative_fit
+from llac.fit import FitError, FitSettings, fit_statistics, median, relative_fit
 from llac.fit_data import SamplePoints, check_identifiable, sample_points
 from llac.formula import Formula
 from llac.split import Cut, Leaf, split_points
@@ -81,7 +82,6 @@ class Model:
     def predict(self, points: Mapping[str, np.ndarray | float]) -> Prediction:
         """Predict the time at `points` (variable -> values, broadcast together) with the
         constants of the piece containing each point, and a multiplicative prediction interval."""
-        from scipy import stats
         missing = [v for v in self.formula.variables if v not in points]
         if missing:
             raise FitError(f"predict needs a value for {missing[0]} (the formula {self.formula} "
@@ -101,7 +101,7 @@ class Model:
             values[rows] = x @ p.constants
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 relative_var = np.einsum("ij,jk,ik->i", x, p.cov, x) / values[rows] ** 2 + p.scale ** 2
-                q = stats.t.ppf(1 - self.settings.alpha / 2, p.df) if p.df > 0 else np.nan
+                q = student_t.quantile(self.settings.alpha / 2, p.df) if p.df > 0 else np.nan
                 spread[rows] = q * np.sqrt(relative_var)
         bounds = np.sort(np.stack([values * np.exp(-spread), values * np.exp(spread)]), axis=0)
         extrapolated, notes = self._extrapolation(columns, piece)
@@ -160,7 +160,7 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
     warnings = _warnings(formula, points, pieces, cuts, settings) + notes + _dropped_notes(formula, pieces)
     data = {**points.variables, "time": points.time * unit, "count": points.count}
     return Model(experiment.name, formula, settings, tuple(_in_unit(p, unit) for p in pieces), tuple(cuts),
-                 tuple(warnings), insignificant, points.excluded, data, float(np.median(errors)),
+                 tuple(warnings), insignificant, points.excluded, data, median(errors),
                  float(np.max(errors)))
 
 

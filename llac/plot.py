@@ -1,77 +1,231 @@
-"""Terminal plots of a model and its measurements with plotext (imported only here, lazily).
+"""Plots of a model and its measurements with plotext (imported only here, lazily): text for
+a terminal (sized to it, coloured where it has colour), for a file or a pipe (80 columns,
+no colour), or a web page.
 
-One figure: the measured times (median per sample point) as markers, the model as one line
-per interval, dotted vertical lines at the cuts of the x variable; or the relative residuals.
+One figure: the measured times (median per sample point) as one marker per interval, the
+model as one line per interval, dotted vertical lines at the cuts of the x variable, or the
+relative residuals; the legend goes below the figure, where it hides no data. Log axes are
+drawn as log10 of the values with readable ticks (1e3, 1e4 ...), so cut lines stay visible.
 """
 from __future__ import annotations
 
+import html
+import os
+import shutil
+import textwrap
+from dataclasses import dataclass, field
+
 import numpy as np
 
-WIDTH, HEIGHT = 78, 22
+WIDTH, HEIGHT = 78, 22          # a plot in a script, a pipe or a text file: 80 columns
+HTML_WIDTH, HTML_HEIGHT = 110, 32
 MODEL_POINTS = 60
 SERIES_MARKERS = ("x", "o", "+", "*")
+MEASURED_MARKERS = ("x", "o", "+", "*", "#", "%")     # per interval: measured points
+LINE_MARKERS = (".", ":", "~", "=", "-", "'")         # per interval: the model's line
+COLORS = ("blue", "red", "green", "magenta", "cyan", "orange")
+
+
+@dataclass(frozen=True)
+class Canvas:
+    """Where a figure goes: its size in characters and whether it may use colour."""
+    width: int = WIDTH
+    height: int = HEIGHT
+    color: bool = False
+
+
+def terminal_canvas(stream) -> Canvas:
+    """The canvas for text printed on `stream`: the terminal's size and colour when `stream`
+    is a terminal (colour unless NO_COLOR is set and not empty, or TERM is dumb), else 80
+    columns without colour, so that a script's or a pipe's output reads in a file."""
+    if not (hasattr(stream, "isatty") and stream.isatty()):
+        return Canvas()
+    columns, lines = shutil.get_terminal_size((WIDTH + 2, HEIGHT + 8))
+    color = not os.environ.get("NO_COLOR") and os.environ.get("TERM", "") != "dumb"
+    return Canvas(min(max(columns - 2, 40), 240), min(max(lines - 8, 12), 80), color)
+
+
+@dataclass
+class _Axes:
+    """The axes of one model figure: names, log or linear, and the legend collected while drawing."""
+    x_name: str
+    logx: bool
+    logy: bool
+    legend: list[str] = field(default_factory=list)
+    left_out: dict = field(default_factory=dict)    # variable -> points a log axis cannot show
+    shown: int = 0
+
+    def leave_out(self, x: np.ndarray, y: np.ndarray, y_name: str) -> np.ndarray:
+        """Which points can be drawn (`keep`); those a log axis cannot show are counted by the
+        variable at fault, for the note that says so."""
+        keep = self.keep(x, y)
+        for name, values, logarithmic in ((self.x_name, x, self.logx), (y_name, y, self.logy)):
+            if logarithmic and (count := int(np.sum(~(values > 0) & np.isfinite(values)))):
+                self.left_out[name] = self.left_out.get(name, 0) + count
+        self.shown += int(keep.sum())
+        return keep
+
+    def notes(self) -> list[str]:
+        """One note per variable whose non-positive values a log axis left out."""
+        return [f"{count} sample point{'s' * (count != 1)} with {name} <= 0 left out (a log "
+                f"axis shows only positive values)" for name, count in self.left_out.items()]
+
+    def x(self, values: np.ndarray) -> np.ndarray:
+        """x values as drawn (log10 on a log axis)."""
+        return np.log10(values) if self.logx else values
+
+    def y(self, values: np.ndarray) -> np.ndarray:
+        """y values as drawn (log10 on a log axis)."""
+        return np.log10(values) if self.logy else values
+
+    def keep(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Which points can be drawn: finite, and positive on a log axis."""
+        ok = np.isfinite(x) & np.isfinite(y)
+        return ok & (x > 0 if self.logx else True) & (y > 0 if self.logy else True)
 
 
 def plot_model(model, vs: str | None = None, by: str | None = None, scale: str = "linear",
-               residuals: bool = False, width: int = WIDTH, height: int = HEIGHT) -> str:
-    """The figure as plain text, `width` columns wide (readable in 80 columns)."""
+               residuals: bool = False, canvas: Canvas = Canvas()) -> str:
+    """The figure as text: the measurements (one marker per interval), the model's line per
+    interval, the cuts of the x variable as dotted lines, and a legend below the figure (so
+    that it hides no data); ANSI colours when `canvas.color`."""
+    built = _model_figure(model, vs, by, scale, residuals, canvas)
+    if isinstance(built, str):
+        return built
+    figure, legend = built
+    return figure.build().string(colorless=not canvas.color) + "\n" + legend
+
+
+def plot_model_html(model, vs: str | None = None, by: str | None = None, scale: str = "linear",
+                    residuals: bool = False) -> str:
+    """The figure as a web page: the coloured figure, its legend and the table of the
+    measured sample points it shows."""
+    built = _model_figure(model, vs, by, scale, residuals, Canvas(HTML_WIDTH, HTML_HEIGHT, True))
+    title = html.escape(f"{model.name}: {model.formula}")
+    if isinstance(built, str):
+        body = f"<p>{html.escape(built)}</p>"
+    else:
+        figure, legend = built
+        body = f"{figure.build().html()}\n<pre>{html.escape(legend)}</pre>\n{_data_table(model)}"
+    return (f"<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n<title>{title}</title>\n"
+            "<style>pre {font-family: monospace; line-height: 1.05} "
+            "td, th {padding: 0 0.8em; text-align: right; font-family: monospace}</style>\n"
+            f"</head>\n<body>\n<h1>{title}</h1>\n{body}\n</body>\n</html>\n")
+
+
+def _data_table(model) -> str:
+    """The measured sample points as an HTML table: variables, time, records, interval."""
+    data, names = model.sample_points, list(model.formula.variables)
+    piece = model.predict({v: data[v] for v in names}).piece if names else np.zeros(len(data["time"]), int)
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in [*names, "time (s)", "records", "interval"])
+    rows = ["<tr>" + "".join(f"<td>{data[v][i]:g}</td>" for v in names)
+            + f"<td>{data['time'][i]:.6g}</td><td>{int(data['count'][i])}</td><td>{piece[i] + 1}</td></tr>"
+            for i in range(len(data["time"]))]
+    return f"<table>\n<tr>{head}</tr>\n" + "\n".join(rows) + "\n</table>"
+
+
+def _model_figure(model, vs, by, scale, residuals, canvas: Canvas):
+    """plotext's figure of the model and its legend text, or a one-line message when the
+    formula has no variable to plot against."""
     variables = model.formula.variables
     x_name = vs or (variables[0] if variables else None)
     if x_name is None:
         return f"{model.name}: the formula {model.formula} has no variable to plot against"
+    axes = _Axes(x_name, scale == "loglog", scale in ("log", "loglog") and not residuals)
+    figure = _figure(canvas.width, canvas.height, canvas.color)
     data = model.sample_points
-    shown, notes = _on_log_axes(data, x_name, scale, residuals)
-    if not shown.any():
-        return f"{model.name}: nothing to plot on log axes: {'; '.join(notes)}"
-    figure = _figure(width, height)
-    groups = np.unique(data[by][shown]) if by else [None]
-    for value in groups:
-        rows = shown if value is None else shown & (data[by] == value)
-        suffix = "" if value is None else f"{by}={value:g}"
-        _draw_group(figure, model, x_name, rows, suffix, residuals, scale != "linear")
+    groups = np.unique(data[by]) if by else [None]
+    for g, value in enumerate(groups):
+        rows = np.ones(len(data["time"]), bool) if value is None else data[by] == value
+        _draw_group(figure, model, axes, rows, None if value is None else g, residuals, canvas.color)
     for cut in model.cuts:
-        if cut.variable == x_name and not residuals and (scale != "loglog" or cut.value > 0):
-            figure.line(cut.value, orientation="vertical", style="dotted", label=f"cut {x_name}={cut.value:g}")
-    if scale in ("log", "loglog") and not residuals:
-        _log_scale(figure, "y", data["time"][shown], notes)
-    if scale == "loglog":
-        _log_scale(figure, "x", data[x_name][shown], notes)
+        if cut.variable == x_name and not residuals and (cut.value > 0 or not axes.logx):
+            figure.line(float(axes.x(np.array(cut.value))), orientation="vertical", style="dotted")
+            axes.legend.append(f"┊ cut {x_name}={cut.value:.4g}")
+    _ticks(figure, axes, model)
     figure.title(f"{model.name}: {'relative error of the model' if residuals else model.formula}")
-    figure.label(x_name, "x")
-    return "\n".join([figure.build().string(colorless=True), *(f"note: {n}" for n in notes)])
+    figure.label(x_name + (" (log scale)" if axes.logx else ""), "x")
+    if not axes.shown:
+        return f"{model.name}: nothing to plot on log axes: {'; '.join(axes.notes())}"
+    axes.legend += [f"note: {note}" for note in axes.notes()]
+    legend = _legend(model, axes, [f"{by}={value:g}" for value in groups] if by else [])
+    return figure, "\n".join(textwrap.fill(line, canvas.width, subsequent_indent="    ") for line in legend)
 
 
-def _on_log_axes(data: dict, x_name: str, scale: str, residuals: bool) -> tuple[np.ndarray, list[str]]:
-    """Which sample points a log axis can show (x > 0 on `loglog`, time > 0 on a log y axis),
-    and a note for each kind left out, so that no point disappears silently."""
-    shown, notes = np.ones(len(data["time"]), bool), []
-    checks = [(x_name, scale == "loglog"), ("time", scale in ("log", "loglog") and not residuals)]
-    for name, logarithmic in checks:
-        bad = logarithmic & ~(data[name] > 0)
-        if (count := int(bad.sum())):
-            notes.append(f"{count} sample point{'s' * (count != 1)} with {name} <= 0 "
-                         f"left out (a log axis shows only positive values)")
-            shown &= ~bad
-    return shown, notes
+def _legend(model, axes: _Axes, series: list[str]) -> list[str]:
+    """One line per interval (its markers and region), one per series under `by` (its line's
+    marker), then the cuts and notes."""
+    lines = []
+    for i, piece in enumerate(model.pieces):
+        where = ", ".join(_region_text(v, low, high) for v, (low, high) in piece.region.items()
+                          if np.isfinite(low) or np.isfinite(high)) or "everywhere"
+        line = "" if series else f", {LINE_MARKERS[i % len(LINE_MARKERS)]} model"
+        lines.append(f"{MEASURED_MARKERS[i % len(MEASURED_MARKERS)]} measured{line}: interval {i + 1} ({where})")
+    lines += [f"{LINE_MARKERS[g % len(LINE_MARKERS)]} model: {name}" for g, name in enumerate(series)]
+    return lines + axes.legend
 
 
-def _log_scale(figure, axis: str, values: np.ndarray, notes: list[str]) -> None:
-    """Make `axis` logarithmic, unless every value on it is the same: plotext pads such a
-    range down to 0 and fails on its logarithm, so the axis stays linear (with a note)."""
-    if len(values) and values.min() == values.max():
-        notes.append(f"the {axis} axis stays linear: every value on it is {values[0]:g}")
-        return
-    figure.ruler(axis).scale("log")
+def _region_text(variable: str, low: float, high: float) -> str:
+    """'N <= 1218', 'N > 1218' or '1218 < N <= 4096'."""
+    if np.isfinite(low) and np.isfinite(high):
+        return f"{low:.4g} < {variable} <= {high:.4g}"
+    return f"{variable} > {low:.4g}" if np.isfinite(low) else f"{variable} <= {high:.4g}"
 
 
-def _figure(width: int, height: int):
-    """plotext's figure, cleared, sized and colourless (terminal text that reads in a file)."""
+def _ticks(figure, axes: _Axes, model) -> None:
+    """Readable ticks: on a log axis (which holds log10 of the values) 100, 1e3, 1e4 ...;
+    on a linear x axis round steps (plotext's own would read 1.6e1, 3.5e2 ...)."""
+    data = model.sample_points
+    x = data[axes.x_name][np.isfinite(data[axes.x_name])]
+    for axis, active, values in (("x", axes.logx, x), ("y", axes.logy, data["time"])):
+        positive = values[np.isfinite(values) & (values > 0)] if active else ()
+        if len(positive):
+            figure.ruler(axis).ticks(*log_ticks(float(positive.min()), float(positive.max())))
+    if not axes.logx and len(x) and x.max() > x.min():
+        figure.ruler("x").ticks(*linear_ticks(float(x.min()), float(x.max())))
+
+
+def linear_ticks(low: float, high: float, most: int = 7) -> tuple[list[float], list[str]]:
+    """Ticks at multiples of a round step (1, 2 or 5 times a power of ten) from `low` to `high`."""
+    raw = (high - low) / (most - 1)
+    power = 10.0 ** np.floor(np.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    positions = np.arange(np.ceil(low / step), np.floor(high / step) + 1) * step
+    return [float(p) for p in positions], [tick_label(float(p)) for p in positions]
+
+
+def log_ticks(low: float, high: float, most: int = 8) -> tuple[list[float], list[str]]:
+    """Tick positions (log10 of the values) and labels for a log axis from `low` to `high`
+    (both > 0): the powers of ten inside, with 2 and 5 times them when fewer than three
+    powers fit, at most `most` ticks."""
+    lo, hi = np.log10(low), np.log10(high)
+    inside = lambda p: lo - 1e-9 <= p <= hi + 1e-9
+    values = [10.0 ** d for d in range(int(np.floor(lo)), int(np.ceil(hi)) + 1) if inside(d)]
+    if len(values) < 3:
+        values = [m * 10.0 ** d for d in range(int(np.floor(lo)), int(np.ceil(hi)) + 1)
+                  for m in (1, 2, 5) if inside(np.log10(m * 10.0 ** d))] or sorted({low, high})
+    values = values[::-(-len(values) // most)]
+    return [float(np.log10(v)) for v in values], [tick_label(v) for v in values]
+
+
+def tick_label(value: float) -> str:
+    """A short axis label: 0.01 ... 9999 as they are, else 1e4, 2e-5, 5e6."""
+    if value == 0 or 0.01 <= abs(value) < 10_000:
+        return f"{value:.4g}"
+    mantissa, exponent = f"{value:.2e}".split("e")
+    return f"{float(mantissa):g}e{int(exponent)}"
+
+
+def _figure(width: int, height: int, color: bool = False):
+    """plotext's figure, cleared and sized; without colour unless `color` (plain text reads
+    in a file)."""
     import plotext
 
     figure = plotext.figure
     figure.clear()
+    figure.parent().limit(False, False)      # the size asked for, not capped to the terminal's
     figure.plot_size(width, height)
-    figure.theme("colorless")
+    figure.theme("simple" if color else "colorless")
     return figure
 
 
@@ -99,32 +253,44 @@ def line_chart(title: str, x, series: dict, x_label: str, width: int = WIDTH, he
     return figure.build().string(colorless=True)
 
 
-def _draw_group(figure, model, x_name: str, rows: np.ndarray, suffix: str, residuals: bool,
-                logy: bool) -> None:
-    """Markers for the measurements of one group, and the model's line for each interval
-    (on a log axis, values <= 0 are left out)."""
+def _draw_group(figure, model, axes: _Axes, rows: np.ndarray, series: int | None, residuals: bool,
+                color: bool) -> None:
+    """The measurements of one group, each interval with its marker, and the model's line for
+    each interval: its marker and colour are the interval's, or under `by` the `series`'s (the
+    number of the group), so that both read without colour."""
+    import plotext
+
     data = model.sample_points
-    rows = rows & (data["time"] > 0) if logy and not residuals else rows
-    x, time = data[x_name][rows], data["time"][rows]
-    others = {v: data[v][rows] for v in model.formula.variables if v != x_name}
-    if residuals:
-        predicted = model.predict({x_name: x, **others}).values
-        figure.draw(figure.signal(list(x), list((predicted - time) / time), marker="x")
-                    .label(suffix or "(model-measured)/measured"))
-        return
-    if not len(x):
-        return
-    fixed = {v: np.median(vals) for v, vals in others.items()}
-    grid = np.unique(np.concatenate([np.geomspace(x.min(), x.max(), MODEL_POINTS) if x.min() > 0
-                                     else np.linspace(x.min(), x.max(), MODEL_POINTS), x]))
-    prediction = model.predict({x_name: grid, **{v: np.full(len(grid), c) for v, c in fixed.items()}})
-    first = prediction.piece.max() if len(prediction.piece) else -1
+    x, time = data[axes.x_name][rows], data["time"][rows]
+    others = {v: data[v][rows] for v in model.formula.variables if v != axes.x_name}
+    measured = model.predict({axes.x_name: x, **others})
+    y = (measured.values - time) / time if residuals else time
+    keep = axes.leave_out(x, y, "relative error" if residuals else "time")
+
+    def marker(symbols, i):
+        symbol, tint = symbols[i % len(symbols)], COLORS[(i if series is None else series) % len(COLORS)]
+        return plotext.marker(symbol, plotext.pixel(tint)) if color else symbol
+
+    if not residuals and keep.any():
+        _draw_model(figure, model, axes, x[keep], others,
+                    lambda i: marker(LINE_MARKERS, i if series is None else series))
+    for i in np.unique(measured.piece[keep]):     # after the lines: points stay on top
+        inside = keep & (measured.piece == i)
+        figure.draw(figure.signal(list(axes.x(x[inside])), list(axes.y(y[inside])),
+                                  marker=marker(MEASURED_MARKERS, max(int(i), 0))))
+
+
+def _draw_model(figure, model, axes: _Axes, x: np.ndarray, others: dict, marker) -> None:
+    """The model's line over the range of `x`, one per interval (`marker(i)`), the other
+    variables at their median."""
+    low, high = x.min(), x.max()
+    grid = np.unique(np.concatenate([np.geomspace(low, high, MODEL_POINTS) if low > 0
+                                     else np.linspace(low, high, MODEL_POINTS), x]))
+    fixed = {v: np.full(len(grid), np.median(vals)) for v, vals in others.items()}
+    prediction = model.predict({axes.x_name: grid, **fixed})
+    drawable = axes.keep(grid, prediction.values)
     for i in np.unique(prediction.piece):
-        inside = (prediction.piece == i) & ((prediction.values > 0) | (not logy))
+        inside = drawable & (prediction.piece == i)
         if i >= 0 and inside.sum() > 1:
-            line = figure.signal(list(grid[inside]), list(prediction.values[inside])).lines()
-            if not suffix or i == first:   # grouped: one legend entry per group
-                line.label(suffix or f"model, interval {i + 1}")
-            figure.draw(line)
-    measured = figure.signal(list(x), list(time), marker="x")
-    figure.draw(measured if suffix else measured.label("measured"))
+            figure.draw(figure.signal(list(axes.x(grid[inside])), list(axes.y(prediction.values[inside])),
+                                      marker=marker(int(i))).lines())

@@ -111,7 +111,8 @@ def test_a_numerically_singular_fit_is_one_clear_error(session):
 def test_loglog_plot_leaves_out_non_positive_points_with_a_note(session):
     run(session, "x = colinit with N = N - 16")
     out = text_of(run(session, "plot x loglog"))
-    assert "note: 1 sample point with N <= 0 left out" in out and "┌" in out
+    assert "note: 1 sample point with N <= 0 left out (a log axis" in out
+    assert "┌" in out
 
 
 def test_loglog_plot_with_nothing_positive_says_so(session):
@@ -122,7 +123,7 @@ def test_loglog_plot_with_nothing_positive_says_so(session):
 def test_log_plot_of_equal_times_keeps_a_linear_axis(session):
     run(session, "x = colinit with time = time*0 + 1")
     out = text_of(run(session, "plot x log"))
-    assert "note: the y axis stays linear: every value on it is 1" in out
+    assert re.search(r"^ *1┤ *x", out, re.M)     # one y tick, at the one value
 
 
 def test_predict_at_an_experiment_with_another_formula(tmp_path, monkeypatch):

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import os
+import sys
 
 import numpy as np
 
@@ -283,12 +285,19 @@ def report(session, statement: ast.Report):
                            "constants in index order",))]
 
 
-@command("plot", "plot NAME [vs VAR] [by VAR] [log|loglog] [residuals]", """Terminal plot of
+@command("plot", 'plot NAME [vs VAR] [by VAR] [log|loglog] [residuals] [to "FILE" [replace]]', """Plot of
          the measurements (median per sample point) and the model, one line per interval, with
          the cut points marked. `vs` picks the x variable (default: the formula's first), `by`
          draws one series per value of another variable, `log` makes y logarithmic and `loglog`
-         both axes, `residuals` plots the relative error of the model instead.""",
-         ["plot colinit", "plot fft vs N by P loglog", "plot colinit residuals"], ast.Plot)
+         both axes, `residuals` plots the relative error of the model instead. Each interval
+         has its own marker (and colour on a terminal that has colour; NO_COLOR turns it off),
+         under `by` each series its own line; the legend is below the figure, where it hides
+         no data. Log axes are labelled 100, 1e3, 1e4 ... and keep the cuts in view. On a terminal the plot fills its width; in a script
+         or a pipe it is 80 columns of plain text. `to "FILE.txt"` saves the text, `to
+         "FILE.html"` a web page with the figure in colour and the table of the data; an
+         existing file is kept unless `replace` follows its name.""",
+         ["plot colinit", "plot fft vs N by P loglog", "plot colinit residuals",
+          'plot colinit loglog to "colinit.html"', 'plot colinit to "colinit.txt" replace'], ast.Plot)
 def plot(session, statement: ast.Plot):
     model, notes = model_for(session, statement.obj)
     variables = model.formula.variables
@@ -300,7 +309,23 @@ def plot(session, statement: ast.Plot):
     if statement.by is not None and statement.by.text == x_name:
         raise LlacError(f"plot by {x_name}: the series variable must differ from the x variable "
                         f"{x_name} (choose one with vs)", statement.by.span)
-    from llac.plot import plot_model
-    text = plot_model(model, statement.vs.text if statement.vs else None,
-                      statement.by.text if statement.by else None, statement.scale, statement.residuals)
-    return [*notes, Text(text)]
+    from llac import plot as plots
+    options = (statement.vs.text if statement.vs else None, statement.by.text if statement.by else None,
+               statement.scale, statement.residuals)
+    if statement.path is None:
+        return [*notes, Text(plots.plot_model(model, *options, canvas=plots.terminal_canvas(sys.stdout)))]
+    kind = os.path.splitext(statement.path)[1].lower()
+    if kind not in (".txt", ".html", ".htm"):
+        raise LlacError(f"plot to {statement.path!r}: name a .txt file (text) or an .html file "
+                        f"(a web page)", statement.span)
+    page = plots.plot_model(model, *options) if kind == ".txt" else plots.plot_model_html(model, *options)
+    try:
+        with open(statement.path, "w" if statement.replace else "x", encoding="utf-8") as out:
+            out.write(page if page.endswith("\n") else page + "\n")
+    except FileExistsError:
+        raise LlacError(f"plot to {statement.path!r}: the file exists; write `replace` after its "
+                        f"name to overwrite it", statement.span) from None
+    except OSError as err:
+        raise LlacError(f"cannot write {statement.path!r}: {err.strerror or err}", statement.span) from None
+    return [*notes, Note(f"wrote the plot of {model.name} to {statement.path} "
+                         f"({'text' if kind == '.txt' else 'web page'})")]

@@ -179,6 +179,8 @@ class StatementBuilder(Transformer):
             if kind in options:
                 raise LlacError(f"plot option {kind!r} given twice", span_of(meta))
             options[kind] = value
+        if "to" in options:
+            options["path"], options["replace"] = options.pop("to")
         return ast.Plot(_name(children[0]), span=span_of(meta), **options)
 
     def vs(self, meta, children):
@@ -192,6 +194,9 @@ class StatementBuilder(Transformer):
 
     def residuals(self, meta, children):
         return ("residuals", True)
+
+    def to(self, meta, children):
+        return ("to", (_string(children[0]), len(children) > 1))     # STRING [REPLACE]
 
     def export(self, meta, children):
         replace = children[-1].type == "REPLACE"

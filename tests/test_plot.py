@@ -1,0 +1,187 @@
+"""Plots (issue 8, item 17): saved to text and HTML files, sized to the terminal, intervals
+told apart by markers (and colours), a legend below the figure, cut markers on log scales,
+readable log-axis labels. Driven as a user does (`python -m llac -c ...`) and by unit."""
+import html.parser
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from llac.commands import keywords
+from llac.commands.parse import parse
+from llac.experiment import Experiment
+from llac.formula import parse_formula
+from llac.model import fit_experiment
+from llac.plot import Canvas, log_ticks, linear_ticks, plot_model, terminal_canvas, tick_label
+from test_llac_fixtures import write_matinit
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def llac(command: str, cwd: Path, **env) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "llac", "-c", command], cwd=cwd, text=True,
+                          capture_output=True, timeout=120, stdin=subprocess.DEVNULL,
+                          env={**os.environ, "PYTHONPATH": str(REPO), **env})
+
+
+@pytest.fixture
+def work(tmp_path):
+    write_matinit(tmp_path / "matinit.cll.1.dat")
+    return tmp_path
+
+
+def frame(text: str) -> list[str]:
+    """The lines of the figure's plotting area (between the box's top and bottom edges)."""
+    lines = text.splitlines()
+    top = next(i for i, line in enumerate(lines) if "┌" in line)
+    bottom = next(i for i, line in enumerate(lines) if "└" in line)
+    return lines[top + 1:bottom]
+
+
+def test_plot_to_a_text_file_tells_intervals_apart_with_cut_and_readable_log_labels(work):
+    r = llac('load "matinit.cll.1.dat"; fit colinit; plot colinit loglog to "p.txt"', work)
+    assert r.returncode == 0, r.stderr
+    assert "wrote the plot of colinit to p.txt (text)" in r.stdout
+    text = (work / "p.txt").read_text()
+    area = "\n".join(frame(text))
+    assert "x" in area and "o" in area            # the measured points of intervals 1 and 2
+    assert "." in area and ":" in area            # the model's line in each interval
+    assert "┊" in area                            # the cut, on log scales too
+    legend = text.split("└", 1)[1].split("\n", 1)[1]     # below the bottom edge
+    assert "x measured, . model: interval 1 (N <= 362)" in legend
+    assert "o measured, : model: interval 2 (N > 362)" in legend and "┊ cut N=362" in legend
+    x_labels = next(line for line in legend.splitlines() if line.strip()).split()
+    assert x_labels == ["20", "50", "100", "200", "500", "1000", "2000"]
+    y_labels = [line.split("┤")[0].strip() for line in text.splitlines() if "┤" in line]
+    assert y_labels == ["0.01", "1e-3", "1e-4", "1e-5"]
+    assert "\x1b" not in text and max(map(len, text.splitlines())) <= 80
+
+
+def test_plot_to_an_html_file_is_a_page_with_the_figure_and_the_data(work):
+    r = llac('load "matinit.cll.1.dat"; plot colinit log to "p.html"', work)
+    assert r.returncode == 0, r.stderr
+    page = (work / "p.html").read_text()
+    assert page.startswith("<!DOCTYPE html>\n<html>") and page.rstrip().endswith("</html>")
+    tags = []
+
+    class Tags(html.parser.HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            tags.append(tag)
+
+    Tags().feed(page)
+    assert {"html", "head", "meta", "title", "body", "pre", "span", "table", "td"} <= set(tags)
+    for n in (16, 256, 2048):                     # sample points of the fixture
+        assert f"<td>{n}</td>" in page
+    assert page.count("<tr>") == 1 + 8 and "interval 2" in page and "color:" in page
+
+
+def test_plot_to_a_bad_or_unwritable_file_is_one_clear_error(work):
+    r = llac('load "matinit.cll.1.dat"; plot colinit to "p.png"', work)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "<command>:1:" in r.stderr and "name a .txt file (text) or an .html file" in r.stderr
+    r = llac('load "matinit.cll.1.dat"; plot colinit to "no/such/dir/p.txt"', work)
+    assert r.returncode == 1 and "cannot write 'no/such/dir/p.txt'" in r.stderr
+
+
+def test_plot_to_an_existing_file_refuses_unless_replace(work):
+    (work / "p.txt").write_text("keep me\n")
+    r = llac('load "matinit.cll.1.dat"; plot colinit to "p.txt"', work)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "plot to 'p.txt': the file exists; write `replace` after its name" in r.stderr
+    assert (work / "p.txt").read_text() == "keep me\n"
+    r = llac('load "matinit.cll.1.dat"; plot colinit to "p.txt" replace', work)
+    assert r.returncode == 0, r.stderr
+    assert "wrote the plot of colinit to p.txt" in r.stdout and "┊ cut N=362" in (work / "p.txt").read_text()
+
+
+def test_plot_in_a_pipe_is_80_columns_without_colour_even_with_a_wide_terminal_setting(work):
+    r = llac('load "matinit.cll.1.dat"; plot colinit', work, COLUMNS="200", LINES="60")
+    assert r.returncode == 0 and "\x1b" not in r.stdout
+    lines = r.stdout.splitlines()
+    figure = lines[next(i for i, line in enumerate(lines) if "┌" in line) - 1:]   # from the title
+    assert max(map(len, figure)) <= 80 and max(map(len, figure)) >= 76
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_terminal_canvas_follows_the_terminal_size_and_no_color(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "132")
+    monkeypatch.setenv("LINES", "50")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    assert terminal_canvas(Terminal()) == Canvas(130, 42, True)
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert terminal_canvas(Terminal()) == Canvas(130, 42, False)
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.setenv("TERM", "dumb")
+    assert not terminal_canvas(Terminal()).color
+    assert terminal_canvas(io.StringIO()) == Canvas()          # not a terminal: 80 columns
+
+
+def model_of(formula: str, columns: dict):
+    return fit_experiment(Experiment("e", parse_formula(formula), columns))
+
+
+def test_colour_canvas_gives_ansi_colours_and_its_width():
+    N = 2.0 ** np.arange(4, 14)
+    model = model_of("f[0] + f[1]*N", {"N": N, "time": 1e-6 + 1e-9 * N})
+    text = plot_model(model, scale="loglog", canvas=Canvas(120, 30, True))
+    assert "\x1b[" in text
+    plain = plot_model(model, scale="loglog", canvas=Canvas(120, 30, False))
+    assert max(map(len, plain.splitlines())) == 120 and "\x1b" not in plain
+
+
+def test_series_have_their_own_line_marker_told_in_the_legend():
+    N, P = (a.ravel() for a in np.meshgrid(2.0 ** np.arange(6, 16), [1.0, 4.0]))
+    model = model_of("f[0] + f[1]*N/P", {"N": N, "P": P, "time": 1e-6 + 1e-8 * N / P})
+    text = plot_model(model, by="P", scale="loglog")
+    area = "\n".join(frame(text))
+    assert "." in area and ":" in area and "x" in area
+    assert "x measured: interval 1 (everywhere)" in text
+    assert ". model: P=1" in text and ": model: P=4" in text
+
+
+def test_non_positive_values_are_left_out_of_a_log_scale_and_said():
+    N = np.array([0.0, 16, 32, 64, 128, 256, 512])
+    model = model_of("f[0] + f[1]*N", {"N": N, "time": 1e-6 + 1e-9 * N})
+    text = plot_model(model, scale="loglog")
+    assert "1 sample point with N <= 0 left out" in text
+
+
+def test_tick_labels():
+    assert log_ticks(16, 2048)[1] == ["20", "50", "100", "200", "500", "1000", "2000"]
+    positions, labels = log_ticks(1e-7, 3.0)
+    assert labels == ["1e-7", "1e-6", "1e-5", "1e-4", "1e-3", "0.01", "0.1", "1"]
+    assert positions == pytest.approx(list(range(-7, 1)))
+    assert len(log_ticks(1.0, 1e30)[1]) <= 8 and log_ticks(1.0, 1e30)[1][0] == "1"
+    assert [tick_label(v) for v in (0, 1e4, 2e-5, 5e6, 1234.5, -3e5)] == \
+        ["0", "1e4", "2e-5", "5e6", "1234", "-3e5"]
+    assert linear_ticks(16, 2048) == ([0.0 + 500 * k for k in range(1, 5)], ["500", "1000", "1500", "2000"])
+
+
+def test_plot_to_parses():
+    (p,) = parse('plot f vs N loglog to "x.html"', keywords())
+    assert (p.vs.text, p.scale, p.path, p.replace) == ("N", "loglog", "x.html", False)
+    (p,) = parse('plot f to "x.txt" replace residuals', keywords())
+    assert (p.path, p.replace, p.residuals) == ("x.txt", True, True)
+    (p,) = parse('plot replace', keywords())             # `replace` is still a fine name
+    assert p.obj.text == "replace" and p.path is None
+
+
+@given(st.floats(-12, 12), st.floats(0, 24))
+def test_log_ticks_are_few_increasing_inside_and_read_as_their_values(low_exponent, span):
+    low, high = 10.0 ** low_exponent, 10.0 ** (low_exponent + span)
+    positions, labels = log_ticks(low, high)
+    assert 1 <= len(positions) <= 8 and len(labels) == len(positions)
+    assert all(a < b for a, b in zip(positions, positions[1:]))
+    assert all(np.log10(low) - 1e-9 <= p <= np.log10(high) + 1e-9 for p in positions)
+    for position, label in zip(positions, labels):
+        assert len(label) <= 8 and float(label) == pytest.approx(10.0 ** position, rel=5e-3)   # 3 digits
