@@ -231,9 +231,9 @@ def test_completion_offers_experiments_to_fit_and_a_models_variables_to_predict(
 
 def test_completion_offers_plot_options_then_variables(tmp_path, monkeypatch):
     session = loaded(tmp_path, monkeypatch)
-    assert completions(session, "plot colinit ") == ["by", "log", "loglog", "residuals", "vs"]
+    assert completions(session, "plot colinit ") == ["by", "log", "loglog", "residuals", "to", "vs"]
     assert completions(session, "plot colinit vs ") == ["N"]
-    assert completions(session, "plot colinit loglog ") == ["by", "residuals", "vs"]
+    assert completions(session, "plot colinit loglog ") == ["by", "residuals", "to", "vs"]
 
 
 def test_completion_offers_trace_files_to_load_and_commands_first(tmp_path, monkeypatch):
