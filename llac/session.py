@@ -46,7 +46,7 @@ class Session:
         if isinstance(statement, ast.Source):
             target = statement.default_target()
             if target is None:
-                raise LlacError(f"this command makes a new object: write NAME = ... to name it",
+                raise LlacError("this command makes a new object: write NAME = ... to name it",
                                 statement.span)
             statement = ast.Assign(ast.Name(target, statement.obj.span), statement, span=statement.span)
         objects, settings = dict(self.objects), dict(self.changed_settings)

@@ -9,33 +9,10 @@ import numpy as np
 import pytest
 
 from llac.commands.results import Note, Table
-from llac.errors import LlacError
 from llac.render import render
 from llac.session import Session
-from test_llac_fixtures import trace_text, write_matinit
-
-
-@pytest.fixture
-def session(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    write_matinit(tmp_path / "matinit.cll.1.dat")
-    s = Session()
-    run(s, 'load "matinit.cll.1.dat"')
-    return s
-
-
-def run(session, text):
-    return list(session.execute(text))
-
-
-def text_of(results):
-    return "\n".join(render(r) for r in results)
-
-
-def error_of(session, text) -> LlacError:
-    with pytest.raises(LlacError) as info:
-        run(session, text)
-    return info.value
+from test_llac_fixtures import trace_text
+from test_session_llac import error_of, run, session, text_of  # noqa: F401 (session: the fixture)
 
 
 @pytest.mark.parametrize("statement, column", [
