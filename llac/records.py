@@ -69,8 +69,9 @@ class _Lines:
         stops = ends - ((data[ends - 1] == CR) & (ends > starts)) if crlf and len(ends) else ends
         spaces_at = np.flatnonzero(data == SPACE)
         first = np.searchsorted(spaces_at, starts)
-        first_space = np.append(spaces_at, len(data))[first]
-        first_space = np.minimum(first_space, ends)
+        first_space = ends.copy()                    # a line without a space: its end
+        has_space = first < len(spaces_at)
+        first_space[has_space] = np.minimum(spaces_at[first[has_space]], ends[has_space])
         clean = np.ones(len(ends), dtype=bool)
         bad_lines = np.searchsorted(ends, _bad_spacing(body, data, spaces_at, stops[stops != ends]))
         clean[bad_lines[bad_lines < len(ends)]] = False      # (not those of a last line cut short)
@@ -126,7 +127,9 @@ def _bad_spacing(body: bytes, data: np.ndarray, spaces_at: np.ndarray,
         if bytes([byte]) in body:
             at = np.flatnonzero(data == byte)
             found.append(np.setdiff1d(at, line_end_crs, assume_unique=True) if byte == CR else at)
-    after = np.append(data, NEWLINE)[spaces_at + 1]
+    after = np.full(len(spaces_at), NEWLINE, dtype=np.uint8)    # a space that ends the body
+    inside = spaces_at + 1 < len(data)
+    after[inside] = data[spaces_at[inside] + 1]
     found.append(spaces_at[(after == SPACE) | (after == NEWLINE) | (after == CR)])
     return np.concatenate(found)
 

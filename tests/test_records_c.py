@@ -48,3 +48,14 @@ def test_each_line_must_hold_exactly_its_values():
     assert convert(b"f 1 2", 1, 2)[0] == 0                      # no newline: cut short
     assert convert(b"f 1 2\n", 2, 2)[0] == 1                    # fewer lines than announced
     assert convert(b"f 1,5 2\n", 1, 2)[0] == 0
+
+
+@given(st.integers(0, 10**17), st.integers(0, 17), st.integers(-30, 30), st.sampled_from(["", "-", "+"]),
+       st.sampled_from(["e", "E"]))
+def test_decimals_near_the_fast_paths_limits_read_as_float_does(mantissa, point, exponent, sign, e):
+    """Clinger's fast path (at most 2^53 and 10^22) and strtod beyond it give float()'s value."""
+    digits = str(mantissa)
+    point = min(point, len(digits))
+    word = f"{sign}{digits[:len(digits) - point]}.{digits[len(digits) - point:]}{e}{exponent}"
+    done, out = convert(f"f {word}\n".encode(), 1, 1)
+    assert done == 1 and out[0, 0] == float(word) and math.copysign(1, out[0, 0]) == math.copysign(1, float(word)), word
