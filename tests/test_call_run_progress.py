@@ -6,6 +6,7 @@ import pty
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from call.run import _sigint_received
@@ -148,6 +149,8 @@ def test_a_pending_sigint_counts_as_received(tmp_path):
                                  capture_output=True, text=True).stdout.split()[0])
     assert not _sigint_received(program)           # its runtime still catches SIGINT
     os.kill(program, signal.SIGSTOP)
+    while Path(f"/proc/{program}/stat").read_text().rsplit(")", 1)[1].split()[0] != "T":
+        time.sleep(0.01)                           # stopped: a SIGINT sent earlier would win
     os.kill(program, signal.SIGINT)                # held pending while stopped
     assert _sigint_received(program)
     os.kill(program, signal.SIGCONT)
