@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from lark.exceptions import UnexpectedCharacters
 
-from llac.grammars import open_grammar
+from cll_grammar.grammars import open_grammar
 
 SIGNIFICANT = {"IDENT", "PUNCT", "NUMBER", "STRING", "CHAR", "STRAY", "HASH"}
 

@@ -21,7 +21,7 @@ from llac.commands.parallel import BY_WORDS
 from llac.commands.parse import POSTLEX
 from llac.experiment import Experiment
 from llac.fit_data import AGGREGATES
-from llac.grammars import open_grammar
+from cll_grammar.grammars import open_grammar
 
 PLOT_SCALES = ("log", "loglog")
 DATA_SUFFIXES = (".dat", ".csv")

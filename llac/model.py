@@ -18,7 +18,7 @@ from llac import student_t
 from llac.experiment import Experiment
 from llac.fit import FitError, FitSettings, fit_statistics, median, relative_fit
 from llac.fit_data import SamplePoints, check_identifiable, sample_points
-from llac.formula import Formula
+from cll_grammar.formula import Formula
 from llac.split import Cut, Leaf, split_points
 
 __all__ = ["FitSettings", "FitError", "Piece", "Cut", "Prediction", "Model", "fit_experiment"]

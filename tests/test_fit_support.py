@@ -3,7 +3,7 @@ follow a formula with known, possibly piecewise, constants and multiplicative no
 import numpy as np
 
 from llac.experiment import Experiment
-from llac.formula import parse_formula
+from cll_grammar.formula import parse_formula
 
 
 def grid(reps: int = 1, **axes) -> dict[str, np.ndarray]:

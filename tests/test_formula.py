@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from llac.commands.parse import parse
-from llac.formula import FormulaError, evaluate, parse_formula, variables_of
+from cll_grammar.formula import FormulaError, evaluate, parse_formula, variables_of
 
 
 def condition(text):

@@ -5,7 +5,7 @@ from llac import ast
 from llac.commands import keywords
 from llac.commands.parse import incomplete, parse
 from llac.errors import LlacError, format_error
-from llac.formula import Chain
+from cll_grammar.formula import Chain
 
 
 def error_of(text) -> LlacError:

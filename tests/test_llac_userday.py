@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from llac.commands.modeling import droppable
-from llac.formula import parse_formula
+from cll_grammar.formula import parse_formula
 from llac.session import Session
 
 REPO = Path(__file__).resolve().parent.parent

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from llac.fit_data import AGGREGATES, sample_points
-from llac.formula import parse_formula
+from cll_grammar.formula import parse_formula
 
 REDUCE = {"median": statistics.median, "min": min, "mean": statistics.fmean}
 

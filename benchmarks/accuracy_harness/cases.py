@@ -14,7 +14,7 @@ import numpy as np
 
 from llac.experiment import Experiment
 from llac.fit_data import sample_points
-from llac.formula import parse_formula
+from cll_grammar.formula import parse_formula
 
 Truth = Callable[[Mapping[str, np.ndarray]], np.ndarray]
 

@@ -7,7 +7,8 @@ import textwrap
 from llac import ast
 from llac.commands import REGISTRY, command, ordered
 from llac.commands.results import Text
-from llac.errors import LlacError, suggest
+from cll_grammar.span import suggest
+from llac.errors import LlacError
 
 INTRO = """llac: model the run time of program parts from CALL traces.
 Statements end at a newline or ';'; '#' starts a comment; a statement continues on the
