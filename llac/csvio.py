@@ -13,8 +13,8 @@ import os
 
 import numpy as np
 
-from llac.experiment import Experiment
 from cll_grammar.formula import parse_formula
+from llac.experiment import Experiment
 from llac.trace import Problem, TraceError, format_numbers, read_file_bytes
 
 

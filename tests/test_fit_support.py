@@ -2,8 +2,8 @@
 follow a formula with known, possibly piecewise, constants and multiplicative noise."""
 import numpy as np
 
-from llac.experiment import Experiment
 from cll_grammar.formula import parse_formula
+from llac.experiment import Experiment
 
 
 def grid(reps: int = 1, **axes) -> dict[str, np.ndarray]:

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import numpy as np
 
+from cll_grammar.formula import FormulaError, parse_formula
 from llac import ast
 from llac.commands import command
 from llac.commands.derive import merge_experiments, sample_points
 from llac.commands.results import ModelReport, Note, Table
 from llac.errors import LlacError
 from llac.experiment import Experiment
-from cll_grammar.formula import FormulaError, parse_formula
 
 SHOW_LIMIT = 20
 STDIN = "<stdin>"

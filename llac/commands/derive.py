@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from cll_grammar.formula import Variable, evaluate, walk
+from cll_grammar.span import suggest
 from llac import ast
 from llac.commands import command
 from llac.commands.results import Note, Produced
-from cll_grammar.span import suggest
 from llac.errors import LlacError
 from llac.experiment import Experiment
 from llac.fit_data import AGGREGATES, FitError
 from llac.fit_data import sample_points as fit_sample_points
-from cll_grammar.formula import Variable, evaluate, walk
 
 
 @command("=", "NAME = SOURCE", """Name the result of an object-making command (where, with,

@@ -8,11 +8,11 @@ import sys
 
 import numpy as np
 
+from cll_grammar.span import suggest
 from llac import ast
 from llac.commands import command
 from llac.commands.derive import aggregate_experiment
 from llac.commands.results import ModelReport, Note, Produced, Table, Text
-from cll_grammar.span import suggest
 from llac.errors import LlacError
 from llac.experiment import Experiment
 

@@ -7,11 +7,11 @@ from lark import Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 from lark.visitors import merge_transformers
 
-from llac import ast
-from cll_grammar.span import suggest
-from llac.errors import LlacError
 from cll_grammar.formula import TOO_DEEP, ExpressionBuilder, FormulaError
 from cll_grammar.grammars import open_grammar
+from cll_grammar.span import suggest
+from llac import ast
+from llac.errors import LlacError
 
 MAX_RANGE = 100_000
 # a newline right after one of these does not end the statement
