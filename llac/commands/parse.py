@@ -47,7 +47,7 @@ POSTLEX = ContinuationLexer()
 
 def span_of(item) -> ast.Span:
     """The span of a lark Token or tree meta."""
-    return ast.Span(item.line, item.column, item.end_line, item.end_column)
+    return ast.Span.of(item)
 
 
 def _name(token: Token) -> ast.Name:
