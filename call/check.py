@@ -78,7 +78,8 @@ def check_file(file: str, text: str) -> Program:
     try:
         stream = lex(text)
     except CLexError as err:
-        raise CallError([Diagnostic("error", file, err.line, err.column, err.message)], lines) from None
+        where = err.span
+        raise CallError([Diagnostic("error", file, where.line, where.column, err.message)], lines) from None
     checker = _Checker(Program(file, lines), jump_targets([t for t in stream if isinstance(t, CodeToken)]))
     checker.run(stream)
     if checker.errors:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from lark.exceptions import UnexpectedCharacters
 
-from llac.grammars import open_grammar
+from cll_grammar.grammars import open_grammar
+from cll_grammar.span import Span
 
 SIGNIFICANT = {"IDENT", "PUNCT", "NUMBER", "STRING", "CHAR", "STRAY", "HASH"}
 
@@ -49,11 +50,11 @@ class Directive:
 
 
 class CLexError(Exception):
-    """C text the lexer cannot read, with its position."""
+    """C text the lexer cannot read, with its span in the file."""
 
-    def __init__(self, message: str, line: int, column: int):
+    def __init__(self, message: str, span: Span):
         super().__init__(message)
-        self.message, self.line, self.column = message, line, column
+        self.message, self.span = message, span
 
 
 def lex(text: str) -> list[CodeToken | Directive]:
@@ -67,7 +68,8 @@ def lex(text: str) -> list[CodeToken | Directive]:
     try:
         tokens = list(open_grammar("ctokens.lark", lexer="basic").lex(text))
     except UnexpectedCharacters as err:
-        raise CLexError(f"cannot read C text at {text[err.pos_in_stream]!r}", err.line, err.column) from None
+        raise CLexError(f"cannot read C text at {text[err.pos_in_stream]!r}",
+                        Span.point(err.line, err.column)) from None
     stream: list[CodeToken | Directive] = []
     for line_tokens, end in _logical_lines(tokens, len(text)):
         first = next((t for t in line_tokens if t.type != "COMMENT"), None)

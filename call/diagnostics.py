@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from cll_grammar.span import Span, excerpt
+
 
 @dataclass(frozen=True)
 class Diagnostic:
@@ -19,9 +21,7 @@ class Diagnostic:
         where = f"{self.file}:{self.line}:{self.column}" if self.line else self.file
         out = [f"{where}: {self.severity}: {self.message}"]
         if lines and 0 < self.line <= len(lines):
-            source = lines[self.line - 1].rstrip("\r\n")
-            pad = "".join(c if c == "\t" else " " for c in source[:max(self.column - 1, 0)])
-            out += [source, pad + "^"]
+            out.append(excerpt(lines[self.line - 1], Span.point(self.line, self.column)))
         out += [note.render(lines) for note in self.notes]
         return "\n".join(out)
 

@@ -7,9 +7,10 @@ from lark import Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from call.clex import Directive
-from call.diagnostics import CallError, Diagnostic, edit_distance
-from llac.formula import Formula, FormulaError, parse_formula
-from llac.grammars import open_grammar
+from call.diagnostics import CallError, Diagnostic
+from cll_grammar.formula import Formula, FormulaError, parse_formula
+from cll_grammar.grammars import open_grammar
+from cll_grammar.span import nearest
 
 KEYWORDS = ("end", "for", "sync", "parallel", "report")
 MODELS = ("MPI", "OpenMP", "PUB")
@@ -106,10 +107,10 @@ class _Reader:
                 self.fail(0, "'#pragma cll' needs a directive: an experiment NAME FORMULA, "
                              "'end', 'for', 'parallel' or 'report'")
             return
-        distance, nearest = min((edit_distance(word, k), k) for k in KEYWORDS)
-        if distance <= 2 and distance < len(word):
+        guess = nearest(word, KEYWORDS)
+        if guess:
             self.fail(body.index(word), f"unknown directive {word!r} after '#pragma cll' "
-                                        f"(did you mean {nearest!r}?)")
+                                        f"(did you mean {guess!r}?)")
 
     def begin(self, tree: Tree) -> Begin:
         *sync, name, formula_tree = tree.children
@@ -138,9 +139,10 @@ class _Reader:
         obj = next((t for t in rest if isinstance(t, Token)), None)
         procs = next((t for t in rest if isinstance(t, Tree)), None)
         if str(model) not in MODELS:
-            nearest = min(MODELS, key=lambda m: edit_distance(str(model).lower(), m.lower()))
+            folded = {m.lower(): m for m in MODELS}
+            guess = folded[nearest(str(model).lower(), folded, cutoff=0)]
             self.fail(model.start_pos, f"unknown parallel model {str(model)!r}: expected MPI, "
-                                       f"OpenMP or PUB (did you mean {nearest!r}?)")
+                                       f"OpenMP or PUB (did you mean {guess!r}?)")
         if str(model) == "PUB":
             self.fail(model.start_pos, "'parallel PUB' is not supported yet "
                                        "(use 'parallel MPI' or 'parallel OpenMP')")

@@ -1,4 +1,6 @@
-"""The Lark grammars of llac and call, shipped inside the installed package as `cll_grammar`.
+"""The shared core of llac and call, installed as the package `cll_grammar`.
 
-Only `.lark` files live here; `llac.grammars.open_grammar` loads them.
+The Lark grammars (`*.lark`), their loading (`grammars`), the formula model (`formula`) and
+source positions (`span`: one `Span`, one caret renderer, one "did you mean" suggester).
+`call` and `llac` both import it and never each other.
 """

@@ -7,16 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from llac.formula import Node
-
-
-@dataclass(frozen=True)
-class Span:
-    """Where a piece of source is: 1-based line and column of its start and end."""
-    line: int
-    column: int
-    end_line: int
-    end_column: int
+from cll_grammar.formula import Node
+from cll_grammar.span import Span
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,12 @@ from lark import Token
 from lark.exceptions import LarkError
 from lark.lexer import PatternStr
 
+from cll_grammar.grammars import open_grammar
 from llac.commands import REGISTRY
 from llac.commands.parallel import BY_WORDS
 from llac.commands.parse import POSTLEX
 from llac.experiment import Experiment
 from llac.fit_data import AGGREGATES
-from llac.grammars import open_grammar
 
 PLOT_SCALES = ("log", "loglog")
 DATA_SUFFIXES = (".dat", ".csv")

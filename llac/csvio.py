@@ -13,8 +13,8 @@ import os
 
 import numpy as np
 
+from cll_grammar.formula import parse_formula
 from llac.experiment import Experiment
-from llac.formula import parse_formula
 from llac.trace import Problem, TraceError, format_numbers, read_file_bytes
 
 

@@ -1,10 +1,7 @@
 """The one error type a user can cause in llac, and how it is shown (file:line:col + caret)."""
 from __future__ import annotations
 
-import difflib
-from typing import Iterable
-
-from llac.ast import Span
+from cll_grammar.span import Span, excerpt
 
 
 class LlacError(Exception):
@@ -22,12 +19,6 @@ class LlacError(Exception):
         return self
 
 
-def suggest(word: str, candidates: Iterable[str]) -> str:
-    """' (did you mean X?)' for the nearest candidate, or '' when none is close."""
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
 def format_error(error: LlacError, filename: str, source: str) -> str:
     """`file:line:col: message`, then the source line and a caret under the column."""
     span = error.span
@@ -35,9 +26,7 @@ def format_error(error: LlacError, filename: str, source: str) -> str:
         return f"{filename}: {error.message}"
     lines = source.splitlines()
     text = lines[span.line - 1] if 0 < span.line <= len(lines) else ""
-    width = max(1, span.end_column - span.column) if span.end_line == span.line else 1
-    caret = " " * (span.column - 1) + "^" * min(width, max(1, len(text) - span.column + 1))
-    return f"{filename}:{span.line}:{span.column}: {error.message}\n    {text}\n    {caret}"
+    return f"{filename}:{span.line}:{span.column}: {error.message}\n{excerpt(text, span, '    ')}"
 
 
 def internal_error(error: BaseException) -> str:

@@ -7,7 +7,7 @@ from typing import Mapping
 
 import numpy as np
 
-from llac.formula import Formula
+from cll_grammar.formula import Formula
 
 
 @dataclass(frozen=True)

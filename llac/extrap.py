@@ -19,8 +19,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from cll_grammar.formula import parse_formula
 from llac.experiment import Experiment
-from llac.formula import parse_formula
 from llac.records import is_number
 from llac.trace import TraceError, format_numbers, read_file_bytes
 

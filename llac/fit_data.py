@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from llac.formula import Formula, variables_of
+from cll_grammar.formula import Formula, variables_of
 
 AGGREGATES = ("median", "min", "mean")
 

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from llac.formula import Constant, Formula, FormulaError, parse_formula
+from cll_grammar.formula import Constant, Formula, FormulaError, parse_formula
 
 FORMAT = "llac-model"
 VERSION = 1

@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from llac.formula import Formula
+from cll_grammar.formula import Formula
 
 MAX_REPORTED = 50          # damaged records reported one by one; the rest are summarised
 MAX_RUNS = 1000           # more runs of one experiment's lines than this: gather by mask

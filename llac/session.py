@@ -9,11 +9,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterator
 
+from cll_grammar.span import suggest
 from llac import ast
 from llac.commands import handler_for, keywords
 from llac.commands.parse import parse
 from llac.commands.results import Note, Produced
-from llac.errors import LlacError, suggest
+from llac.errors import LlacError
 from llac.experiment import Experiment
 from llac.fit_data import AGGREGATES
 

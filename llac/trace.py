@@ -16,8 +16,8 @@ from typing import BinaryIO, Mapping, Sequence
 
 import numpy as np
 
+from cll_grammar.formula import FormulaError, parse_formula
 from llac.experiment import Experiment
-from llac.formula import FormulaError, parse_formula
 from llac.records import RecordLayout, parse_records
 from llac.render import printable
 

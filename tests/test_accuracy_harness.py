@@ -14,8 +14,8 @@ from accuracy_harness import extrap_tool  # noqa: E402
 from accuracy_harness.cases import aggregate, make_case, synthetic  # noqa: E402
 from accuracy_harness.evaluate import Row, extrap_rows, llac_rows, relative_errors  # noqa: E402
 from accuracy_harness.report import percent, table, targets  # noqa: E402
+from cll_grammar.formula import parse_formula  # noqa: E402
 from llac.experiment import Experiment  # noqa: E402
-from llac.formula import parse_formula  # noqa: E402
 
 
 def experiment(n, time, formula="f[0] + f[1]*N", **extra):

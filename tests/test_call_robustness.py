@@ -1,5 +1,5 @@
 """`call` never prints a traceback: a begin/for/end/end-for crossing, formulas of thousands
-of terms (in `call` and in llac, which share llac/formula.py), internal errors (exit 2,
+of terms (in `call` and in llac, which share grammar/formula.py), internal errors (exit 2,
 `--debug`), and source files whose names are not ASCII or hold a space."""
 import os
 import shutil

@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
+from cll_grammar.formula import FormulaError, parse_formula
 from llac.csvio import CsvError, read_csv, write_csv
 from llac.experiment import Experiment
-from llac.formula import FormulaError, parse_formula
 from llac.trace import TraceError, read_trace
 
 

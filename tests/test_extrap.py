@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
+from cll_grammar.formula import parse_formula
 from llac.experiment import Experiment
 from llac.extrap import ExtrapError, read_extrap, write_extrap
-from llac.formula import parse_formula
 
 
 def experiment(name: str, formula: str, **columns) -> Experiment:

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
+from cll_grammar.formula import parse_formula
 from llac.experiment import Experiment
-from llac.formula import parse_formula
 from llac.model import FitError, FitSettings, fit_experiment
 from test_fit_support import grid, synthetic
 

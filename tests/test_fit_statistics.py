@@ -7,8 +7,8 @@ import pytest
 import statsmodels.api as sm
 from hypothesis import given, strategies as st
 
+from cll_grammar.formula import parse_formula
 from llac.fit import fit_statistics, median, relative_fit
-from llac.formula import parse_formula
 
 RTOL = 1e-9
 

@@ -2,8 +2,8 @@
 follow a formula with known, possibly piecewise, constants and multiplicative noise."""
 import numpy as np
 
+from cll_grammar.formula import parse_formula
 from llac.experiment import Experiment
-from llac.formula import parse_formula
 
 
 def grid(reps: int = 1, **axes) -> dict[str, np.ndarray]:

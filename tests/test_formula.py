@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
+from cll_grammar.formula import FormulaError, evaluate, parse_formula, variables_of
 from llac.commands.parse import parse
-from llac.formula import FormulaError, evaluate, parse_formula, variables_of
 
 
 def condition(text):

@@ -1,11 +1,11 @@
 """The llac command language: statements, continuation lines, and syntax errors in plain words."""
 import pytest
 
+from cll_grammar.formula import Chain
 from llac import ast
 from llac.commands import keywords
 from llac.commands.parse import incomplete, parse
 from llac.errors import LlacError, format_error
-from llac.formula import Chain
 
 
 def error_of(text) -> LlacError:

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+from cll_grammar.formula import parse_formula
 from llac.commands.modeling import droppable
-from llac.formula import parse_formula
 from llac.session import Session
 
 REPO = Path(__file__).resolve().parent.parent

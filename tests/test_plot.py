@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+from cll_grammar.formula import parse_formula
 from llac.commands import keywords
 from llac.commands.parse import parse
 from llac.experiment import Experiment
-from llac.formula import parse_formula
 from llac.model import fit_experiment
 from llac.plot import Canvas, log_ticks, linear_ticks, plot_model, terminal_canvas, tick_label
 from test_llac_fixtures import write_matinit

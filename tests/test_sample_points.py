@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
+from cll_grammar.formula import parse_formula
 from llac.fit_data import AGGREGATES, sample_points
-from llac.formula import parse_formula
 
 REDUCE = {"median": statistics.median, "min": min, "mean": statistics.fmean}
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cll_grammar.formula import parse_formula
 from llac.experiment import Experiment
-from llac.formula import parse_formula
 from llac.trace import Problem, TraceError, read_trace, read_traces, write_trace
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "trace-format.md"

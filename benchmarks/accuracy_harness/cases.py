@@ -12,9 +12,9 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from cll_grammar.formula import parse_formula
 from llac.experiment import Experiment
 from llac.fit_data import sample_points
-from llac.formula import parse_formula
 
 Truth = Callable[[Mapping[str, np.ndarray]], np.ndarray]
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import numpy as np
 
+from cll_grammar.formula import FormulaError, parse_formula
 from llac import ast
 from llac.commands import command
 from llac.commands.derive import merge_experiments, sample_points
 from llac.commands.results import ModelReport, Note, Table
 from llac.errors import LlacError
 from llac.experiment import Experiment
-from llac.formula import FormulaError, parse_formula
 
 SHOW_LIMIT = 20
 STDIN = "<stdin>"
@@ -136,8 +136,7 @@ def checked_formula(text: str, span: ast.Span):
         return parse_formula(text)
     except FormulaError as err:
         column = span.column + max(err.column, 1)
-        raise LlacError(f"bad formula: {err.message}",
-                        ast.Span(span.line, column, span.line, column + 1)) from None
+        raise LlacError(f"bad formula: {err.message}", ast.Span.point(span.line, column)) from None
 
 
 @command("list", "list", "List the objects: name, kind, records and formula.", ["list"], ast.List)

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from cll_grammar.formula import Variable, evaluate, walk
+from cll_grammar.span import suggest
 from llac import ast
 from llac.commands import command
 from llac.commands.results import Note, Produced
-from llac.errors import LlacError, suggest
+from llac.errors import LlacError
 from llac.experiment import Experiment
 from llac.fit_data import AGGREGATES, FitError
 from llac.fit_data import sample_points as fit_sample_points
-from llac.formula import Variable, evaluate, walk
 
 
 @command("=", "NAME = SOURCE", """Name the result of an object-making command (where, with,
@@ -109,10 +110,9 @@ def column_values(experiment: Experiment, node, span: ast.Span):
         return evaluate(node, experiment.columns)
     except KeyError as err:
         name = err.args[0]
-        column = next((n.column for n in walk(node) if isinstance(n, Variable) and n.name == name), 0)
-        where = ast.Span(span.line, column, span.line, column + len(name)) if column else span
+        where = next((n.span for n in walk(node) if isinstance(n, Variable) and n.name == name), None)
         raise LlacError(f"{experiment.name} has no column {name!r}{suggest(name, experiment.columns)}"
-                        f" (columns: {', '.join(experiment.columns)})", where) from None
+                        f" (columns: {', '.join(experiment.columns)})", where or span) from None
 
 
 def sample_points(experiment: Experiment) -> tuple[np.ndarray, np.ndarray]:

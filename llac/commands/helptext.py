@@ -4,10 +4,11 @@ from __future__ import annotations
 import re
 import textwrap
 
+from cll_grammar.span import suggest
 from llac import ast
 from llac.commands import REGISTRY, command, ordered
 from llac.commands.results import Text
-from llac.errors import LlacError, suggest
+from llac.errors import LlacError
 
 INTRO = """llac: model the run time of program parts from CALL traces.
 Statements end at a newline or ';'; '#' starts a comment; a statement continues on the

@@ -8,11 +8,12 @@ import sys
 
 import numpy as np
 
+from cll_grammar.span import suggest
 from llac import ast
 from llac.commands import command
 from llac.commands.derive import aggregate_experiment
 from llac.commands.results import ModelReport, Note, Produced, Table, Text
-from llac.errors import LlacError, suggest
+from llac.errors import LlacError
 from llac.experiment import Experiment
 
 # the one sign convention of every error llac prints (predict, Table 3), stated with the table
@@ -147,7 +148,7 @@ def drop(session, source: ast.Drop):
             raise LlacError(f"no constant of {model.name}'s model can be dropped without making "
                             f"the fit worse (or none is insignificant in every interval); name the "
                             f"ones to drop, e.g. drop {source.obj.text} {formula.constants[0]}")
-    from llac.formula import FormulaError
+    from cll_grammar.formula import FormulaError
     try:
         reduced = formula.without(indices)
     except FormulaError as err:

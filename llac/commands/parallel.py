@@ -8,12 +8,13 @@ import socket
 
 import numpy as np
 
+from cll_grammar.span import suggest
 from llac import ast
 from llac.commands import command
 from llac.commands.derive import aggregate_experiment
 from llac.commands.modeling import SECONDS
 from llac.commands.results import Note, Table, Text
-from llac.errors import LlacError, suggest
+from llac.errors import LlacError
 from llac.parallel import (UNITS, ParallelError, default_unit, distribution, groups,
                            require_comm)
 

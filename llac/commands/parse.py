@@ -7,10 +7,11 @@ from lark import Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 from lark.visitors import merge_transformers
 
+from cll_grammar.formula import TOO_DEEP, ExpressionBuilder, FormulaError
+from cll_grammar.grammars import open_grammar
+from cll_grammar.span import suggest
 from llac import ast
-from llac.errors import LlacError, suggest
-from llac.formula import TOO_DEEP, ExpressionBuilder, FormulaError
-from llac.grammars import open_grammar
+from llac.errors import LlacError
 
 MAX_RANGE = 100_000
 # a newline right after one of these does not end the statement
@@ -46,7 +47,7 @@ POSTLEX = ContinuationLexer()
 
 def span_of(item) -> ast.Span:
     """The span of a lark Token or tree meta."""
-    return ast.Span(item.line, item.column, item.end_line, item.end_column)
+    return ast.Span.of(item)
 
 
 def _name(token: Token) -> ast.Name:
@@ -274,7 +275,7 @@ def parse(text: str, keywords=()) -> list[ast.Statement]:
             raise err.orig_exc from None
         if isinstance(err.orig_exc, FormulaError):   # e.g. an unknown function in `where`
             bad = err.orig_exc
-            raise LlacError(bad.message, ast.Span(bad.line, bad.column, bad.line, bad.column + 1)) from None
+            raise LlacError(bad.message, ast.Span.point(bad.span.line, bad.span.column)) from None
         if isinstance(err.orig_exc, RecursionError):
             raise LlacError(TOO_DEEP) from None
         raise

@@ -1,5 +1,4 @@
-"""Load the Lark grammars in `grammar/`, from the installed package or from a source checkout."""
-import importlib.util
+"""Load the Lark grammars that live beside this module in the package `cll_grammar`."""
 import os
 import sys
 from functools import lru_cache
@@ -8,24 +7,19 @@ from pathlib import Path
 import lark
 from lark import Lark
 
-GRAMMAR_PACKAGE = "cll_grammar"
-CHECKOUT_GRAMMAR_DIR = Path(__file__).resolve().parent.parent / "grammar"
-
 
 @lru_cache(maxsize=None)
 def open_grammar(filename: str, start: str = "start", **options) -> Lark:
     """Return an LALR parser for `grammar/<filename>` with positions, cached per (file, start).
 
-    The grammars ship inside the wheel as the package `cll_grammar`; a source checkout that
-    was never installed falls back to its top-level `grammar/` folder, so both work. Building
+    The `.lark` files are package data of `cll_grammar` (the folder `grammar/`), read through
+    the package so that an installed wheel and an editable checkout both work. Building
     a parser table takes 0.1-0.3 s, so Lark keeps the built parser in the user's cache
     directory (`cache_path`) and rebuilds it only when the grammar or Lark changes.
     """
     options = {"parser": "lalr", "propagate_positions": True, "maybe_placeholders": False,
                "start": start, "cache": cache_path(filename, start), **options}
-    if importlib.util.find_spec(GRAMMAR_PACKAGE) is not None:
-        return Lark.open_from_package(GRAMMAR_PACKAGE, filename, ("",), **options)
-    return Lark.open(str(CHECKOUT_GRAMMAR_DIR / filename), **options)
+    return Lark.open_from_package(__package__, filename, ("",), **options)
 
 
 def cache_path(filename: str, start: str) -> str | bool:

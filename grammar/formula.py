@@ -17,7 +17,8 @@ import numpy as np
 from lark import Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
-from llac.grammars import open_grammar
+from cll_grammar.grammars import open_grammar
+from cll_grammar.span import Span
 
 FUNCTIONS: dict[str, tuple[int, Callable]] = {
     "log": (1, np.log), "log2": (1, np.log2), "log10": (1, np.log10), "sqrt": (1, np.sqrt),
@@ -29,24 +30,29 @@ FUNCTIONS: dict[str, tuple[int, Callable]] = {
 class FormulaError(ValueError):
     """A formula or expression that does not parse or is not canonical.
 
-    `column` is 1-based within the formula text (0 when unknown), so callers can turn it into
-    file:line:col by adding the formula's own position in the file; `line` is the line of the
-    parsed text (1 for a one-line formula).
+    `span` is the offending part in the parsed text (None when no part is to blame): line 1
+    for a formula parsed alone, so callers turn it into file:line:col by adding the formula's
+    own position; the source's own lines and columns for an expression inside an llac command.
     """
 
-    def __init__(self, message: str, column: int = 0, line: int = 1):
+    def __init__(self, message: str, span: Span | None = None):
         super().__init__(message)
         self.message = message
-        self.column = column
-        self.line = line
+        self.span = span
+
+    @property
+    def column(self) -> int:
+        """The 1-based column where the offending part starts, 0 when no part is to blame."""
+        return self.span.column if self.span else 0
 
 
 # ---------------------------------------------------------------- expression nodes
 
 @dataclass(frozen=True)
 class Node:
-    """Base of the immutable expression tree; `column` is where the node starts (1-based)."""
-    column: int = field(default=0, compare=False, kw_only=True)
+    """Base of the immutable expression tree; `span` is where the node is in the parsed text
+    (None for a node made by rewriting, such as the 1 left where a constant was)."""
+    span: Span | None = field(default=None, compare=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -157,10 +163,6 @@ def _wrap(node: Node, min_prec: float) -> str:
 
 # ---------------------------------------------------------------- parse tree -> nodes
 
-def _col(meta_or_token) -> int:
-    return getattr(meta_or_token, "column", 0) or 0
-
-
 @v_args(meta=True)
 class ExpressionBuilder(Transformer):
     """Turns formula.lark parse trees into immutable `Node`s. Reuse it from other grammars
@@ -170,15 +172,15 @@ class ExpressionBuilder(Transformer):
         value = float(children[0])
         if not math.isfinite(value):
             raise FormulaError(f"the number {children[0]} is beyond the floating-point range (±1.8e308)",
-                               _col(children[0]), getattr(children[0], "line", 1))
-        return Number(value, column=_col(children[0]))
+                               Span.of(children[0]))
+        return Number(value, span=Span.of(children[0]))
 
     def constant(self, meta, children):
         name, index = children
-        return Constant(str(name), int(index), column=_col(name))
+        return Constant(str(name), int(index), span=Span.of(name))
 
     def variable(self, meta, children):
-        return Variable("".join(str(c) for c in children), column=_col(children[0]))
+        return Variable("".join(str(c) for c in children), span=Span.of(children[0], children[-1]))
 
     def call(self, meta, children):
         """A function call, checked here so every grammar importing formula.lark rejects an
@@ -188,30 +190,30 @@ class ExpressionBuilder(Transformer):
         function = str(name)
         if function not in FUNCTIONS:
             raise FormulaError(f"unknown function {function!r} (known: {', '.join(sorted(FUNCTIONS))})",
-                               _col(name), name.line)
+                               Span.of(name))
         arity = FUNCTIONS[function][0]
         if len(args) != arity:
             raise FormulaError(f"{function}() takes {arity} argument{'s' * (arity > 1)}, "
-                               f"got {len(args)}", _col(name), name.line)
-        return Call(function, args, column=_col(name))
+                               f"got {len(args)}", Span.of(name))
+        return Call(function, args, span=Span.of(name))
 
     def neg(self, meta, children):
-        return Neg(children[0], column=_col(meta))
+        return Neg(children[0], span=Span.of(meta))
 
     def not_(self, meta, children):
-        return Not(children[0], column=_col(meta))
+        return Not(children[0], span=Span.of(meta))
 
     def compare(self, meta, children):
         left, op, right = children
-        return BinOp(str(op), left, right, column=_col(meta))
+        return BinOp(str(op), left, right, span=Span.of(meta))
 
     def pow(self, meta, children):
-        return BinOp("^", children[0], children[-1], column=_col(meta))
+        return BinOp("^", children[0], children[-1], span=Span.of(meta))
 
     def chain(self, meta, children):
         """A flat chain: children alternate operand, operator token, operand, ..."""
         rest = tuple((str(children[i]), children[i + 1]) for i in range(1, len(children), 2))
-        return Chain(children[0], rest, column=_col(meta))
+        return Chain(children[0], rest, span=Span.of(meta))
 
     sum_chain = product_chain = and_chain = or_chain = chain
 
@@ -229,15 +231,15 @@ def _parse(text: str) -> Node:
     except UnexpectedInput as err:
         at_end = isinstance(err, UnexpectedEOF) or (isinstance(err, UnexpectedToken) and err.token.type == "$END")
         column = len(text.rstrip()) + 1 if at_end or err.column <= 0 else err.column
-        raise FormulaError(_describe_syntax_error(err, text), column) from None
+        raise FormulaError(_describe_syntax_error(err, text), Span.point(1, column)) from None
     except VisitError as err:
         if isinstance(err.orig_exc, FormulaError):
             raise err.orig_exc from None
         if isinstance(err.orig_exc, RecursionError):
-            raise FormulaError(TOO_DEEP, 1) from None
+            raise FormulaError(TOO_DEEP, Span.point(1, 1)) from None
         raise
     except RecursionError:
-        raise FormulaError(TOO_DEEP, 1) from None
+        raise FormulaError(TOO_DEEP, Span.point(1, 1)) from None
 
 
 # Sums, products, `and` and `or` are flat; only signs, powers and `not` nest (parentheses
@@ -378,18 +380,18 @@ class Formula:
 def parse_formula(text: str, experiment: str | None = None) -> Formula:
     """Parse and validate a canonical formula; `experiment`, when given, must name its constants.
 
-    Raises FormulaError with the 1-based column of the offending part.
+    Raises FormulaError with the span of the offending part.
     """
     root = _parse(text)
     terms = [_split_term(node, sign) for node, sign in _signed_terms(root, 1)]
     if not terms:
-        raise FormulaError("a formula needs at least one constant such as f[0]", 1)
+        raise FormulaError("a formula needs at least one constant such as f[0]", Span.point(1, 1))
     name = experiment or terms[0].constant.name
     for term in terms:
         if term.constant.name != name:
             whose = f"experiment {name!r}" if experiment else f"the first term ({name}[...])"
             raise FormulaError(f"constant {term.constant} does not belong to {whose}: "
-                               f"its constants are {name}[0], {name}[1], ...", term.constant.column)
+                               f"its constants are {name}[0], {name}[1], ...", term.constant.span)
     _check_indices(terms, name)
     terms.sort(key=lambda t: t.constant.index)
     variables = tuple(dict.fromkeys(v for t in terms for v in variables_of(t.factor)))
@@ -410,22 +412,22 @@ def _split_term(node: Node, sign: int) -> Term:
     constants = [n for n in walk(node) if isinstance(n, Constant)]
     if not constants:
         raise FormulaError(f"term {node} has no constant: in canonical form every term is "
-                           f"multiplied by exactly one constant such as f[1]", node.column)
+                           f"multiplied by exactly one constant such as f[1]", node.span)
     if len(constants) > 1:
         raise FormulaError(f"term {node} has {len(constants)} constants ({', '.join(map(str, constants))}): "
-                           f"in canonical form each term has exactly one", constants[1].column)
+                           f"in canonical form each term has exactly one", constants[1].span)
     factor = _factor_without(node, constants[0])
     if sign < 0:
-        factor = Neg(factor, column=factor.column)
+        factor = Neg(factor, span=factor.span)
     return Term(constants[0], _simplify(factor))
 
 
 def _factor_without(node: Node, constant: Constant) -> Node:
     """`node` with `constant` replaced by 1, provided it is a multiplicative factor of it."""
     if node is constant:
-        return Number(1.0, column=node.column)
+        return Number(1.0, span=node.span)
     if isinstance(node, Neg):
-        return Neg(_factor_without(node.operand, constant), column=node.column)
+        return Neg(_factor_without(node.operand, constant), span=node.span)
     if isinstance(node, Chain) and node.rest[0][0] in "*/":
         ops = ("*",) + tuple(op for op, _ in node.rest)
         at = next(i for i, operand in enumerate(node.operands)
@@ -433,12 +435,12 @@ def _factor_without(node: Node, constant: Constant) -> Node:
         if ops[at] == "*":
             operands = list(node.operands)
             operands[at] = _factor_without(operands[at], constant)
-            return Chain(operands[0], tuple(zip(ops[1:], operands[1:])), column=node.column)
+            return Chain(operands[0], tuple(zip(ops[1:], operands[1:])), span=node.span)
         where = "a denominator"
     else:
         where = _context(node)
     raise FormulaError(f"constant {constant} must multiply its term, not stand inside "
-                       f"{where}: write the term as {constant}*(...)", constant.column)
+                       f"{where}: write the term as {constant}*(...)", constant.span)
 
 
 def _context(node: Node) -> str:
@@ -459,10 +461,10 @@ def _simplify(node: Node) -> Node:
         rest = [(op, operand) for op, operand in rest if not _is_one(operand)]
         if _is_one(first) and rest and rest[0][0] == "*":
             first, rest = rest[0][1], rest[1:]
-        return Chain(first, tuple(rest), column=node.column) if rest else first
+        return Chain(first, tuple(rest), span=node.span) if rest else first
     if isinstance(node, Neg):
         inner = _simplify(node.operand)
-        return Neg(inner, column=node.column)
+        return Neg(inner, span=node.span)
     return node
 
 
@@ -474,10 +476,10 @@ def _check_indices(terms: list[Term], name: str) -> None:
     seen: dict[int, Term] = {}
     for term in terms:
         if term.constant.index in seen:
-            raise FormulaError(f"constant {term.constant} appears in two terms", term.constant.column)
+            raise FormulaError(f"constant {term.constant} appears in two terms", term.constant.span)
         seen[term.constant.index] = term
     missing = sorted(set(range(len(terms))) - set(seen))
     if missing:
         extra = max(seen)
         raise FormulaError(f"constants must be numbered {name}[0]..{name}[{len(terms) - 1}]: "
-                           f"{name}[{missing[0]}] is missing", seen[extra].constant.column)
+                           f"{name}[{missing[0]}] is missing", seen[extra].constant.span)
