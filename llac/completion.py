@@ -18,7 +18,7 @@ from lark.lexer import PatternStr
 
 from llac.commands import REGISTRY
 from llac.commands.parallel import BY_WORDS
-from llac.commands.parse import POSTLEX
+from llac.parse import POSTLEX
 from llac.experiment import Experiment
 from llac.fit_data import AGGREGATES
 from llac.grammars import open_grammar

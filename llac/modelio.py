@@ -85,7 +85,7 @@ def read_model(path: str):
 
 
 def _name(name) -> str:
-    from llac.commands.parse import name_ok
+    from llac.parse import name_ok
     if not isinstance(name, str) or not name_ok(name):
         raise ValueError(f"the object name {name!r} is not a llac name")
     return name

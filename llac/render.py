@@ -72,7 +72,6 @@ def table_text(title: str, headers, rows, footer=()) -> str:
 
 @render.register
 def _(result: ModelReport) -> str:
-    from llac.commands.modeling import region_text
     model = result.model
     out = [f"model of {model.name}: {model.formula}",
            f"  {int(model.sample_points['count'].sum())} records at {len(model.sample_points['time'])} "
@@ -103,6 +102,19 @@ def _(result: ModelReport) -> str:
                     for i, (value, region) in enumerate(entries)]
     out += _hint(result) + [f"warning: {w}" for w in model.warnings]
     return "\n".join(out)
+
+
+def region_text(region) -> str:
+    """'16 < N <= 512, P <= 4' for a piece's box; 'everywhere' for the whole space."""
+    parts = []
+    for var, (low, high) in region.items():
+        if np.isfinite(low) and np.isfinite(high):
+            parts.append(f"{low:g} < {var} <= {high:g}")
+        elif np.isfinite(low):
+            parts.append(f"{var} > {low:g}")
+        elif np.isfinite(high):
+            parts.append(f"{var} <= {high:g}")
+    return ", ".join(parts) or "everywhere"
 
 
 def _hint(result: ModelReport) -> list[str]:
@@ -140,7 +152,6 @@ def tabular(result) -> tuple[tuple[str, ...], list[tuple]]:
     """The headers and rows of a table; of a model, one row per constant and interval."""
     if isinstance(result, Table):
         return result.headers, list(result.rows)
-    from llac.commands.modeling import region_text
     model = result.model
     rows = [(result.name, i + 1, region_text(p.region), name, value, err, pvalue)
             for i, p in enumerate(model.pieces)

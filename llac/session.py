@@ -11,7 +11,7 @@ from typing import Iterator
 
 from llac import ast
 from llac.commands import handler_for, keywords
-from llac.commands.parse import parse
+from llac.parse import parse
 from llac.commands.results import Note, Produced
 from llac.errors import LlacError, suggest
 from llac.experiment import Experiment

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from llac.commands.parse import parse
+from llac.parse import parse
 from llac.formula import FormulaError, evaluate, parse_formula, variables_of
 
 

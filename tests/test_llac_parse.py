@@ -3,7 +3,7 @@ import pytest
 
 from llac import ast
 from llac.commands import keywords
-from llac.commands.parse import incomplete, parse
+from llac.parse import incomplete, parse
 from llac.errors import LlacError, format_error
 from llac.formula import Chain
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from llac.commands import keywords
-from llac.commands.parse import parse
+from llac.parse import parse
 from llac.experiment import Experiment
 from llac.formula import parse_formula
 from llac.model import fit_experiment

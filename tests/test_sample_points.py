@@ -1,4 +1,4 @@
-"""Aggregation of records into sample points (llac.fit_data.sample_points), against a plain
+"""Aggregation of records into sample points (llac.fit_data.aggregate_points), against a plain
 Python reference on generated data: both of its sorting paths (up to 65,536 groups and more),
 NaN variables (each record its own group), ties in time, every aggregate."""
 import math
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from llac.fit_data import AGGREGATES, sample_points
+from llac.fit_data import AGGREGATES, aggregate_points
 from llac.formula import parse_formula
 
 REDUCE = {"median": statistics.median, "min": min, "mean": statistics.fmean}
@@ -28,7 +28,7 @@ def reference(names: list[str], columns: dict, aggregate: str) -> list[tuple]:
 
 def assert_matches(formula: str, columns: dict, aggregate: str) -> None:
     parsed = parse_formula(formula)
-    points = sample_points(parsed, columns, aggregate)
+    points = aggregate_points(parsed, columns, aggregate)
     expected = reference(list(parsed.variables), columns, aggregate)
     assert len(points) == len(expected)
     keys = np.array([key for key, _, _ in expected]).reshape(len(expected), len(parsed.variables))

@@ -10,11 +10,11 @@ import numpy as np
 
 from llac import ast
 from llac.commands import command
-from llac.commands.derive import merge_experiments, sample_points
 from llac.commands.results import ModelReport, Note, Table
 from llac.errors import LlacError
 from llac.experiment import Experiment
-from llac.formula import FormulaError, parse_formula
+from llac.parse import checked_formula
+from llac.tables import merge_experiments, repetitions
 
 SHOW_LIMIT = 20
 STDIN = "<stdin>"
@@ -130,16 +130,6 @@ def _load_model(session, statement: ast.Load, files):
     return [session.store(target, model)]
 
 
-def checked_formula(text: str, span: ast.Span):
-    """Parse a formula written in a string, locating its errors inside the string."""
-    try:
-        return parse_formula(text)
-    except FormulaError as err:
-        column = span.column + max(err.column, 1)
-        raise LlacError(f"bad formula: {err.message}",
-                        ast.Span(span.line, column, span.line, column + 1)) from None
-
-
 @command("list", "list", "List the objects: name, kind, records and formula.", ["list"], ast.List)
 def list_objects(session, statement):
     rows = []
@@ -177,7 +167,7 @@ def describe(session, statement: ast.Describe):
     experiment = session.experiment(statement.obj)
     rows = tuple((c, float(np.nanmin(v)), float(np.nanmax(v)), len(np.unique(v)))
                  for c, v in experiment.columns.items() if len(v))
-    _, counts = sample_points(experiment)
+    counts = repetitions(experiment)
     footer = [f"formula: {experiment.formula}", f"origin: {experiment.origin or '-'}",
               f"{len(experiment)} records at {len(counts)} sample points; repetitions per point: "
               + (f"{counts.min()}..{counts.max()}" if len(counts) else "-")]

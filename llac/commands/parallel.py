@@ -10,12 +10,12 @@ import numpy as np
 
 from llac import ast
 from llac.commands import command
-from llac.commands.derive import aggregate_experiment
 from llac.commands.modeling import SECONDS
 from llac.commands.results import Note, Table, Text
 from llac.errors import LlacError, suggest
 from llac.parallel import (UNITS, ParallelError, default_unit, distribution, groups,
                            require_comm)
+from llac.tables import aggregate_experiment
 
 BY_WORDS = (*UNITS, "P")
 BALANCE_MARKERS = ("█", "▓", "▒", "░", "▞", "▚")

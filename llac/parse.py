@@ -9,7 +9,7 @@ from lark.visitors import merge_transformers
 
 from llac import ast
 from llac.errors import LlacError, suggest
-from llac.formula import TOO_DEEP, ExpressionBuilder, FormulaError
+from llac.formula import TOO_DEEP, ExpressionBuilder, FormulaError, parse_formula
 from llac.grammars import open_grammar
 
 MAX_RANGE = 100_000
@@ -280,6 +280,16 @@ def parse(text: str, keywords=()) -> list[ast.Statement]:
         raise
     except RecursionError:
         raise LlacError(TOO_DEEP) from None
+
+
+def checked_formula(text: str, span: ast.Span):
+    """Parse a formula written in a string, locating its errors inside the string."""
+    try:
+        return parse_formula(text)
+    except FormulaError as err:
+        column = span.column + max(err.column, 1)
+        raise LlacError(f"bad formula: {err.message}",
+                        ast.Span(span.line, column, span.line, column + 1)) from None
 
 
 def grammar_keywords() -> tuple[str, ...]:
