@@ -13,19 +13,15 @@ def module_name(path: Path) -> str:
 
 
 def imports(path: Path, modules: set[str]) -> set[str]:
-    """The llac modules that `path` imports anywhere in its body (a package's own parent
-    package is left out: importing a submodule runs it anyway)."""
+    """The llac modules that `path` imports anywhere in its body (llac imports absolutely; a
+    module's own parent package is left out: importing a submodule runs it anyway)."""
     name = module_name(path)
-    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1] + [base]).strip(".")
-            targets = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+            targets = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
         else:
             continue
         for target in targets:
