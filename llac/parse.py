@@ -13,14 +13,15 @@ from llac.formula import TOO_DEEP, ExpressionBuilder, FormulaError, parse_formul
 from llac.grammars import open_grammar
 
 MAX_RANGE = 100_000
-# a newline right after one of these does not end the statement
-CONTINUE_AFTER = {"PLUS", "MINUS", "STAR", "SLASH", "CIRCUMFLEX", "__ANON_0", "__ANON_1", "COMMA",
+# a newline right after one of these does not end the statement (terminal names as Lark gives
+# them: `_formula__POWER` is formula.lark's `_POWER`, `**`)
+CONTINUE_AFTER = {"PLUS", "MINUS", "STAR", "SLASH", "CIRCUMFLEX", "_formula__POWER", "_RANGE", "COMMA",
                   "EQUAL", "AND", "OR", "NOT", "formula__COMPARE", "WHERE", "WITH", "STEP"}
 WORDS = {"OBJECT": "a name", "STRING": "a quoted string", "VALUE": "a number",
          "_NL": "the end of the line", "SEMICOLON": "';'", "$END": "the end of the input",
          "formula__NAME": "a column name", "formula__NUMBER": "a number",
          "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "EQUAL": "'='",
-         "COMMA": "','", "PERCENT": "'%'", "LOGSCALE": "'log' or 'loglog'", "__ANON_1": "'..'"}
+         "COMMA": "','", "PERCENT": "'%'", "LOGSCALE": "'log' or 'loglog'", "_RANGE": "'..'"}
 
 
 class ContinuationLexer:
@@ -346,7 +347,7 @@ def _syntax_error(err: UnexpectedInput, text: str, keywords) -> LlacError:
     return LlacError("syntax error", where)
 
 
-OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "CIRCUMFLEX", "__ANON_0", "formula__COMPARE",
+OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "CIRCUMFLEX", "_formula__POWER", "formula__COMPARE",
              "AND", "OR", "NOT"}
 
 

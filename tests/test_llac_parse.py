@@ -34,6 +34,21 @@ def test_continuation_after_operator_comma_parenthesis_and_backslash():
     assert statements[2].value == "5%"
 
 
+def test_continuation_after_power_and_range():
+    (power, predict) = parse("y = c with t = N **\n 2\npredict f N=1024..\n8192 *2", keywords())
+    assert str(power.source.definitions[0][1]) == "N^2"
+    assert predict.points[0].values == (1024, 2048, 4096, 8192)
+
+
+def test_parser_token_names_are_the_grammar_terminals():
+    """The terminal names llac.parse relies on exist in the grammar (none is Lark's `__ANON_n`)."""
+    from llac.grammars import open_grammar
+    from llac.parse import CONTINUE_AFTER, OPERATORS, POSTLEX, WORDS
+    terminals = {t.name for t in open_grammar("llac.lark", postlex=POSTLEX).terminals}
+    named = (CONTINUE_AFTER | OPERATORS | set(WORDS)) - {"_NL", "$END"}
+    assert named <= terminals and not any(t.startswith("__ANON") for t in terminals)
+
+
 def test_predict_values_lists_and_ranges():
     (s,) = parse("predict f N=1024..8192 *2 P=1,2,4 M=10..30 step 10 Q=5", keywords())
     assert [p.values for p in s.points] == [(1024, 2048, 4096, 8192), (1, 2, 4), (10, 20, 30), (5,)]
