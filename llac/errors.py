@@ -22,6 +22,11 @@ class LlacError(Exception):
         return self
 
 
+class InputError(Exception):
+    """A data file llac reads or writes that cannot be used (a trace, CSV, Extra-P or model
+    file): the base of each reader's error, so that the session converts them in one place."""
+
+
 def suggest(word: str, candidates: Iterable[str]) -> str:
     """' (did you mean X?)' for the nearest candidate, or '' when none is close."""
     close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)

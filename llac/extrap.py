@@ -19,16 +19,17 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from llac.errors import InputError
 from llac.experiment import Experiment
 from llac.formula import parse_formula
 from llac.records import is_number
-from llac.trace import TraceError, format_numbers, read_file_bytes
+from llac.trace import format_numbers, read_file_bytes
 
 MAX_PARAMETERS = 4
 NOT_IN_NAME = re.compile(r"[^A-Za-z0-9_]")
 
 
-class ExtrapError(TraceError):
+class ExtrapError(InputError):
     """Experiments that Extra-P's text format cannot hold, or a text file that is not in it."""
 
 

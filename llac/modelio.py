@@ -14,13 +14,14 @@ import math
 
 import numpy as np
 
+from llac.errors import InputError
 from llac.formula import Constant, Formula, FormulaError, parse_formula
 
 FORMAT = "llac-model"
 VERSION = 1
 
 
-class ModelFileError(ValueError):
+class ModelFileError(InputError):
     """A file that is not a llac model document (or an unreadable one)."""
 
 

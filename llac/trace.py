@@ -16,6 +16,7 @@ from typing import BinaryIO, Mapping, Sequence
 
 import numpy as np
 
+from llac.errors import InputError
 from llac.experiment import Experiment
 from llac.formula import FormulaError, parse_formula
 from llac.records import RecordLayout, parse_records
@@ -42,7 +43,7 @@ class Problem:
         return f"{self.path}:{self.line}: {self.message}"
 
 
-class TraceError(Exception):
+class TraceError(InputError):
     """An input file that cannot be read at all (missing, not a trace, unknown version)."""
 
 

@@ -33,7 +33,7 @@ BALANCE_MARKERS = ("█", "▓", "▒", "░", "▞", "▚")
 def balance(session, statement: ast.Balance):
     experiment, by = _checked(session, statement)
     unit = default_unit(experiment) if by == "P" else by
-    parts = _groups(experiment, unit)
+    parts = groups(experiment, unit)
     if by == "P":
         rows = []
         for g in parts:
@@ -83,7 +83,7 @@ def comm(session, statement: ast.Comm):
     except ParallelError as err:
         raise LlacError(str(err), statement.obj.span) from None
     unit = default_unit(experiment) if by == "P" else by
-    parts = _groups(experiment, unit)
+    parts = groups(experiment, unit)
     warning = _uncounted(experiment)
     if by == "P":
         rows = []
@@ -187,13 +187,6 @@ def _checked(session, statement: ast.ParallelReport):
                         + (": P comes from the formula or, in a parallel trace, from the header's procs"
                            if by == "P" else ""), statement.by.span)
     return experiment, by
-
-
-def _groups(experiment, unit):
-    try:
-        return groups(experiment, unit)
-    except ParallelError as err:
-        raise LlacError(str(err)) from None
 
 
 def _procs(group) -> tuple:
