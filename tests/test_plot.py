@@ -18,7 +18,7 @@ from llac.experiment import Experiment
 from llac.formula import parse_formula
 from llac.model import fit_experiment
 from llac.plot import Canvas, log_ticks, linear_ticks, plot_model, terminal_canvas, tick_label
-from test_llac_fixtures import write_matinit
+from support.traces import write_matinit
 
 REPO = Path(__file__).resolve().parent.parent
 
