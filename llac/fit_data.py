@@ -62,8 +62,9 @@ def aggregate_points(formula: Formula, columns, aggregate: str = "median") -> Sa
 def group_rows(keys: list[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
     """Each record's group (0, 1, ... in the lexicographic order of the key values; a NaN
     key is a group of its own) and one record of each group: the one grouping of records into
-    sample points (the fit's aggregation here, `describe`'s repetitions in `llac.tables`). One stable sort by the keys,
-    fast on traces, which list records grouped by their variables."""
+    sample points (the fit's aggregation here, `describe`'s repetitions in `llac.tables`, the
+    Extra-P export's points in `llac.extrap`). One stable sort by the keys, fast on traces,
+    which list records grouped by their variables."""
     if not keys:
         return np.zeros(n, dtype=np.intp), np.zeros(1, dtype=np.intp)
     by_keys = np.lexsort(keys[::-1])

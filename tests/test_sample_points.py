@@ -59,3 +59,15 @@ def test_more_than_65536_groups(aggregate):
     N = rng.permutation(np.repeat(np.arange(70_000.0), 2))
     columns = {"N": N, "time": rng.lognormal(0, 1, len(N))}
     assert_matches("f[0] + f[1]*N", columns, aggregate)
+
+
+@given(st.lists(record, min_size=1, max_size=60))
+def test_repetitions_count_every_record_with_the_same_grouping(records):
+    """`describe`'s repetitions per sample point (llac.tables) group as the fit does, but count
+    every record, whatever its time."""
+    from llac.experiment import Experiment
+    from llac.tables import repetitions
+    N, P, time = (np.array(c) for c in zip(*records))
+    experiment = Experiment("e", parse_formula("f[0] + f[1]*N/P"), {"N": N, "P": P, "time": time})
+    counts = [count for _, _, count in reference(["N", "P"], {"N": N, "P": P, "time": np.ones(len(N))}, "min")]
+    np.testing.assert_array_equal(repetitions(experiment), counts)
