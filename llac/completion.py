@@ -18,10 +18,10 @@ from lark.lexer import PatternStr
 
 from llac.commands import REGISTRY
 from llac.commands.parallel import BY_WORDS
-from llac.parse import POSTLEX
 from llac.experiment import Experiment
 from llac.fit_data import AGGREGATES
 from llac.grammars import open_grammar
+from llac.parse import POSTLEX
 
 PLOT_SCALES = ("log", "loglog")
 DATA_SUFFIXES = (".dat", ".csv")

@@ -127,7 +127,6 @@ def _hint(result: ModelReport) -> list[str]:
     return [f"insignificant (p > alpha) somewhere: {', '.join(result.model.insignificant)}{hint}"]
 
 
-
 def machine(result, fmt: str) -> str:
     """A table or model as one JSON document on one line (`fmt` json) or as CSV rows with a
     header (`fmt` csv), for `llac --format`; inf and nan are written as strings."""

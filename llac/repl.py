@@ -21,10 +21,10 @@ from prompt_toolkit.lexers import Lexer
 from prompt_toolkit.styles import Style
 
 from llac.commands import REGISTRY
-from llac.parse import grammar_keywords, incomplete
 from llac.completion import candidates
 from llac.driver import run_source
 from llac.errors import internal_error
+from llac.parse import grammar_keywords, incomplete
 
 # Values that commands check themselves (the grammar reads them as names); every keyword
 # the grammar spells out comes from grammar_keywords().

@@ -12,13 +12,13 @@ from typing import Iterator
 
 from llac import ast
 from llac.commands import handler_for, keywords
-from llac.parse import parse
 from llac.commands.results import Note, Produced
 from llac.errors import InputError, LlacError, suggest
 from llac.experiment import Experiment
 from llac.fit_data import AGGREGATES, FitError
 from llac.formula import FormulaError
 from llac.parallel import ParallelError
+from llac.parse import parse
 
 SWITCH_WORDS = {"on": True, "yes": True, "true": True, "off": False, "no": False, "false": False}
 # the range of each whole-number setting: a bootstrap of 10^6 replicates or 10^9 intervals

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from llac.parse import parse
 from llac.formula import FormulaError, evaluate, parse_formula, variables_of
+from llac.parse import parse
 
 
 def condition(text):

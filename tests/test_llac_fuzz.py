@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from llac.commands import keywords
-from llac.parse import grammar_keywords
 from llac.errors import LlacError, format_error
+from llac.parse import grammar_keywords
 from llac.render import render
 from llac.session import Session
 from support.traces import write_matinit

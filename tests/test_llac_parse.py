@@ -3,9 +3,9 @@ import pytest
 
 from llac import ast
 from llac.commands import keywords
-from llac.parse import incomplete, parse
 from llac.errors import LlacError, format_error
 from llac.formula import Chain
+from llac.parse import incomplete, parse
 
 
 def error_of(text) -> LlacError:

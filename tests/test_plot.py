@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, strategies as st
 
 from llac.commands import keywords
-from llac.parse import parse
 from llac.experiment import Experiment
 from llac.formula import parse_formula
 from llac.model import fit_experiment
+from llac.parse import parse
 from llac.plot import Canvas, log_ticks, linear_ticks, plot_model, terminal_canvas, tick_label
 from support.traces import write_matinit
 
