@@ -1,6 +1,6 @@
 """The llac command language as immutable objects, each carrying its source span.
 
-Built by `llac.commands.parse` from the parse tree; executed by the handlers in the command
+Built by `llac.parse` from the parse tree; executed by the handlers in the command
 registry. Nothing here runs anything.
 """
 from __future__ import annotations

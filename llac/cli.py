@@ -16,7 +16,7 @@ import stat
 import sys
 
 from llac import __version__
-from llac.errors import LlacError, format_error, internal_error
+from llac.errors import LlacError, internal_error
 
 STDIN = "<stdin>"
 
@@ -48,13 +48,13 @@ def main(argv=None) -> int:
 
 
 def _run(args) -> int:
+    from llac.driver import report, run_source
     from llac.session import Session
     session = Session()
     if args.command is not None:
         if not _loads_data(args.command) and _stdin_has_data():
-            _report(lambda: _load_piped(session), STDIN, "", fmt=args.format)
-        return 0 if _report(lambda: session.execute(args.command), "<command>", args.command,
-                            fmt=args.format) else 1
+            report(lambda: _load_piped(session), STDIN, "", fmt=args.format)
+        return 0 if run_source(session, args.command, "<command>", fmt=args.format) else 1
     if args.scripts:
         for path in args.scripts:
             try:
@@ -62,7 +62,7 @@ def _run(args) -> int:
             except LlacError as err:
                 print(f"llac: {err.message}", file=sys.stderr)
                 return 1
-            if not _report(lambda: session.execute(source), path, source, fmt=args.format):
+            if not run_source(session, source, path, fmt=args.format):
                 return 1
         return 0
     if sys.stdin.isatty():
@@ -70,7 +70,7 @@ def _run(args) -> int:
         run_repl(session, debug=args.debug)
         return 0
     source = sys.stdin.read()
-    return 0 if _report(lambda: session.execute(source), STDIN, source, fmt=args.format) else 1
+    return 0 if run_source(session, source, STDIN, fmt=args.format) else 1
 
 
 def read_script(path: str) -> str:
@@ -95,7 +95,7 @@ def _loads_data(source: str) -> bool:
     stdin is then left alone and the error reported when the statements run)."""
     from llac import ast
     from llac.commands import keywords
-    from llac.commands.parse import parse
+    from llac.parse import parse
     try:
         return any(isinstance(statement, ast.Load) for statement in parse(source, keywords()))
     except LlacError:
@@ -123,23 +123,3 @@ def _stdin_has_data() -> bool:
     except (OSError, ValueError, AttributeError):
         return False
     return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
-
-
-def _report(produce, filename: str, source: str, out=None, err=None, fmt: str = "text") -> bool:
-    """Render what `produce()` yields as it comes (warnings to stderr; with a machine `fmt`,
-    tables and models as JSON or CSV and every note to stderr); on LlacError print it located
-    in `source` and return False."""
-    from llac.render import machine, render
-    from llac.commands.results import ModelReport, Note, Table
-    out, err = out or sys.stdout, err or sys.stderr
-    try:
-        for result in produce():
-            if fmt != "text" and isinstance(result, (Table, ModelReport)):
-                print(machine(result, fmt), file=out, flush=True)
-                continue
-            to_err = isinstance(result, Note) and (result.warning or fmt != "text")
-            print(render(result), file=err if to_err else out, flush=True)
-    except LlacError as error:
-        print(format_error(error, filename, source), file=err, flush=True)
-        return False
-    return True

@@ -19,9 +19,10 @@ from lark.lexer import PatternStr
 from cll_grammar.grammars import open_grammar
 from llac.commands import REGISTRY
 from llac.commands.parallel import BY_WORDS
-from llac.commands.parse import POSTLEX
 from llac.experiment import Experiment
 from llac.fit_data import AGGREGATES
+from cll_grammar.grammars import open_grammar
+from llac.parse import POSTLEX
 
 PLOT_SCALES = ("log", "loglog")
 DATA_SUFFIXES = (".dat", ".csv")

@@ -2,8 +2,8 @@
 
 `read_csv` returns `(experiment, problems)`: bad rows are reported as `Problem`s with their
 line numbers and left out, every good row loads. A file that cannot be used at all (missing,
-empty, no time column, a formula variable without a column) raises `CsvError`, a
-`TraceError`, so a caller catches both kinds of input file with one `except`.
+empty, no time column, a formula variable without a column) raises `CsvError`, an
+`InputError` like the other readers' errors.
 """
 from __future__ import annotations
 
@@ -16,9 +16,11 @@ import numpy as np
 from cll_grammar.formula import parse_formula
 from llac.experiment import Experiment
 from llac.trace import Problem, TraceError, format_numbers, read_file_bytes
+from llac.errors import InputError
+from llac.trace import Problem, format_numbers, read_file_bytes
 
 
-class CsvError(TraceError):
+class CsvError(InputError):
     """A CSV file that cannot be imported at all; the message is one sentence with the path."""
 
 

@@ -1,4 +1,4 @@
-"""The one error type a user can cause in llac, and how it is shown (file:line:col + caret)."""
+"""The errors a user can cause in llac (statements: LlacError; data files: InputError) and how they are shown (file:line:col + caret)."""
 from __future__ import annotations
 
 from cll_grammar.span import Span, excerpt
@@ -17,6 +17,11 @@ class LlacError(Exception):
         if self.span is None and span is not None:
             self.span = span
         return self
+
+
+class InputError(Exception):
+    """A data file llac reads or writes that cannot be used (a trace, CSV, Extra-P or model
+    file): the base of each reader's error, so that the session converts them in one place."""
 
 
 def format_error(error: LlacError, filename: str, source: str) -> str:

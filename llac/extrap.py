@@ -21,14 +21,16 @@ import numpy as np
 
 from cll_grammar.formula import parse_formula
 from llac.experiment import Experiment
+from llac.errors import InputError
+from llac.fit_data import group_rows
 from llac.records import is_number
-from llac.trace import TraceError, format_numbers, read_file_bytes
+from llac.trace import format_numbers, read_file_bytes
 
 MAX_PARAMETERS = 4
 NOT_IN_NAME = re.compile(r"[^A-Za-z0-9_]")
 
 
-class ExtrapError(TraceError):
+class ExtrapError(InputError):
     """Experiments that Extra-P's text format cannot hold, or a text file that is not in it."""
 
 
@@ -72,9 +74,9 @@ def _points(exp: Experiment, params: Sequence[str]) -> tuple[np.ndarray, list[np
     table = np.column_stack([exp.columns[p] for p in params])
     if not np.all(np.isfinite(table)):
         raise ExtrapError(f"experiment {exp.name!r} has a parameter value that is NaN or infinite")
-    points, inverse = np.unique(table, axis=0, return_inverse=True)
-    order = np.argsort(inverse.ravel(), kind="stable")
-    return points, np.split(order, np.cumsum(np.bincount(inverse.ravel()))[:-1])
+    group, first = group_rows([table[:, j] for j in range(table.shape[1])], len(exp))
+    order = np.argsort(group, kind="stable")
+    return table[first], np.split(order, np.cumsum(np.bincount(group))[:-1])
 
 
 def _format_points(points: np.ndarray) -> str:

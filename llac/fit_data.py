@@ -28,11 +28,11 @@ class SamplePoints:
         return len(self.time)
 
 
-def sample_points(formula: Formula, columns, aggregate: str = "median") -> SamplePoints:
+def aggregate_points(formula: Formula, columns, aggregate: str = "median") -> SamplePoints:
     """Group records by the formula's variables and summarise each group's times.
 
     Records whose time is NaN, inf or <= 0 are dropped and counted in `excluded`. Grouping
-    and ordering by time inside each group are vectorised sorts (`_groups`,
+    and ordering by time inside each group are vectorised sorts (`group_rows`,
     `_by_group_then_time`): a million records take about 0.1 s.
     """
     if aggregate not in AGGREGATES:
@@ -51,7 +51,7 @@ def sample_points(formula: Formula, columns, aggregate: str = "median") -> Sampl
                        f"{'have' if excluded != 1 else 'has'} NaN, inf or non-positive time")
     keys = [np.asarray(columns[v], dtype=float)[valid] for v in formula.variables]
     time = time[valid]
-    group, first = _groups(keys, len(time))
+    group, first = group_rows(keys, len(time))
     count = np.bincount(group, minlength=len(first))
     starts = np.concatenate([[0], np.cumsum(count)[:-1]])
     return SamplePoints({v: k[first] for v, k in zip(formula.variables, keys)},
@@ -59,10 +59,12 @@ def sample_points(formula: Formula, columns, aggregate: str = "median") -> Sampl
                         count, excluded)
 
 
-def _groups(keys: list[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
+def group_rows(keys: list[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
     """Each record's group (0, 1, ... in the lexicographic order of the key values; a NaN
-    key is a group of its own) and one record of each group. One stable sort by the keys,
-    fast on traces, which list records grouped by their variables."""
+    key is a group of its own) and one record of each group: the one grouping of records into
+    sample points (the fit's aggregation here, `describe`'s repetitions in `llac.tables`, the
+    Extra-P export's points in `llac.extrap`). One stable sort by the keys, fast on traces,
+    which list records grouped by their variables."""
     if not keys:
         return np.zeros(n, dtype=np.intp), np.zeros(1, dtype=np.intp)
     by_keys = np.lexsort(keys[::-1])

@@ -18,7 +18,8 @@ from cll_grammar.formula import Formula
 from llac import student_t
 from llac.experiment import Experiment
 from llac.fit import FitError, FitSettings, fit_statistics, median, relative_fit
-from llac.fit_data import SamplePoints, check_identifiable, sample_points
+from llac.fit_data import SamplePoints, aggregate_points, check_identifiable
+from cll_grammar.formula import Formula
 from llac.split import Cut, Leaf, split_points
 
 __all__ = ["FitSettings", "FitError", "Piece", "Cut", "Prediction", "Model", "fit_experiment"]
@@ -139,7 +140,7 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
     settings that cannot give a fit."""
     _check_settings(settings)
     formula = experiment.formula
-    points = sample_points(formula, experiment.columns, settings.aggregate)
+    points = aggregate_points(formula, experiment.columns, settings.aggregate)
     unit = _time_unit(points.time)
     points = replace(points, time=points.time / unit)
     design = _design(formula, points.variables, len(points))

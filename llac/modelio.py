@@ -15,12 +15,13 @@ import math
 import numpy as np
 
 from cll_grammar.formula import Constant, Formula, FormulaError, parse_formula
+from llac.errors import InputError
 
 FORMAT = "llac-model"
 VERSION = 1
 
 
-class ModelFileError(ValueError):
+class ModelFileError(InputError):
     """A file that is not a llac model document (or an unreadable one)."""
 
 
@@ -85,7 +86,7 @@ def read_model(path: str):
 
 
 def _name(name) -> str:
-    from llac.commands.parse import name_ok
+    from llac.parse import name_ok
     if not isinstance(name, str) or not name_ok(name):
         raise ValueError(f"the object name {name!r} is not a llac name")
     return name

@@ -72,7 +72,6 @@ def table_text(title: str, headers, rows, footer=()) -> str:
 
 @render.register
 def _(result: ModelReport) -> str:
-    from llac.commands.modeling import region_text
     model = result.model
     out = [f"model of {model.name}: {model.formula}",
            f"  {int(model.sample_points['count'].sum())} records at {len(model.sample_points['time'])} "
@@ -105,6 +104,19 @@ def _(result: ModelReport) -> str:
     return "\n".join(out)
 
 
+def region_text(region) -> str:
+    """'16 < N <= 512, P <= 4' for a piece's box; 'everywhere' for the whole space."""
+    parts = []
+    for var, (low, high) in region.items():
+        if np.isfinite(low) and np.isfinite(high):
+            parts.append(f"{low:g} < {var} <= {high:g}")
+        elif np.isfinite(low):
+            parts.append(f"{var} > {low:g}")
+        elif np.isfinite(high):
+            parts.append(f"{var} <= {high:g}")
+    return ", ".join(parts) or "everywhere"
+
+
 def _hint(result: ModelReport) -> list[str]:
     """The insignificant constants, and `try: drop` only for those whose drop does not hurt."""
     if not result.model.insignificant:
@@ -113,9 +125,6 @@ def _hint(result: ModelReport) -> list[str]:
         f" — try: drop {result.name} {', '.join(result.droppable)}" if result.droppable else \
         " (keep them: dropping would make the fit worse or they matter in another interval)"
     return [f"insignificant (p > alpha) somewhere: {', '.join(result.model.insignificant)}{hint}"]
-
-
-MACHINE_FORMATS = ("json", "csv")
 
 
 def machine(result, fmt: str) -> str:
@@ -140,7 +149,6 @@ def tabular(result) -> tuple[tuple[str, ...], list[tuple]]:
     """The headers and rows of a table; of a model, one row per constant and interval."""
     if isinstance(result, Table):
         return result.headers, list(result.rows)
-    from llac.commands.modeling import region_text
     model = result.model
     rows = [(result.name, i + 1, region_text(p.region), name, value, err, pvalue)
             for i, p in enumerate(model.pieces)

@@ -21,9 +21,10 @@ from prompt_toolkit.lexers import Lexer
 from prompt_toolkit.styles import Style
 
 from llac.commands import REGISTRY
-from llac.commands.parse import grammar_keywords, incomplete
 from llac.completion import candidates
+from llac.driver import run_source
 from llac.errors import internal_error
+from llac.parse import grammar_keywords, incomplete
 
 # Values that commands check themselves (the grammar reads them as names); every keyword
 # the grammar spells out comes from grammar_keywords().
@@ -133,9 +134,8 @@ def run_repl(session, input=None, output=None, history=None, out=None, err=None,
 def run_statements(session, text: str, out, err, debug: bool = False) -> None:
     """Run `text` and show its results or its error; Ctrl-C cancels it and an internal error
     is reported, both without ending the REPL (the statement cut short leaves nothing behind)."""
-    from llac.cli import _report
     try:
-        _report(lambda: session.execute(text), "<input>", text, out, err)
+        run_source(session, text, "<input>", out, err)
     except KeyboardInterrupt:
         print("interrupted: the running statement was cancelled and left nothing behind", file=err, flush=True)
     except Exception as error:

@@ -2,27 +2,33 @@
 
 A Session never prints. `execute` parses source text and yields result objects
 (`llac.commands.results`) statement by statement; `llac.render` turns them into text.
-Errors a user can cause are raised as `LlacError`, located in the source.
+Errors a user can cause are raised as `LlacError`, located in the source; the domain errors
+of the layers below (data readers, formulas, fits) are converted to it here, in `run`.
 """
 from __future__ import annotations
 
 import dataclasses
 from typing import Iterator
 
+from cll_grammar.formula import FormulaError
 from cll_grammar.span import suggest
 from llac import ast
 from llac.commands import handler_for, keywords
-from llac.commands.parse import parse
 from llac.commands.results import Note, Produced
-from llac.errors import LlacError
+from llac.errors import InputError, LlacError
 from llac.experiment import Experiment
-from llac.fit_data import AGGREGATES
+from llac.fit_data import AGGREGATES, FitError
+from llac.parallel import ParallelError
+from llac.parse import parse
 
 SWITCH_WORDS = {"on": True, "yes": True, "true": True, "off": False, "no": False, "false": False}
 # the range of each whole-number setting: a bootstrap of 10^6 replicates or 10^9 intervals
 # would run for hours, and the seed is a 32-bit number
 WHOLE_RANGES = {"maxintervals": (1, 100), "minpoints": (0, 100_000), "seed": (0, 2**32 - 1),
                 "bootstrap": (1, 9999), "maxpieces": (1, 1000)}
+# the errors of the layers below the commands (data files, formulas, fits, parallel tables):
+# `run` turns them into LlacError, located at the statement, so handlers need not
+DOMAIN_ERRORS = (InputError, FormulaError, FitError, ParallelError)
 
 
 class Session:
@@ -43,7 +49,8 @@ class Session:
     def run(self, statement: ast.Statement) -> list:
         """Run one statement through the command registry; returns its results. A statement
         cut short by Ctrl-C (KeyboardInterrupt) or an internal error leaves the objects and
-        settings as they were, so no half-made object survives it."""
+        settings as they were, so no half-made object survives it. A domain error
+        (DOMAIN_ERRORS) becomes a LlacError with its message, located at the statement."""
         if isinstance(statement, ast.Source):
             target = statement.default_target()
             if target is None:
@@ -55,6 +62,8 @@ class Session:
             return list(handler_for(statement).handler(self, statement) or ())
         except LlacError as err:
             raise err.at(statement.span)
+        except DOMAIN_ERRORS as err:
+            raise LlacError(str(err), statement.span) from None
         except BaseException:   # Ctrl-C or an internal error: the statement leaves nothing behind
             self.objects, self.changed_settings = objects, settings
             raise

@@ -17,6 +17,7 @@ from typing import BinaryIO, Mapping, Sequence
 import numpy as np
 
 from cll_grammar.formula import FormulaError, parse_formula
+from llac.errors import InputError
 from llac.experiment import Experiment
 from llac.records import RecordLayout, parse_records
 from llac.render import printable
@@ -42,7 +43,7 @@ class Problem:
         return f"{self.path}:{self.line}: {self.message}"
 
 
-class TraceError(Exception):
+class TraceError(InputError):
     """An input file that cannot be read at all (missing, not a trace, unknown version)."""
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from call import cli
-from test_llac_fixtures import write_matinit
+from support.traces import write_matinit
 
 REPO = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, PYTHONPATH=str(REPO))

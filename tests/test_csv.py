@@ -4,6 +4,7 @@ import pytest
 
 from cll_grammar.formula import FormulaError, parse_formula
 from llac.csvio import CsvError, read_csv, write_csv
+from llac.errors import InputError
 from llac.experiment import Experiment
 from llac.trace import TraceError, read_trace
 
@@ -71,7 +72,7 @@ def test_unusable_files_raise_csv_error(tmp_path, text, formula, message):
     path = write(tmp_path, text)
     with pytest.raises(CsvError, match=message) as err:
         read_csv(path, formula)
-    assert isinstance(err.value, TraceError) and "d.csv" in str(err.value)
+    assert isinstance(err.value, InputError) and "d.csv" in str(err.value)
 
 
 def test_missing_file_and_bad_formula(tmp_path):

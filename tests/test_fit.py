@@ -6,7 +6,7 @@ import pytest
 from cll_grammar.formula import parse_formula
 from llac.experiment import Experiment
 from llac.model import FitError, FitSettings, fit_experiment
-from test_fit_support import grid, synthetic
+from support.fit import grid, synthetic
 
 POWERS = 2.0 ** np.arange(4, 21)
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from cll_grammar.formula import FormulaError, evaluate, parse_formula, variables_of
-from llac.commands.parse import parse
+from llac.parse import parse
 
 
 def condition(text):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from test_llac_fixtures import write_matinit
+from support.traces import write_matinit
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from llac.commands import keywords
-from llac.commands.parse import grammar_keywords
 from llac.errors import LlacError, format_error
+from llac.parse import grammar_keywords
 from llac.render import render
 from llac.session import Session
-from test_llac_fixtures import write_matinit
+from support.traces import write_matinit
 
 EXISTING = ["colinit", "rowinit", "colinit.model", "m"]    # made by SETUP
 OBJECTS = [*EXISTING, "nope", "colinit@x", "_", "log"]

@@ -4,8 +4,8 @@ import pytest
 from cll_grammar.formula import Chain
 from llac import ast
 from llac.commands import keywords
-from llac.commands.parse import incomplete, parse
 from llac.errors import LlacError, format_error
+from llac.parse import incomplete, parse
 
 
 def error_of(text) -> LlacError:
@@ -32,6 +32,21 @@ def test_continuation_after_operator_comma_parenthesis_and_backslash():
     statements = parse(text, keywords())
     assert [type(s) for s in statements] == [ast.Assign, ast.Assign, ast.Set]
     assert statements[2].value == "5%"
+
+
+def test_continuation_after_power_and_range():
+    (power, predict) = parse("y = c with t = N **\n 2\npredict f N=1024..\n8192 *2", keywords())
+    assert str(power.source.definitions[0][1]) == "N^2"
+    assert predict.points[0].values == (1024, 2048, 4096, 8192)
+
+
+def test_parser_token_names_are_the_grammar_terminals():
+    """The terminal names llac.parse relies on exist in the grammar (none is Lark's `__ANON_n`)."""
+    from cll_grammar.grammars import open_grammar
+    from llac.parse import CONTINUE_AFTER, OPERATORS, POSTLEX, WORDS
+    terminals = {t.name for t in open_grammar("llac.lark", postlex=POSTLEX).terminals}
+    named = (CONTINUE_AFTER | OPERATORS | set(WORDS)) - {"_NL", "$END"}
+    assert named <= terminals and not any(t.startswith("__ANON") for t in terminals)
 
 
 def test_predict_values_lists_and_ranges():

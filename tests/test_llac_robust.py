@@ -11,7 +11,7 @@ import pytest
 from llac.commands.results import Note, Table
 from llac.render import render
 from llac.session import Session
-from test_llac_fixtures import trace_text
+from support.traces import trace_text
 from test_session_llac import error_of, run, session, text_of  # noqa: F401 (session: the fixture)
 
 

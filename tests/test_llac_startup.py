@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from test_llac_fixtures import write_matinit
+from support.traces import write_matinit
 
 REPO = Path(__file__).resolve().parent.parent
 HEAVY = ("statsmodels", "scipy", "pandas", "plotext", "prompt_toolkit")

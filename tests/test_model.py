@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from llac.model import FitError, FitSettings, fit_experiment
-from test_fit_support import grid, piecewise, synthetic
+from support.fit import grid, piecewise, synthetic
 
 N_VALUES = 2.0 ** np.arange(4, 21)
 

@@ -1,5 +1,5 @@
 """Parallel analysis: balance, comm and the Table 3 layout on MPI/OpenMP traces written per the
-MPI contract (tests/test_parallel_fixtures.py), driven through the session and the CLI."""
+MPI contract (tests/support/parallel.py), driven through the session and the CLI."""
 import os
 import subprocess
 import sys
@@ -14,8 +14,8 @@ from llac.parallel import goodness
 from llac.render import render
 from llac.session import Session
 from llac.trace import read_trace
-from test_llac_fixtures import write_matinit
-from test_parallel_fixtures import (COMM, REPS, openmp_trace_text, work_of, write_sweep)
+from support.traces import write_matinit
+from support.parallel import (COMM, REPS, openmp_trace_text, work_of, write_sweep)
 
 REPO = Path(__file__).resolve().parent.parent
 SIZES = (1024, 2048, 4096, 8192, 16384)

@@ -14,11 +14,11 @@ from hypothesis import given, strategies as st
 
 from cll_grammar.formula import parse_formula
 from llac.commands import keywords
-from llac.commands.parse import parse
 from llac.experiment import Experiment
 from llac.model import fit_experiment
+from llac.parse import parse
 from llac.plot import Canvas, log_ticks, linear_ticks, plot_model, terminal_canvas, tick_label
-from test_llac_fixtures import write_matinit
+from support.traces import write_matinit
 
 REPO = Path(__file__).resolve().parent.parent
 

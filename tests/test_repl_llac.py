@@ -22,7 +22,7 @@ from llac import ast
 from llac.commands import HANDLERS, load_all
 from llac.repl import LlacCompleter, LlacLexer, run_repl
 from llac.session import Session
-from test_llac_fixtures import write_matinit
+from support.traces import write_matinit
 
 
 def drive(session, keys):

@@ -6,7 +6,7 @@ import sys
 import textwrap
 
 from call import runtime_paths
-from test_runtime_support import read_trace
+from support.runtime import read_trace
 
 
 def test_runtime_paths_point_at_the_built_library_and_header():

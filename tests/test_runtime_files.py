@@ -5,7 +5,7 @@ import stat
 import subprocess
 import sys
 
-from test_runtime_support import begin, build, c_program, end, read_trace, run
+from support.runtime import begin, build, c_program, end, read_trace, run
 
 # `count` records (enough to spill from 200,000 on), then wait for a file `go` if asked
 WAITING = c_program({"s": ("s[0] + s[1]*i", ["i"])}, """

@@ -2,7 +2,7 @@
 variables nest: each frame's variables come back in its own record, the stack grows past its
 first allocation, an experiment ended from another translation unit closes the right frame,
 and the open ones are listed outermost first."""
-from test_runtime_support import begin, build, c_program, end, read_trace, run
+from support.runtime import begin, build, c_program, end, read_trace, run
 
 MIXED = {"z": ("z[0]", []), "a": ("a[0] + a[1]*N", ["N"]),
          "w": ("w[0] + w[1]*N*M*K*L*Q", ["N", "M", "K", "L", "Q"])}

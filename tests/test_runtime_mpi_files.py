@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from test_runtime_support import read_trace
+from support.runtime import read_trace
 
 pytestmark = pytest.mark.skipif(shutil.which("mpicc") is None or shutil.which("mpirun") is None,
                                 reason="MPI is not installed")

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from test_runtime_support import begin, build, c_program, end, read_trace, run
+from support.runtime import begin, build, c_program, end, read_trace, run
 
 # 200,000 records of 24 bytes: the 2 MiB buffer spills twice before the signal comes
 RECORDS = 200_000

@@ -1,7 +1,7 @@
 """Volume: 10 million records spill to disk with bounded memory and none is lost."""
 import os
 
-from test_runtime_support import begin, build, c_program, end, run
+from support.runtime import begin, build, c_program, end, run
 
 N = 10_000_000
 

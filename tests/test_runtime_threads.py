@@ -2,7 +2,7 @@
 order of first record); every thread's records must be in the trace."""
 from collections import Counter
 
-from test_runtime_support import begin, build, c_program, end, read_trace, run
+from support.runtime import begin, build, c_program, end, read_trace, run
 
 EXPERIMENTS = {"w": ("w[0] + w[1]*i", ["i"])}
 

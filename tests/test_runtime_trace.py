@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from test_runtime_support import begin, build, c_program, end, read_trace, run
+from support.runtime import begin, build, c_program, end, read_trace, run
 
 LOOP = {"f": ("f[0] + f[1]*N", ["N"]), "g": ("g[0] + g[1]*N*M", ["N", "M"])}
 

@@ -1,4 +1,4 @@
-"""Aggregation of records into sample points (llac.fit_data.sample_points), against a plain
+"""Aggregation of records into sample points (llac.fit_data.aggregate_points), against a plain
 Python reference on generated data: both of its sorting paths (up to 65,536 groups and more),
 NaN variables (each record its own group), ties in time, every aggregate."""
 import math
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from cll_grammar.formula import parse_formula
-from llac.fit_data import AGGREGATES, sample_points
+from llac.fit_data import AGGREGATES, aggregate_points
 
 REDUCE = {"median": statistics.median, "min": min, "mean": statistics.fmean}
 
@@ -28,7 +28,7 @@ def reference(names: list[str], columns: dict, aggregate: str) -> list[tuple]:
 
 def assert_matches(formula: str, columns: dict, aggregate: str) -> None:
     parsed = parse_formula(formula)
-    points = sample_points(parsed, columns, aggregate)
+    points = aggregate_points(parsed, columns, aggregate)
     expected = reference(list(parsed.variables), columns, aggregate)
     assert len(points) == len(expected)
     keys = np.array([key for key, _, _ in expected]).reshape(len(expected), len(parsed.variables))
@@ -59,3 +59,15 @@ def test_more_than_65536_groups(aggregate):
     N = rng.permutation(np.repeat(np.arange(70_000.0), 2))
     columns = {"N": N, "time": rng.lognormal(0, 1, len(N))}
     assert_matches("f[0] + f[1]*N", columns, aggregate)
+
+
+@given(st.lists(record, min_size=1, max_size=60))
+def test_repetitions_count_every_record_with_the_same_grouping(records):
+    """`describe`'s repetitions per sample point (llac.tables) group as the fit does, but count
+    every record, whatever its time."""
+    from llac.experiment import Experiment
+    from llac.tables import repetitions
+    N, P, time = (np.array(c) for c in zip(*records))
+    experiment = Experiment("e", parse_formula("f[0] + f[1]*N/P"), {"N": N, "P": P, "time": time})
+    counts = [count for _, _, count in reference(["N", "P"], {"N": N, "P": P, "time": np.ones(len(N))}, "min")]
+    np.testing.assert_array_equal(repetitions(experiment), counts)

@@ -8,7 +8,7 @@ from llac.commands.results import ModelReport, Note, Table, Text
 from llac.errors import LlacError
 from llac.render import render
 from llac.session import Session
-from test_llac_fixtures import trace_text, write_matinit
+from support.traces import trace_text, write_matinit
 
 
 @pytest.fixture

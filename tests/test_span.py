@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cll_grammar.formula import Variable, parse_formula, walk
 from cll_grammar.span import Span, excerpt, nearest, suggest
-from test_llac_fixtures import write_matinit
+from support.traces import write_matinit
 
 REPO = Path(__file__).resolve().parent.parent
 

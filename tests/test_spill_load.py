@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from llac.spill import read_spill, spill_files_for
 from llac.trace import TraceError
-from test_runtime_support import begin, build, c_program, end
+from support.runtime import begin, build, c_program, end
 
 RECORDS = 300_000   # more than a 2 MiB buffer holds: some records spill, some stay in memory
 

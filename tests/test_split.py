@@ -5,7 +5,7 @@ import pytest
 
 from llac.model import FitSettings, fit_experiment
 from llac.split import cut_value
-from test_fit_support import grid, piecewise, synthetic
+from support.fit import grid, piecewise, synthetic
 
 N_VALUES = 2.0 ** np.arange(4, 23)          # 16 .. 4M, 19 sample values
 P_VALUES = [1, 2, 4, 8, 16, 32, 64]

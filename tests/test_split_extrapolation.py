@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from llac.model import FitSettings, fit_experiment
-from test_fit_support import grid, synthetic
+from support.fit import grid, synthetic
 
 N_VALUES = 2.0 ** np.arange(4, 23)          # 16 .. 4M
 

@@ -14,7 +14,8 @@ import numpy as np
 
 from cll_grammar.formula import parse_formula
 from llac.experiment import Experiment
-from llac.fit_data import sample_points
+from llac.fit_data import aggregate_points
+from cll_grammar.formula import parse_formula
 
 Truth = Callable[[Mapping[str, np.ndarray]], np.ndarray]
 
@@ -43,7 +44,7 @@ class Case:
 def aggregate(experiment: Experiment) -> Experiment:
     """`experiment` with one record per sample point (distinct variable values): the median
     time of its repetitions (all ranks, threads and repetitions at that point)."""
-    points = sample_points(experiment.formula, experiment.columns, "median")
+    points = aggregate_points(experiment.formula, experiment.columns, "median")
     return experiment.replace(columns={**points.variables, "time": points.time})
 
 

@@ -11,10 +11,11 @@ import numpy as np
 from cll_grammar.formula import FormulaError, parse_formula
 from llac import ast
 from llac.commands import command
-from llac.commands.derive import merge_experiments, sample_points
 from llac.commands.results import ModelReport, Note, Table
 from llac.errors import LlacError
 from llac.experiment import Experiment
+from llac.parse import checked_formula
+from llac.tables import merge_experiments, repetitions
 
 SHOW_LIMIT = 20
 STDIN = "<stdin>"
@@ -42,11 +43,7 @@ def load(session, statement: ast.Load):
     if statement.formula is not None:
         raise LlacError("a formula is only given for CSV files; for a trace use: g = NAME formula \"...\"")
     from llac.spill import read_input
-    from llac.trace import TraceError
-    try:
-        traces = [stdin_trace() if f == "-" else read_input(f) for f in files]
-    except TraceError as err:
-        raise LlacError(str(err)) from None
+    traces = [stdin_trace() if f == "-" else read_input(f) for f in files]
     if statement.name and sum(len(t.experiments) for t in traces) != 1:
         raise LlacError("'as NAME' names a single experiment, but these files hold several")
     return load_traces(session, traces, statement.name.text if statement.name else None)
@@ -94,11 +91,7 @@ def _expand(statement: ast.Load) -> list[str]:
     """The files a load names: globs expanded, "-" (standard input) kept as it is, a missing
     trace with spill files next to it replaced by them."""
     from llac.spill import expand_with_spills
-    from llac.trace import TraceError
-    try:
-        return [f for path in statement.paths for f in (["-"] if path == "-" else expand_with_spills([path]))]
-    except TraceError as err:
-        raise LlacError(str(err)) from None
+    return [f for path in statement.paths for f in (["-"] if path == "-" else expand_with_spills([path]))]
 
 
 def _load_csv(session, statement: ast.Load, files):
@@ -107,11 +100,7 @@ def _load_csv(session, statement: ast.Load, files):
                         'load "data.csv" as f formula "f[0] + f[1]*N"')
     checked_formula(statement.formula, statement.formula_span)
     from llac.csvio import read_csv
-    from llac.trace import TraceError
-    try:
-        experiment, problems = read_csv(files[0], statement.formula)
-    except TraceError as err:
-        raise LlacError(str(err)) from None
+    experiment, problems = read_csv(files[0], statement.formula)
     warnings = [Note(str(p), warning=True) for p in problems]
     return [*warnings, session.store(statement.name.text, experiment)]
 
@@ -120,23 +109,11 @@ def _load_model(session, statement: ast.Load, files):
     """A model written by `export MODEL "FILE.json"`, under its exported name (or `as NAME`)."""
     if len(files) != 1 or statement.formula is not None:
         raise LlacError('a model file is loaded alone, without a formula: load "m.json" [as NAME]')
-    from llac.modelio import ModelFileError, read_model
-    try:
-        name, model = read_model(files[0])
-    except ModelFileError as err:
-        raise LlacError(str(err)) from None
+    from llac.modelio import read_model
+    name, model = read_model(files[0])
     target = statement.name.text if statement.name else \
         _free_name(session, name, Path(files[0]).with_suffix(""), False)
     return [session.store(target, model)]
-
-
-def checked_formula(text: str, span: ast.Span):
-    """Parse a formula written in a string, locating its errors inside the string."""
-    try:
-        return parse_formula(text)
-    except FormulaError as err:
-        column = span.column + max(err.column, 1)
-        raise LlacError(f"bad formula: {err.message}", ast.Span.point(span.line, column)) from None
 
 
 @command("list", "list", "List the objects: name, kind, records and formula.", ["list"], ast.List)
@@ -176,7 +153,7 @@ def describe(session, statement: ast.Describe):
     experiment = session.experiment(statement.obj)
     rows = tuple((c, float(np.nanmin(v)), float(np.nanmax(v)), len(np.unique(v)))
                  for c, v in experiment.columns.items() if len(v))
-    _, counts = sample_points(experiment)
+    counts = repetitions(experiment)
     footer = [f"formula: {experiment.formula}", f"origin: {experiment.origin or '-'}",
               f"{len(experiment)} records at {len(counts)} sample points; repetitions per point: "
               + (f"{counts.min()}..{counts.max()}" if len(counts) else "-")]
@@ -232,7 +209,6 @@ def export(session, statement: ast.Export):
                         + (f" (not {fmt!r})" if statement.format else "")
                         + (f"; json is for models, e.g. export {statement.obj.text}.model"
                            if fmt == "json" else ""), where)
-    from llac.trace import TraceError
     try:
         if fmt == "csv":
             from llac.csvio import write_csv
@@ -242,8 +218,6 @@ def export(session, statement: ast.Export):
             write_extrap(experiment, statement.path)
     except OSError as err:
         raise LlacError(f"cannot write {statement.path!r}: {err.strerror or err}") from None
-    except TraceError as err:  # e.g. ExtrapError: the data do not fit Extra-P's format
-        raise LlacError(str(err), statement.span) from None
     return [Note(f"wrote {len(experiment)} records of {experiment.name} to {statement.path} ({fmt})")]
 
 

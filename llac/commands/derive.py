@@ -1,5 +1,5 @@
 """Commands that make a new experiment from others: NAME = ..., where, with, merge, aggregate,
-formula; and the table helpers they share (sample points, aggregation, merging)."""
+formula (the table operations they use are in `llac.tables`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,8 +11,9 @@ from llac.commands import command
 from llac.commands.results import Note, Produced
 from llac.errors import LlacError
 from llac.experiment import Experiment
-from llac.fit_data import AGGREGATES, FitError
-from llac.fit_data import sample_points as fit_sample_points
+from llac.fit_data import AGGREGATES
+from llac.parse import checked_formula
+from llac.tables import aggregate_experiment, column_values, merge_experiments
 
 
 @command("=", "NAME = SOURCE", """Name the result of an object-making command (where, with,
@@ -91,7 +92,6 @@ def aggregate(session, source: ast.Aggregate):
          formula to try; its variables must be columns.""",
          ['g = colinit formula "colinit[0] + colinit[1]*N*N"'], ast.Reformulate, starts_statement=False)
 def reformulate(session, source: ast.Reformulate):
-    from llac.commands.data import checked_formula
     experiment = session.experiment(source.obj)
     formula = checked_formula(source.formula, source.formula_span)
     for variable in formula.variables:
@@ -99,59 +99,3 @@ def reformulate(session, source: ast.Reformulate):
             raise LlacError(f"the formula uses {variable!r}, which is not a column of "
                             f"{experiment.name}{suggest(variable, experiment.columns)}", source.formula_span)
     return Produced(experiment.replace(formula=formula))
-
-
-# ---------------------------------------------------------------- shared table helpers
-
-def column_values(experiment: Experiment, node, span: ast.Span):
-    """Evaluate an expression over the experiment's columns; an unknown column is an error
-    located at its place in the statement, with the nearest column suggested."""
-    try:
-        return evaluate(node, experiment.columns)
-    except KeyError as err:
-        name = err.args[0]
-        where = next((n.span for n in walk(node) if isinstance(n, Variable) and n.name == name), None)
-        raise LlacError(f"{experiment.name} has no column {name!r}{suggest(name, experiment.columns)}"
-                        f" (columns: {', '.join(experiment.columns)})", where or span) from None
-
-
-def sample_points(experiment: Experiment) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows of the formula's variables, and how many records each has
-    (inverse indices are not returned; see `aggregate_experiment`)."""
-    points, _, counts = _group(experiment)
-    return points, counts
-
-
-def _group(experiment: Experiment):
-    variables = experiment.formula.variables
-    if not variables:
-        return np.zeros((1 if len(experiment) else 0, 0)), np.zeros(len(experiment), int), \
-            np.array([len(experiment)] if len(experiment) else [], int)
-    stacked = np.column_stack([experiment.columns[v] for v in variables])
-    return np.unique(stacked, axis=0, return_inverse=True, return_counts=True)
-
-
-def aggregate_experiment(experiment: Experiment, method: str = "median",
-                         span: ast.Span | None = None) -> Experiment:
-    """One record per sample point with the `method` of its valid times and a `count` column:
-    the same grouping and summary the fit uses (`llac.fit_data.sample_points`)."""
-    try:
-        points = fit_sample_points(experiment.formula, experiment.columns, method)
-    except FitError as err:
-        raise LlacError(f"cannot aggregate {experiment.name}: {err}", span) from None
-    return experiment.replace(columns={**points.variables, "time": points.time, "count": points.count})
-
-
-def merge_experiments(experiments: list[Experiment]) -> Experiment:
-    """The records of all `experiments` (same formula) in one; columns they all have. The
-    header is the first's, except that `mpi_uncounted` lists what any of them did not count."""
-    first = experiments[0]
-    if len(experiments) == 1:
-        return first
-    names = [c for c in first.column_names if all(c in e.columns for e in experiments)]
-    columns = {c: np.concatenate([e.columns[c] for e in experiments]) for c in names}
-    origin = ", ".join(dict.fromkeys(e.origin for e in experiments if e.origin))
-    uncounted = "; ".join(dict.fromkeys(part for e in experiments if e.header.get("mpi_uncounted")
-                                        for part in e.header["mpi_uncounted"].split("; ")))
-    header = {**first.header, "mpi_uncounted": uncounted} if uncounted else first.header
-    return first.replace(columns=columns, origin=origin, header=header)

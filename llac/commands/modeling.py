@@ -11,10 +11,11 @@ import numpy as np
 from cll_grammar.span import suggest
 from llac import ast
 from llac.commands import command
-from llac.commands.derive import aggregate_experiment
 from llac.commands.results import ModelReport, Note, Produced, Table, Text
 from llac.errors import LlacError
 from llac.experiment import Experiment
+from llac.render import region_text
+from llac.tables import aggregate_experiment
 
 # the one sign convention of every error llac prints (predict, Table 3), stated with the table
 ERROR_SIGN = "error = (predicted - measured) / measured"
@@ -246,19 +247,6 @@ def _prediction_table(model, points: dict, measured=None) -> Table:
     footer += list(prediction.notes)
     return Table(f"prediction by the model of {model.name} ({model.formula})", tuple(headers),
                  tuple(rows), tuple(footer))
-
-
-def region_text(region) -> str:
-    """'16 < N <= 512, P <= 4' for a piece's box; 'everywhere' for the whole space."""
-    parts = []
-    for var, (low, high) in region.items():
-        if np.isfinite(low) and np.isfinite(high):
-            parts.append(f"{low:g} < {var} <= {high:g}")
-        elif np.isfinite(low):
-            parts.append(f"{var} > {low:g}")
-        elif np.isfinite(high):
-            parts.append(f"{var} <= {high:g}")
-    return ", ".join(parts) or "everywhere"
 
 
 @command("report", "report", """One table that summarises every experiment's model. Models

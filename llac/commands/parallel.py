@@ -11,12 +11,12 @@ import numpy as np
 from cll_grammar.span import suggest
 from llac import ast
 from llac.commands import command
-from llac.commands.derive import aggregate_experiment
 from llac.commands.modeling import SECONDS
 from llac.commands.results import Note, Table, Text
 from llac.errors import LlacError
 from llac.parallel import (UNITS, ParallelError, default_unit, distribution, groups,
                            require_comm)
+from llac.tables import aggregate_experiment
 
 BY_WORDS = (*UNITS, "P")
 BALANCE_MARKERS = ("█", "▓", "▒", "░", "▞", "▚")
@@ -34,7 +34,7 @@ BALANCE_MARKERS = ("█", "▓", "▒", "░", "▞", "▚")
 def balance(session, statement: ast.Balance):
     experiment, by = _checked(session, statement)
     unit = default_unit(experiment) if by == "P" else by
-    parts = _groups(experiment, unit)
+    parts = groups(experiment, unit)
     if by == "P":
         rows = []
         for g in parts:
@@ -84,7 +84,7 @@ def comm(session, statement: ast.Comm):
     except ParallelError as err:
         raise LlacError(str(err), statement.obj.span) from None
     unit = default_unit(experiment) if by == "P" else by
-    parts = _groups(experiment, unit)
+    parts = groups(experiment, unit)
     warning = _uncounted(experiment)
     if by == "P":
         rows = []
@@ -188,13 +188,6 @@ def _checked(session, statement: ast.ParallelReport):
                         + (": P comes from the formula or, in a parallel trace, from the header's procs"
                            if by == "P" else ""), statement.by.span)
     return experiment, by
-
-
-def _groups(experiment, unit):
-    try:
-        return groups(experiment, unit)
-    except ParallelError as err:
-        raise LlacError(str(err)) from None
 
 
 def _procs(group) -> tuple:

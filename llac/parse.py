@@ -7,21 +7,22 @@ from lark import Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 from lark.visitors import merge_transformers
 
-from cll_grammar.formula import TOO_DEEP, ExpressionBuilder, FormulaError
+from cll_grammar.formula import TOO_DEEP, ExpressionBuilder, FormulaError, parse_formula
 from cll_grammar.grammars import open_grammar
 from cll_grammar.span import suggest
 from llac import ast
 from llac.errors import LlacError
 
 MAX_RANGE = 100_000
-# a newline right after one of these does not end the statement
-CONTINUE_AFTER = {"PLUS", "MINUS", "STAR", "SLASH", "CIRCUMFLEX", "__ANON_0", "__ANON_1", "COMMA",
+# a newline right after one of these does not end the statement (terminal names as Lark gives
+# them: `_formula__POWER` is formula.lark's `_POWER`, `**`)
+CONTINUE_AFTER = {"PLUS", "MINUS", "STAR", "SLASH", "CIRCUMFLEX", "_formula__POWER", "_RANGE", "COMMA",
                   "EQUAL", "AND", "OR", "NOT", "formula__COMPARE", "WHERE", "WITH", "STEP"}
 WORDS = {"OBJECT": "a name", "STRING": "a quoted string", "VALUE": "a number",
          "_NL": "the end of the line", "SEMICOLON": "';'", "$END": "the end of the input",
          "formula__NAME": "a column name", "formula__NUMBER": "a number",
          "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "EQUAL": "'='",
-         "COMMA": "','", "PERCENT": "'%'", "LOGSCALE": "'log' or 'loglog'", "__ANON_1": "'..'"}
+         "COMMA": "','", "PERCENT": "'%'", "LOGSCALE": "'log' or 'loglog'", "_RANGE": "'..'"}
 
 
 class ContinuationLexer:
@@ -283,6 +284,15 @@ def parse(text: str, keywords=()) -> list[ast.Statement]:
         raise LlacError(TOO_DEEP) from None
 
 
+def checked_formula(text: str, span: ast.Span):
+    """Parse a formula written in a string, locating its errors inside the string."""
+    try:
+        return parse_formula(text)
+    except FormulaError as err:
+        column = span.column + max(err.column, 1)
+        raise LlacError(f"bad formula: {err.message}", ast.Span.point(span.line, column)) from None
+
+
 def grammar_keywords() -> tuple[str, ...]:
     """Every word the llac grammar spells out (`where`, `by`, `balance`, ...), taken from the
     grammar itself so that completion and highlighting cannot fall behind it."""
@@ -337,7 +347,7 @@ def _syntax_error(err: UnexpectedInput, text: str, keywords) -> LlacError:
     return LlacError("syntax error", where)
 
 
-OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "CIRCUMFLEX", "__ANON_0", "formula__COMPARE",
+OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "CIRCUMFLEX", "_formula__POWER", "formula__COMPARE",
              "AND", "OR", "NOT"}
 
 

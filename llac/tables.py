@@ -1,0 +1,62 @@
+"""Operations on experiments shared by the commands and the fit: evaluate an expression over the
+columns, count the repetitions at each sample point, aggregate them, merge experiments.
+
+Grouping records into sample points is done once, by `llac.fit_data.group_rows`."""
+from __future__ import annotations
+
+import numpy as np
+
+from cll_grammar.formula import Variable, evaluate, walk
+from cll_grammar.span import suggest
+from llac import ast
+from llac.errors import LlacError
+from llac.experiment import Experiment
+from llac.fit_data import FitError, aggregate_points, group_rows
+
+
+def column_values(experiment: Experiment, node, span: ast.Span):
+    """Evaluate an expression over the experiment's columns; an unknown column is an error
+    located at its place in the statement, with the nearest column suggested."""
+    try:
+        return evaluate(node, experiment.columns)
+    except KeyError as err:
+        name = err.args[0]
+        where = next((n.span for n in walk(node) if isinstance(n, Variable) and n.name == name), None)
+        raise LlacError(f"{experiment.name} has no column {name!r}{suggest(name, experiment.columns)}"
+                        f" (columns: {', '.join(experiment.columns)})", where or span) from None
+
+
+def repetitions(experiment: Experiment) -> np.ndarray:
+    """How many records each sample point (distinct values of the formula's variables) has,
+    every record counted, whatever its time (`describe`)."""
+    if not len(experiment):
+        return np.zeros(0, dtype=np.intp)
+    keys = [np.asarray(experiment.columns[v], dtype=float) for v in experiment.formula.variables]
+    group, first = group_rows(keys, len(experiment))
+    return np.bincount(group, minlength=len(first))
+
+
+def aggregate_experiment(experiment: Experiment, method: str = "median",
+                         span: ast.Span | None = None) -> Experiment:
+    """One record per sample point with the `method` of its valid times and a `count` column:
+    the same grouping and summary the fit uses (`llac.fit_data.aggregate_points`)."""
+    try:
+        points = aggregate_points(experiment.formula, experiment.columns, method)
+    except FitError as err:
+        raise LlacError(f"cannot aggregate {experiment.name}: {err}", span) from None
+    return experiment.replace(columns={**points.variables, "time": points.time, "count": points.count})
+
+
+def merge_experiments(experiments: list[Experiment]) -> Experiment:
+    """The records of all `experiments` (same formula) in one; columns they all have. The
+    header is the first's, except that `mpi_uncounted` lists what any of them did not count."""
+    first = experiments[0]
+    if len(experiments) == 1:
+        return first
+    names = [c for c in first.column_names if all(c in e.columns for e in experiments)]
+    columns = {c: np.concatenate([e.columns[c] for e in experiments]) for c in names}
+    origin = ", ".join(dict.fromkeys(e.origin for e in experiments if e.origin))
+    uncounted = "; ".join(dict.fromkeys(part for e in experiments if e.header.get("mpi_uncounted")
+                                        for part in e.header["mpi_uncounted"].split("; ")))
+    header = {**first.header, "mpi_uncounted": uncounted} if uncounted else first.header
+    return first.replace(columns=columns, origin=origin, header=header)
