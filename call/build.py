@@ -1,4 +1,6 @@
-"""Translate C files and compile them with the tracing runtime: `call translate` and `call cc`."""
+"""Translate C files and compile them with the tracing runtime: `call translate`, `call cc`,
+and the build `call run` keeps in `.cll-build/` (rebuilt when its record, call.manifest, says
+something it was made from changed)."""
 from __future__ import annotations
 
 import os
@@ -8,9 +10,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from call import manifest
 from call.check import Program, check_file
 from call.diagnostics import CallError, Diagnostic
 from call.generate import instrumented_header, instrumented_source
+from call.progress import Progress
 
 
 def print_warnings(program: Program) -> None:
@@ -103,6 +107,51 @@ def compile_program(arguments: list[str], warn: bool = True,
         translated = {source: translate(source, Path(directory) / str(number), warn)
                       for number, source in enumerate(sources)}
         return subprocess.run(build_command(arguments, translated)).returncode
+
+
+def build_path(source: Path) -> Path:
+    """Where `call run` keeps the executable for `source`: `.cll-build/<stem>` beside it."""
+    return source.parent / ".cll-build" / source.stem
+
+
+def expected_build(program: Program, cflags: list[str], executable: Path) -> dict:
+    """What a build of `program` into `executable` would be made from, for manifest: the
+    command (the translation's temporary path replaced by a placeholder), the flags, the
+    environment, the compiler binary, the runtime library, the source and its translation."""
+    from call.runtime_paths import static_library
+    source = program.file
+    placeholder = Path("<translation>") / (Path(source).stem + ".cll.c")
+    command = build_command([*cflags, source, "-o", str(executable)], {source: (placeholder, program)})
+    header = Path(source).stem + ".cll.h"
+    return {"command": command, "cflags": " ".join(cflags), "compiler": manifest.compiler_identity(command),
+            "environment": {name: os.environ[name] for name in manifest.ENVIRONMENT if name in os.environ},
+            "runtime": manifest.digest(static_library()), "source_path": os.path.abspath(source),
+            "source": manifest.digest(source),
+            "translation": manifest.text_digest(instrumented_header(program),
+                                                instrumented_source(program, header))}
+
+
+def ensure_built(program: Program, cflags: list[str], progress: Progress) -> Path:
+    """Build `program` into `.cll-build/<stem>` unless its build record (call.manifest) shows
+    that nothing it was built from changed, saying in one line why it (re)builds; CallError
+    if the compiler fails."""
+    executable = build_path(Path(program.file))
+    expected = expected_build(program, cflags, executable)
+    reason = manifest.stale_reason(executable, expected)
+    if reason is None:
+        return executable
+    verb = "building" if reason == "first build" else "rebuilding"
+    progress.note(f"{verb} {executable}: {reason}")
+    executable.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="call-build-", dir=executable.parent) as work:
+        rule = Path(work) / "deps.d"
+        status = compile_program(["-MD", "-MF", str(rule), "-MT", manifest.DEPENDENCY_TARGET, *cflags,
+                                  program.file, "-o", str(executable)], warn=False, work=work)
+        if status != 0:
+            raise CallError([Diagnostic("error", program.file, 0, 0,
+                                        f"compilation failed (status {status})")])
+        manifest.save(executable, expected, manifest.read_dependencies(rule, Path(work)))
+    return executable
 
 
 MPI_PACKAGES = "apt-get install libopenmpi-dev openmpi-bin (Debian/Ubuntu; or MPICH: mpich)"

@@ -1,0 +1,39 @@
+"""The modules of `call` import each other without a cycle, function-local imports included:
+lexer -> pragmas -> check -> generate -> build -> launch -> run -> cli (issue 9)."""
+import ast
+from graphlib import CycleError, TopologicalSorter
+from pathlib import Path
+
+import call
+
+PACKAGE = Path(call.__file__).parent
+
+
+def call_imports() -> dict[str, set[str]]:
+    """For each module of call, the modules of call it imports anywhere in its text."""
+    modules = {path.stem: path for path in PACKAGE.glob("*.py")}
+    graph = {}
+    for name, path in modules.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "call":
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("call."):
+                found.add(node.module.split(".")[1])
+            elif isinstance(node, ast.Import):
+                found.update(a.name.split(".")[1] for a in node.names if a.name.startswith("call."))
+        graph[name] = (found & modules.keys()) - {name}
+    return graph
+
+
+def test_call_has_no_import_cycle():
+    try:
+        order = list(TopologicalSorter(call_imports()).static_order())
+    except CycleError as err:
+        raise AssertionError(f"import cycle in call: {' -> '.join(err.args[1])}") from None
+    assert order.index("build") < order.index("run") < order.index("cli")
+
+
+def test_the_run_loop_is_below_the_command_line_only():
+    importers = sorted(name for name, imported in call_imports().items() if "run" in imported)
+    assert importers == ["cli"]
