@@ -12,8 +12,6 @@ that a compiler would silently ignore.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from call.balance import Balance
 from call.ccontext import CContext
 from call.clex import CLexError, CodeToken, Directive, lex
@@ -21,23 +19,9 @@ from call.diagnostics import CallError, Diagnostic, edit_distance
 from call.jumps import jump_targets
 from call.pragmas import Begin, End, EndFor, For, Parallel, Pragma, Report, parse_pragma
 from call.program import Findings, Program
+from call.wrap import WRAPPABLE, Wraps
 
-# control headers whose unbraced body may be one experiment (not `switch`: a jump to a case
-# label inside the body would skip the begin)
-WRAPPABLE = {"if", "for", "while", "else", "do"}
-# a wrapped statement may not itself be a control statement
-NESTED_CONTROL = {"if", "for", "while", "do", "switch", "else"}
 PLACED = (Begin, End, For, EndFor, Report)  # pragmas that become statements
-
-
-@dataclass(eq=False)
-class _Wrap:
-    """An experiment begun as the unbraced body of `header`: it must enclose one statement."""
-    begin: Begin
-    header: str             # 'else', 'do', 'if (...)', ...
-    depth: int              # brace depth at the begin
-    first: CodeToken | None = None  # the statement's first token
-    done: bool = False      # the statement is complete; only its `end` may follow
 
 
 def check_file(file: str, text: str) -> Program:
@@ -57,9 +41,9 @@ def check_file(file: str, text: str) -> Program:
 
 
 class _Checker:
-    """Walks a file's tokens and directives: follows the C context (call.ccontext) and the
-    balance of experiments and sampling loops (call.balance), checks where each pragma
-    stands, follows experiments that are an unbraced body, and describes the program."""
+    """Walks a file's tokens and directives: follows the C context (call.ccontext), the
+    balance of experiments and sampling loops (call.balance) and the experiments that are
+    an unbraced body (call.wrap), checks where each pragma stands, and describes the program."""
 
     def __init__(self, findings: Findings, targets: dict[CodeToken, CodeToken | None]):
         self.findings = findings
@@ -67,7 +51,7 @@ class _Checker:
         self.targets = targets            # break/continue -> the loop or switch it leaves
         self.context = CContext()
         self.balance = Balance(findings)
-        self.wraps: list[_Wrap] = []      # experiments pending as unbraced bodies, innermost last
+        self.wraps = Wraps(findings, self.balance, self.context)
 
     def run(self, stream):
         """Check every item of the lexed file, then what is still open at its end."""
@@ -95,40 +79,7 @@ class _Checker:
             self.balance.leaving(token, (0, 0))
         elif token in self.targets:
             self.balance.jump(token, self.targets[token])
-        for wrap in list(self.wraps):   # a failure drops a wrap and those inside it
-            if wrap in self.wraps:
-                self.wrapped_code(token, wrap)
-
-    def wrapped_code(self, token: CodeToken, wrap: _Wrap):
-        """Follow the one statement an unbraced-body experiment encloses: a `{...}` block or a
-        simple statement up to its `;`; anything else there is an error."""
-        name = wrap.begin.name
-        depth = self.context.depth
-        if depth < wrap.depth:
-            return self.wrap_failed(wrap, token, f"'#pragma cll end {name}' is missing before this "
-                                    f"'}}': experiment {name!r} is the body of '{wrap.header}' "
-                                    f"without braces, so one statement and then its 'end' follow it")
-        if wrap.done:
-            return self.wrap_failed(wrap, token, f"only one statement may stand between "
-                                    f"'#pragma cll {name}' and '#pragma cll end {name}' here: the "
-                                    f"experiment is the body of '{wrap.header}' without braces; "
-                                    f"add braces to time more")
-        if wrap.first is None:
-            wrap.first = token
-            if token.kind == "IDENT" and token.text in NESTED_CONTROL:
-                return self.wrap_failed(wrap, token, f"experiment {name!r} is the body of "
-                                        f"'{wrap.header}' without braces and encloses a nested "
-                                        f"'{token.text}' statement, which it cannot wrap: add braces")
-        closing = "}" if wrap.first.text == "{" else ";"
-        wrap.done = token.text == closing and depth == wrap.depth and not self.context.parens
-
-    def wrap_failed(self, wrap: _Wrap, at: Pragma | CodeToken, message: str):
-        """Report a misused unbraced-body experiment once: forget it so its `end` and the end of
-        the function do not report it again."""
-        self.findings.error(at, message, [self.findings.note(wrap.begin, f"experiment {wrap.begin.name!r} "
-                                                                         f"begins here, after '{wrap.header}'")])
-        del self.wraps[self.wraps.index(wrap):]
-        self.balance.forget(wrap.begin)
+        self.wraps.code(token)
 
     def close_function(self, token: CodeToken | None):
         """The end of a function or of the file: nothing stays open across it."""
@@ -158,10 +109,8 @@ class _Checker:
         previous = context.previous.text if context.previous else None
         what = _describe(pragma)
         header = context.header()
-        wrap = self.wraps[-1] if self.wraps else None
-        if wrap is not None and (wrap.first is None or wrap.done or context.depth == wrap.depth
-                                 or isinstance(pragma, End) and self.balance.innermost() is wrap.begin):
-            return self.wrap_pragma(wrap, pragma)
+        if self.wraps.governs(pragma):
+            return self.wraps.wrapped(pragma, what)
         if context.depth <= 0:
             self.findings.error(pragma, f"{what} at file scope: it becomes a statement, so it must "
                                         f"stand inside a function body")
@@ -169,7 +118,7 @@ class _Checker:
             self.findings.error(pragma, f"{what} inside parentheses: it must stand where a statement "
                                         f"can begin")
         elif header and isinstance(pragma, Begin) and header.split()[0] in WRAPPABLE:
-            self.wraps.append(_Wrap(pragma, header, context.depth))
+            self.wraps.begin(pragma, header)
             return True
         elif header:
             self.findings.error(pragma, f"{what} directly after '{header}' without braces: the "
@@ -190,24 +139,6 @@ class _Checker:
                                         f"inserted code would separate them; add braces")
         else:
             return True
-        return False
-
-    def wrap_pragma(self, wrap: _Wrap, pragma: Pragma) -> bool:
-        """A pragma where an unbraced-body experiment allows only its statement, then its end."""
-        name = wrap.begin.name
-        if isinstance(pragma, End) and pragma.name == name and wrap.done:
-            self.wraps.pop()
-            self.program.wrapped.update((wrap.begin.site, pragma.site))
-            return True
-        if wrap.first is None:
-            problem = f"before the statement of experiment {name!r}"
-        elif not wrap.done:
-            problem = f"inside the statement that experiment {name!r} encloses"
-        else:
-            problem = f"between the statement of experiment {name!r} and its 'end {name}'"
-        self.wrap_failed(wrap, pragma, f"{_describe(pragma)} {problem}: experiment {name!r} is "
-                                       f"the body of '{wrap.header}' without braces, so it must "
-                                       f"enclose exactly one statement; add braces")
         return False
 
     def begin(self, pragma: Begin):
