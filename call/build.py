@@ -6,21 +6,15 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 from call import manifest
 from call.check import Program, check_file
 from call.diagnostics import CallError, Diagnostic
 from call.generate import instrumented_header, instrumented_source
 from call.progress import Progress
-
-
-def print_warnings(program: Program) -> None:
-    """Print a checked file's warnings on stderr, compiler style."""
-    for warning in program.warnings:
-        print(warning.render(program.lines), file=sys.stderr)
 
 
 def read_source(path: str) -> str:
@@ -31,14 +25,17 @@ def read_source(path: str) -> str:
         raise CallError([Diagnostic("error", path, 0, 0, f"cannot read: {err.strerror}")]) from None
 
 
+Warn = Callable[[Program], None] | None   # what shows a checked file's warnings (None: nothing)
+
+
 def translate(source: str, out_dir: str | Path | None = None,
-              warn: bool = True) -> tuple[Path, Program]:
+              warn: Warn = None) -> tuple[Path, Program]:
     """Check `source` and write `<stem>.cll.c` and `<stem>.cll.h` into `out_dir` (default:
-    next to the source); returns the .cll.c path and the checked program (warnings printed
-    unless `warn` is False: `call run` has printed them already)."""
+    next to the source); returns the .cll.c path and the checked program, whose warnings
+    go to `warn` first (call.cli prints them; `call run` has printed them already)."""
     program = check_file(source, read_source(source))
-    if warn:
-        print_warnings(program)
+    if warn is not None:
+        warn(program)
     src = Path(source)
     directory = Path(out_dir) if out_dir is not None else src.parent
     directory.mkdir(parents=True, exist_ok=True)
@@ -92,11 +89,11 @@ def output_path(arguments: list[str]) -> str | None:
     return None
 
 
-def compile_program(arguments: list[str], warn: bool = True,
+def compile_program(arguments: list[str], warn: Warn = None,
                     work: str | Path | None = None) -> int:
     """`call cc ARGS`: translate every `.c` in ARGS (into `work`, default a temporary
-    directory), create the folder of `-o FILE` if it is missing, then run the command of
-    build_command. Returns the compiler's exit status."""
+    directory; each checked file's warnings to `warn`), create the folder of `-o FILE` if it
+    is missing, then run the command of build_command. Returns the compiler's exit status."""
     sources = c_sources(arguments)
     if not sources:
         raise CallError([Diagnostic("error", "call cc", 0, 0, "no .c file to compile")])
@@ -146,7 +143,7 @@ def ensure_built(program: Program, cflags: list[str], progress: Progress) -> Pat
     with tempfile.TemporaryDirectory(prefix="call-build-", dir=executable.parent) as work:
         rule = Path(work) / "deps.d"
         status = compile_program(["-MD", "-MF", str(rule), "-MT", manifest.DEPENDENCY_TARGET, *cflags,
-                                  program.file, "-o", str(executable)], warn=False, work=work)
+                                  program.file, "-o", str(executable)], work=work)
         if status != 0:
             raise CallError([Diagnostic("error", program.file, 0, 0,
                                         f"compilation failed (status {status})")])

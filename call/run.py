@@ -9,8 +9,8 @@ import signal
 import subprocess
 from pathlib import Path
 
-from call.build import ensure_built, print_warnings, read_source
-from call.check import check_file
+from call.build import ensure_built
+from call.check import Program
 from call.diagnostics import CallError, Diagnostic
 from call.launch import Launch, label, status_note
 from call.mpirun import prepare_mpi
@@ -106,18 +106,17 @@ def sweep(source: str, launch: Launch, counts: list[int | None], progress: Progr
     return 0
 
 
-def run_program(source: str, procs: tuple[int, int, int] | None, cflags: str,
-                arguments: list[str], oversubscribe: bool = True) -> int:
-    """`call run`: run the program once (sequential) or once per P of the procs clause (or
-    --procs), with OMP_NUM_THREADS=P (OpenMP) or under `mpirun -np P` (MPI), showing
-    progress and printing each trace path. Returns the exit status."""
-    program = check_file(source, read_source(source))
-    print_warnings(program)
+def run_program(program: Program, procs: tuple[int, int, int] | None, cflags: str,
+                arguments: list[str], oversubscribe: bool, progress: Progress) -> int:
+    """`call run` of a checked program: build it if needed, run it once (sequential) or once
+    per P of the procs clause (or --procs), with OMP_NUM_THREADS=P (OpenMP) or under
+    `mpirun -np P` (MPI), telling `progress` the steps and each trace path. Returns the exit
+    status."""
+    source = program.file
     model = program.parallel.model if program.parallel is not None else None
     if procs is not None and model is None:
         raise CallError([Diagnostic("error", source, 0, 0, "--procs needs a program with "
                                     "'#pragma cll parallel OpenMP' or 'parallel MPI'")])
-    progress = Progress()
     if model == "MPI":
         launch, counts = prepare_mpi(program, procs or program.parallel.procs, shlex.split(cflags),
                                      arguments, oversubscribe, progress)

@@ -1,5 +1,6 @@
-"""The modules of `call` import each other without a cycle, function-local imports included:
-lexer -> pragmas -> check -> generate -> build -> launch -> run -> cli (issue 9)."""
+"""The layers of `call` (issue 9): its modules import each other without a cycle,
+function-local imports included (lexer -> pragmas -> check -> generate -> build -> launch ->
+run -> cli), and only the command line (with its progress display) prints."""
 import ast
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
@@ -37,3 +38,14 @@ def test_call_has_no_import_cycle():
 def test_the_run_loop_is_below_the_command_line_only():
     importers = sorted(name for name, imported in call_imports().items() if "run" in imported)
     assert importers == ["cli"]
+
+
+def test_only_the_command_line_and_its_progress_display_print():
+    printing = set()
+    for path in PACKAGE.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print" \
+                    or isinstance(node, ast.Attribute) and node.attr in ("stdout", "stderr") \
+                    and isinstance(node.value, ast.Name) and node.value.id == "sys":
+                printing.add(path.stem)
+    assert printing == {"cli", "progress"}
