@@ -1,22 +1,20 @@
-"""Translate C files and compile them with the tracing runtime: `call translate` and `call cc`."""
+"""Translate C files and compile them with the tracing runtime: `call translate`, `call cc`,
+and the build `call run` keeps in `.cll-build/` (rebuilt when its record, call.manifest, says
+something it was made from changed)."""
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
+from typing import Callable
 
+from call import manifest
 from call.check import Program, check_file
 from call.diagnostics import CallError, Diagnostic
 from call.generate import instrumented_header, instrumented_source
-
-
-def print_warnings(program: Program) -> None:
-    """Print a checked file's warnings on stderr, compiler style."""
-    for warning in program.warnings:
-        print(warning.render(program.lines), file=sys.stderr)
+from call.progress import Progress
 
 
 def read_source(path: str) -> str:
@@ -27,14 +25,17 @@ def read_source(path: str) -> str:
         raise CallError([Diagnostic("error", path, 0, 0, f"cannot read: {err.strerror}")]) from None
 
 
+Warn = Callable[[Program], None] | None   # what shows a checked file's warnings (None: nothing)
+
+
 def translate(source: str, out_dir: str | Path | None = None,
-              warn: bool = True) -> tuple[Path, Program]:
+              warn: Warn = None) -> tuple[Path, Program]:
     """Check `source` and write `<stem>.cll.c` and `<stem>.cll.h` into `out_dir` (default:
-    next to the source); returns the .cll.c path and the checked program (warnings printed
-    unless `warn` is False: `call run` has printed them already)."""
+    next to the source); returns the .cll.c path and the checked program, whose warnings
+    go to `warn` first (call.cli prints them; `call run` has printed them already)."""
     program = check_file(source, read_source(source))
-    if warn:
-        print_warnings(program)
+    if warn is not None:
+        warn(program)
     src = Path(source)
     directory = Path(out_dir) if out_dir is not None else src.parent
     directory.mkdir(parents=True, exist_ok=True)
@@ -88,11 +89,11 @@ def output_path(arguments: list[str]) -> str | None:
     return None
 
 
-def compile_program(arguments: list[str], warn: bool = True,
+def compile_program(arguments: list[str], warn: Warn = None,
                     work: str | Path | None = None) -> int:
     """`call cc ARGS`: translate every `.c` in ARGS (into `work`, default a temporary
-    directory), create the folder of `-o FILE` if it is missing, then run the command of
-    build_command. Returns the compiler's exit status."""
+    directory; each checked file's warnings to `warn`), create the folder of `-o FILE` if it
+    is missing, then run the command of build_command. Returns the compiler's exit status."""
     sources = c_sources(arguments)
     if not sources:
         raise CallError([Diagnostic("error", "call cc", 0, 0, "no .c file to compile")])
@@ -103,6 +104,51 @@ def compile_program(arguments: list[str], warn: bool = True,
         translated = {source: translate(source, Path(directory) / str(number), warn)
                       for number, source in enumerate(sources)}
         return subprocess.run(build_command(arguments, translated)).returncode
+
+
+def build_path(source: Path) -> Path:
+    """Where `call run` keeps the executable for `source`: `.cll-build/<stem>` beside it."""
+    return source.parent / ".cll-build" / source.stem
+
+
+def expected_build(program: Program, cflags: list[str], executable: Path) -> dict:
+    """What a build of `program` into `executable` would be made from, for manifest: the
+    command (the translation's temporary path replaced by a placeholder), the flags, the
+    environment, the compiler binary, the runtime library, the source and its translation."""
+    from call.runtime_paths import static_library
+    source = program.file
+    placeholder = Path("<translation>") / (Path(source).stem + ".cll.c")
+    command = build_command([*cflags, source, "-o", str(executable)], {source: (placeholder, program)})
+    header = Path(source).stem + ".cll.h"
+    return {"command": command, "cflags": " ".join(cflags), "compiler": manifest.compiler_identity(command),
+            "environment": {name: os.environ[name] for name in manifest.ENVIRONMENT if name in os.environ},
+            "runtime": manifest.digest(static_library()), "source_path": os.path.abspath(source),
+            "source": manifest.digest(source),
+            "translation": manifest.text_digest(instrumented_header(program),
+                                                instrumented_source(program, header))}
+
+
+def ensure_built(program: Program, cflags: list[str], progress: Progress) -> Path:
+    """Build `program` into `.cll-build/<stem>` unless its build record (call.manifest) shows
+    that nothing it was built from changed, saying in one line why it (re)builds; CallError
+    if the compiler fails."""
+    executable = build_path(Path(program.file))
+    expected = expected_build(program, cflags, executable)
+    reason = manifest.stale_reason(executable, expected)
+    if reason is None:
+        return executable
+    verb = "building" if reason == "first build" else "rebuilding"
+    progress.note(f"{verb} {executable}: {reason}")
+    executable.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="call-build-", dir=executable.parent) as work:
+        rule = Path(work) / "deps.d"
+        status = compile_program(["-MD", "-MF", str(rule), "-MT", manifest.DEPENDENCY_TARGET, *cflags,
+                                  program.file, "-o", str(executable)], work=work)
+        if status != 0:
+            raise CallError([Diagnostic("error", program.file, 0, 0,
+                                        f"compilation failed (status {status})")])
+        manifest.save(executable, expected, manifest.read_dependencies(rule, Path(work)))
+    return executable
 
 
 MPI_PACKAGES = "apt-get install libopenmpi-dev openmpi-bin (Debian/Ubuntu; or MPICH: mpich)"

@@ -5,8 +5,8 @@ import argparse
 import sys
 import traceback
 
-from call.build import compile_program, print_warnings, read_source, translate
-from call.check import check_file
+from call.build import compile_program, read_source, translate
+from call.check import Program, check_file
 from call.diagnostics import CallError
 
 USAGE = """call translate PROG.c [-o DIR]     write PROG.cll.c and PROG.cll.h
@@ -16,6 +16,12 @@ call run PROG.c [--procs A:B:F] [--cflags FLAGS] [--no-oversubscribe] [-- ARGS]
 call check PROG.c ...              diagnostics only
 call --debug COMMAND ...           an internal error shows its Python traceback
 call --version                     the version of call and where its tracing runtime is"""
+
+
+def print_warnings(program: Program) -> None:
+    """Print a checked file's warnings on stderr, compiler style."""
+    for warning in program.warnings:
+        print(warning.render(program.lines), file=sys.stderr)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,11 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = argv[1:] if debug else argv
     try:
         if argv[:1] == ["cc"]:
-            return compile_program(argv[1:])
+            return compile_program(argv[1:], warn=print_warnings)
         program_args = argv[argv.index("--") + 1:] if "--" in argv else []
         args = _parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
         if args.command == "translate":
-            output, _ = translate(args.source, args.out_dir)
+            output, _ = translate(args.source, args.out_dir, warn=print_warnings)
             print(f"call: wrote {output} and {output.with_suffix('.h')}", file=sys.stderr)
         elif args.command == "check":
             for source in args.sources:
@@ -103,9 +109,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_program_command(args, program_args: list[str]) -> int:
-    """Dispatch `call run` (imported lazily: only it needs subprocess plumbing)."""
+    """`call run`: check the program and print its warnings, then run it with progress on
+    stderr (call.run, imported lazily: only it needs subprocess plumbing)."""
+    from call.progress import Progress
     from call.run import run_program
-    return run_program(args.source, args.procs, args.cflags, program_args, args.oversubscribe)
+    program = check_file(args.source, read_source(args.source))
+    print_warnings(program)
+    return run_program(program, args.procs, args.cflags, program_args, args.oversubscribe, Progress())
 
 
 if __name__ == "__main__":

@@ -1,92 +1,23 @@
-"""`call run`: build an instrumented program when needed (call.manifest decides), run it
-(once per processor count for OpenMP sweeps) with progress on stderr, and say where each
+"""`call run`: build an instrumented program when needed (call.build, call.manifest decides),
+run it once, or once per processor count of an OpenMP or MPI sweep (one loop over a
+call.launch `Launch`, call.mpirun's for MPI), with progress on stderr, and say where each
 trace went, also when the run is interrupted."""
 from __future__ import annotations
 
-import os
 import shlex
 import signal
 import subprocess
-import tempfile
 from pathlib import Path
 
-from call import manifest
-from call.build import build_command, compile_program, print_warnings, read_source
-from call.check import Program, check_file
+from call.build import ensure_built
+from call.check import Program
 from call.diagnostics import CallError, Diagnostic
-from call.generate import instrumented_header, instrumented_source
+from call.launch import Launch, label, status_note
+from call.mpirun import prepare_mpi
 from call.pragmas import procs_sequence
 from call.progress import Progress
 
 INTERRUPTED = 130   # the shell's status for a command ended by SIGINT
-
-
-def build_path(source: Path) -> Path:
-    """Where `call run` keeps the executable for `source`: `.cll-build/<stem>` beside it."""
-    return source.parent / ".cll-build" / source.stem
-
-
-def expected_build(program: Program, cflags: list[str], executable: Path) -> dict:
-    """What a build of `program` into `executable` would be made from, for manifest: the
-    command (the translation's temporary path replaced by a placeholder), the flags, the
-    environment, the compiler binary, the runtime library, the source and its translation."""
-    from call.runtime_paths import static_library
-    source = program.file
-    placeholder = Path("<translation>") / (Path(source).stem + ".cll.c")
-    command = build_command([*cflags, source, "-o", str(executable)], {source: (placeholder, program)})
-    header = Path(source).stem + ".cll.h"
-    return {"command": command, "cflags": " ".join(cflags), "compiler": manifest.compiler_identity(command),
-            "environment": {name: os.environ[name] for name in manifest.ENVIRONMENT if name in os.environ},
-            "runtime": manifest.digest(static_library()), "source_path": os.path.abspath(source),
-            "source": manifest.digest(source),
-            "translation": manifest.text_digest(instrumented_header(program),
-                                                instrumented_source(program, header))}
-
-
-def ensure_built(program: Program, cflags: list[str], progress: Progress) -> Path:
-    """Build `program` into `.cll-build/<stem>` unless its build record (call.manifest) shows
-    that nothing it was built from changed, saying in one line why it (re)builds; CallError
-    if the compiler fails."""
-    executable = build_path(Path(program.file))
-    expected = expected_build(program, cflags, executable)
-    reason = manifest.stale_reason(executable, expected)
-    if reason is None:
-        return executable
-    verb = "building" if reason == "first build" else "rebuilding"
-    progress.note(f"{verb} {executable}: {reason}")
-    executable.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="call-build-", dir=executable.parent) as work:
-        rule = Path(work) / "deps.d"
-        status = compile_program(["-MD", "-MF", str(rule), "-MT", manifest.DEPENDENCY_TARGET, *cflags,
-                                  program.file, "-o", str(executable)], warn=False, work=work)
-        if status != 0:
-            raise CallError([Diagnostic("error", program.file, 0, 0,
-                                        f"compilation failed (status {status})")])
-        manifest.save(executable, expected, manifest.read_dependencies(rule, Path(work)))
-    return executable
-
-
-def trace_status(path: Path) -> str:
-    """The `#status:` of a trace file's header ('?' if it has none)."""
-    with path.open(encoding="utf-8", errors="replace") as text:
-        for line in text:
-            if line.startswith("#status: "):
-                return line[len("#status: "):].strip()
-            if line.startswith("#data"):
-                break
-    return "?"
-
-
-def status_note(path: Path) -> str:
-    """What to say after a trace's path about its status: nothing when `complete`, a calm
-    word for `exit-without-report` (the runtime saving the trace at exit is the normal way
-    for a program without `report`), the status itself otherwise."""
-    state = trace_status(path)
-    if state == "complete":
-        return ""
-    if state == "exit-without-report":
-        return " (saved when the program ended: it has no report, which is fine)"
-    return f" (status: {state})"
 
 
 def _sigint_received(pid: int) -> bool:
@@ -133,16 +64,6 @@ def run_child(command: list[str], env: dict, progress: Progress,
         return INTERRUPTED, "".join(said), True
 
 
-def ending(status: int) -> str:
-    """How a program ended, from its exit status (negative: killed by that signal)."""
-    if status < 0:
-        try:
-            return f"was killed by {signal.Signals(-status).name}"
-        except ValueError:
-            return f"was killed by signal {-status}"
-    return f"exited with status {status}"
-
-
 def say_interrupted(progress: Progress, where: str, kept: list[Path]) -> int:
     """Tell where the records of an interrupted run are kept; returns the exit status."""
     listing = ", ".join(f"{path.resolve()}{status_note(path)}" for path in kept)
@@ -151,44 +72,56 @@ def say_interrupted(progress: Progress, where: str, kept: list[Path]) -> int:
     return INTERRUPTED
 
 
-def run_program(source: str, procs: tuple[int, int, int] | None, cflags: str,
-                arguments: list[str], oversubscribe: bool = True) -> int:
-    """`call run`: run the program once (sequential) or once per P of the procs clause (or
-    --procs), with OMP_NUM_THREADS=P (OpenMP) or under `mpirun -np P` (MPI), showing
-    progress and printing each trace path. Returns the exit status."""
-    program = check_file(source, read_source(source))
-    print_warnings(program)
+def sweep(source: str, launch: Launch, counts: list[int | None], progress: Progress) -> int:
+    """Run `launch` once per count, saying where each trace went; returns 0, or the status
+    of the first run that failed or was interrupted (the sweep stops there)."""
+    said: set[str] = set()
+    for number, count in enumerate(counts, 1):
+        where = f"run {number} of {len(counts)}{label(count)}"
+        progress.step(f"{where}: {launch.shown(count)}")
+        env, notes = launch.environment(count)
+        for note in notes:   # each once per sweep
+            if note not in said:
+                progress.note(note)
+                said.add(note)
+        if "CLL_TRACE" not in env:   # no stale trace may pass for this run's
+            for stale in launch.kept(count):
+                stale.unlink(missing_ok=True)
+        status, told, interrupted = run_child(launch.command(count), env, progress, launch.forward_interrupt)
+        launch.tidy(count)
+        kept = launch.kept(count)
+        if interrupted:
+            return say_interrupted(progress, f"in {where}", kept)
+        if status != 0:
+            progress.note(launch.failed(source, count, status, told, kept))
+            return launch.exit_status(status)
+        trace = launch.trace(count)
+        if not trace.exists():
+            progress.note(f"{source}{label(count)}: the program wrote no trace ({trace} is missing)")
+            return 1
+        progress.note(f"trace{label(count)}: {trace.resolve()}{status_note(trace)}")
+        if len(kept) > 1:
+            progress.note(f"{source}{label(count)}: records of ranks that were not gathered: "
+                          f"{', '.join(str(p) for p in kept[1:])}")
+    return 0
+
+
+def run_program(program: Program, procs: tuple[int, int, int] | None, cflags: str,
+                arguments: list[str], oversubscribe: bool, progress: Progress) -> int:
+    """`call run` of a checked program: build it if needed, run it once (sequential) or once
+    per P of the procs clause (or --procs), with OMP_NUM_THREADS=P (OpenMP) or under
+    `mpirun -np P` (MPI), telling `progress` the steps and each trace path. Returns the exit
+    status."""
+    source = program.file
     model = program.parallel.model if program.parallel is not None else None
     if procs is not None and model is None:
         raise CallError([Diagnostic("error", source, 0, 0, "--procs needs a program with "
                                     "'#pragma cll parallel OpenMP' or 'parallel MPI'")])
-    progress = Progress()
     if model == "MPI":
-        from call.mpirun import run_mpi_sweep
-        return run_mpi_sweep(program, procs or program.parallel.procs, shlex.split(cflags),
-                             arguments, oversubscribe, progress)
-    executable = ensure_built(program, shlex.split(cflags), progress)
-    sweep = procs or (program.parallel.procs if model == "OpenMP" else None)
-    counts = procs_sequence(sweep) if sweep else [None]
-    for number, count in enumerate(counts, 1):
-        env = dict(os.environ)
-        if count is not None:
-            env["OMP_NUM_THREADS"] = str(count)
-        trace = Path(env.get("CLL_TRACE") or f"{executable.name}.cll.{count or 1}.dat")
-        if trace.exists() and "CLL_TRACE" not in os.environ:
-            trace.unlink()
-        label = f" (P={count})" if count is not None else ""
-        progress.step(f"run {number} of {len(counts)}{label}: {executable} {shlex.join(arguments)}".rstrip())
-        status, _, interrupted = run_child([str(executable), *arguments], env, progress)
-        if interrupted:
-            return say_interrupted(progress, f"in run {number} of {len(counts)}{label}",
-                                   [trace] if trace.exists() else [])
-        if status != 0:
-            kept = f"; records kept in: {trace.resolve()}{status_note(trace)}" if trace.exists() else ""
-            progress.note(f"{source}{label}: the program {ending(status)}{kept}")
-            return status if status > 0 else 128 - status
-        if not trace.exists():
-            progress.note(f"{source}{label}: the program wrote no trace ({trace} is missing)")
-            return 1
-        progress.note(f"trace{label}: {trace.resolve()}{status_note(trace)}")
-    return 0
+        launch, counts = prepare_mpi(program, procs or program.parallel.procs, shlex.split(cflags),
+                                     arguments, oversubscribe, progress)
+    else:
+        launch = Launch(ensure_built(program, shlex.split(cflags), progress), arguments)
+        openmp = procs or (program.parallel.procs if model == "OpenMP" else None)
+        counts = procs_sequence(openmp) if openmp else [None]
+    return sweep(source, launch, counts, progress)

@@ -1,0 +1,141 @@
+"""The balance of `#pragma cll` begin/end and for/end for within each function of a file:
+the open experiments and sampling loops, `return`/`goto`/`break`/`continue` that leave them,
+what is never ended, and near-miss prefixes (`#pragma ll ...`) pointed at as likely typos
+when something does not balance."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from call.clex import CodeToken, Directive
+from call.diagnostics import Diagnostic
+from call.pragmas import Begin, End, EndFor, For, Pragma
+from call.program import Findings
+
+
+@dataclass
+class _Open:
+    pragma: Begin | For
+    depth: int
+
+
+class Balance:
+    """The experiments and sampling loops open at the current point of a function, checked
+    as they begin and end; errors and warnings go to `findings`."""
+
+    def __init__(self, findings: Findings):
+        self.findings = findings
+        self.stack: list[_Open] = []
+        self.near_misses: list[Directive] = []
+        self.rejected: set[str] = set()   # names of begins that did not parse
+
+    def innermost(self) -> Begin | For | None:
+        """The experiment or sampling loop begun last and still open."""
+        return self.stack[-1].pragma if self.stack else None
+
+    def forget(self, begin: Begin) -> None:
+        """Drop an experiment already reported as misused: its `end` reports nothing more."""
+        self.stack = [o for o in self.stack if o.pragma is not begin]
+        self.rejected.add(begin.name)
+
+    def reject(self, words: list[str]) -> None:
+        """A pragma that did not parse: no cascade of errors at an `end` naming these words."""
+        self.rejected.update(words)
+
+    def near_miss(self, directive: Directive) -> None:
+        """Warn about `#pragma ll ...` and the like, and remember it for the typo notes."""
+        self.near_misses.append(directive)
+        self.findings.warn(directive.line, directive.namespace_column,
+                           f"'#pragma {directive.namespace}' is ignored: did you mean '#pragma cll'?")
+
+    def typo_notes(self, name: str) -> list[Diagnostic]:
+        """Notes pointing at near-miss pragma lines that mention `name`: likely typos."""
+        return [self.findings.diagnostic("note", d.line, d.namespace_column,
+                                         f"'#pragma {d.namespace}{d.body.rstrip()}' looks like a typo for "
+                                         f"'#pragma cll{d.body.rstrip()}'")
+                for d in self.near_misses if name in d.body.split()]
+
+    def jump(self, token: CodeToken, target: CodeToken | None) -> None:
+        """A `break`/`continue`: one that leaves sampling loops for the loop or switch
+        `target` before them is recorded for the translation (None: there is none, which the
+        plain program's compiler rejects as well); one that leaves experiments is warned."""
+        after = (target.line, target.column) if target else (0, 0)
+        crossed = [o.pragma for o in self.stack if isinstance(o.pragma, For) and _at(o.pragma) > after]
+        if crossed and target is None:
+            where = "loop or switch" if token.text == "break" else "loop"
+            self.findings.error(token, f"'{token.text}' inside '#pragma cll for' but in no {where} of "
+                                       f"the program: it would leave the generated sampling loop, and "
+                                       f"the plain program does not compile",
+                                [self.findings.note(crossed[-1], "the 'for' is here")])
+        elif crossed:
+            self.findings.program.jumps[_at(token)] = (token.text, crossed[0])
+        self.leaving(token, after)
+
+    def leaving(self, token: CodeToken, after: tuple[int, int]) -> None:
+        """Warn when `token` (return, goto, break, continue) leaves experiments begun after
+        position `after`: they are never ended on that path."""
+        open_experiments = [o.pragma for o in self.stack
+                            if isinstance(o.pragma, Begin) and _at(o.pragma) > after]
+        if open_experiments:
+            inner = open_experiments[-1]
+            self.findings.warn(token.line, token.column,
+                               f"'{token.text}' inside experiment {inner.name!r}: on this path the "
+                               f"experiment is never ended",
+                               [self.findings.note(inner, f"experiment {inner.name!r} begins here")])
+
+    def close_function(self, token: CodeToken | None) -> None:
+        """The end of a function (`token`, its `}`) or of the file (None): report what is
+        still open."""
+        where = "before the end of the function" if token else "before the end of the file"
+        for entry in self.stack:
+            what = (f"experiment {entry.pragma.name!r} is never ended {where}"
+                    if isinstance(entry.pragma, Begin) else f"'#pragma cll for' has no 'end for' {where}")
+            name = entry.pragma.name if isinstance(entry.pragma, Begin) else "for"
+            self.findings.error(entry.pragma, what, self.typo_notes(name))
+        self.stack.clear()
+
+    def open(self, pragma: Begin | For, depth: int) -> None:
+        """An experiment or sampling loop begins at brace depth `depth`."""
+        self.stack.append(_Open(pragma, depth))
+
+    def end(self, pragma: End) -> None:
+        """An `end NAME`: it closes the innermost open experiment, which must be NAME."""
+        names = [o.pragma.name for o in self.stack if isinstance(o.pragma, Begin)]
+        if self.stack and isinstance(self.stack[-1].pragma, Begin) and names[-1] == pragma.name:
+            self.stack.pop()
+        elif pragma.name in names:
+            inner = self.stack[-1].pragma
+            label = f"experiment {inner.name!r}" if isinstance(inner, Begin) else "'#pragma cll for'"
+            self.findings.error(pragma, f"'end {pragma.name}' while {label}, begun inside it, is still open",
+                                [self.findings.note(inner, f"{label} begins here")]
+                                + self.typo_notes(getattr(inner, "name", "for")))
+            while not _begins(self.stack.pop().pragma, pragma.name):
+                pass
+        elif pragma.name not in self.rejected:
+            self.findings.error(pragma, f"'end {pragma.name}' without a matching '#pragma cll "
+                                        f"{pragma.name} ...' open in this function",
+                                self.typo_notes(pragma.name))
+
+    def end_loop(self, pragma: EndFor, depth: int) -> For | None:
+        """An `end for` at brace depth `depth`: the sampling loop it closes, None if it closes none."""
+        top = self.stack[-1] if self.stack else None
+        if top is None or not any(isinstance(o.pragma, For) for o in self.stack):
+            self.findings.error(pragma, "'end for' without a matching '#pragma cll for'")
+        elif isinstance(top.pragma, Begin):
+            self.findings.error(pragma, f"'end for' while experiment {top.pragma.name!r} is still open",
+                                [self.findings.note(top.pragma, f"experiment {top.pragma.name!r} begins here")]
+                                + self.typo_notes(top.pragma.name))
+        elif top.depth != depth:
+            self.findings.error(pragma, "'end for' is not in the same block as its 'for': the "
+                                        "generated loop's braces would not match the program's",
+                                [self.findings.note(top.pragma, "the 'for' is here")])
+        else:
+            return self.stack.pop().pragma
+        return None
+
+
+def _at(item: Pragma | CodeToken) -> tuple[int, int]:
+    return item.line, item.column
+
+
+def _begins(pragma: Begin | For, name: str) -> bool:
+    return isinstance(pragma, Begin) and pragma.name == name

@@ -1,0 +1,56 @@
+"""What checking a file yields: the `Program` (its pragmas, experiments, parallel mode and
+what the generated code needs to know) and the `Findings` that collect its diagnostics."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from call.clex import CodeToken, Directive
+from call.diagnostics import Diagnostic
+from call.pragmas import Begin, For, Parallel, Pragma
+
+
+@dataclass
+class Program:
+    """A checked file: its pragmas in order, experiments by name (first begin), parallel mode."""
+    file: str
+    lines: list[str]
+    sites: list[tuple[Directive, Pragma]] = field(default_factory=list)
+    experiments: dict[str, Begin] = field(default_factory=dict)
+    parallel: Parallel | None = None
+    warnings: list[Diagnostic] = field(default_factory=list)
+    # sites of the begins and ends of experiments that are the unbraced body of a control
+    # header: the generated code opens a brace with such a begin and closes it after such an end
+    wrapped: set[str] = field(default_factory=set)
+    # `break`/`continue` tokens, by (line, column), that leave the body of a sampling loop for
+    # a loop or switch outside it: the outermost such `For` they leave
+    jumps: dict[tuple[int, int], tuple[str, For]] = field(default_factory=dict)
+    # the `For` each `end for` closes, by the end for's site
+    closes: dict[str, For] = field(default_factory=dict)
+
+    def exits(self, loop: For) -> list[str]:
+        """The jumps ('break', 'continue') that leave sampling loop `loop` for outside it."""
+        return sorted({kind for kind, crossed in self.jumps.values() if crossed is loop})
+
+
+class Findings:
+    """The errors found while checking `program` (its warnings go into the program)."""
+
+    def __init__(self, program: Program):
+        self.program = program
+        self.errors: list[Diagnostic] = []
+
+    def diagnostic(self, severity, line, column, message, notes=()) -> Diagnostic:
+        """A diagnostic at `line`, `column` of the checked file."""
+        return Diagnostic(severity, self.program.file, line, column, message, tuple(notes))
+
+    def error(self, at: Pragma | CodeToken, message: str, notes=()) -> None:
+        """Record an error at a pragma or a token."""
+        self.errors.append(self.diagnostic("error", at.line, at.column, message, notes))
+
+    def warn(self, line: int, column: int, message: str, notes=()) -> None:
+        """Record a warning: the program is still translated."""
+        self.program.warnings.append(self.diagnostic("warning", line, column, message, notes))
+
+    def note(self, at: Pragma, message: str) -> Diagnostic:
+        """A note pointing at a pragma, to attach to an error or warning."""
+        return self.diagnostic("note", at.line, at.column, message)
