@@ -81,19 +81,19 @@ def _statement(pragma: Pragma, program: Program) -> str:
     """The C code one pragma becomes (always a single line)."""
     mpi = _mpi_comm(program)
     if isinstance(pragma, Begin):
-        procs = f"cll_mpi_procs_({mpi})" if mpi else "cll_procs()"
+        procs = f"cll_mpi_procs({mpi})" if mpi else "cll_procs()"
         values = [f"(double)({procs})" if v == "P" else f"(double)({v})"
                   for v in captured_variables(pragma, program)]
         values += ["0"] * len(MPI_MEASURED) if mpi else []
-        begin = "cll_mpi_begin_" if mpi else "cll_begin"
-        sync = (f"cll_mpi_sync_({mpi}); " if mpi else "cll_sync(); " if _openmp(program) else "") \
+        begin = "cll_mpi_begin" if mpi else "cll_begin"
+        sync = (f"cll_mpi_sync({mpi}); " if mpi else "cll_sync(); " if _openmp(program) else "") \
             if pragma.sync else ""
         if not values:
             return f"{{ {sync}cll_begin(&cll_exp_{pragma.name}, 0); }}"
         return (f"{{ {sync}double cll_v[] = {{{', '.join(values)}}}; "
                 f"{begin}(&cll_exp_{pragma.name}, cll_v); }}")
     if isinstance(pragma, End):
-        return f"{'cll_mpi_end_' if mpi else 'cll_end'}(&cll_exp_{pragma.name}, {c_string(pragma.site)});"
+        return f"{'cll_mpi_end' if mpi else 'cll_end'}(&cll_exp_{pragma.name}, {c_string(pragma.site)});"
     if isinstance(pragma, For):
         loop = f"for ({pragma.header}) {{"
         return f"{{ int cll_jump_{pragma.line} = 0; {loop}" if program.exits(pragma) else loop
@@ -105,7 +105,7 @@ def _statement(pragma: Pragma, program: Program) -> str:
                              for kind in program.exits(loop))
         return f"}} cll_out_{loop.line}: {performed} }}"
     if isinstance(pragma, Report):
-        report = "cll_mpi_report_" if mpi else "cll_report"
+        report = "cll_mpi_report" if mpi else "cll_report"
         if pragma.names is None:
             return f"{report}(0, 0);"
         names = ", ".join(c_string(n) for n in pragma.names)
@@ -160,7 +160,7 @@ def instrumented_header(program: Program) -> str:
     out.append(f"static const cll_program cll_this_program = {{{c_string(program.file)}, "
                f"{c_string(model)}, {len(program.experiments)}, "
                f"{'cll_experiments' if program.experiments else '0'}}};")
-    if not mpi:   # MPI: P is cll_mpi_procs_(COMM) at each begin (COMM may be a local)
+    if not mpi:   # MPI: P is cll_mpi_procs(COMM) at each begin (COMM may be a local)
         out.append(f"static inline int cll_procs(void) {{ return {OPENMP_PROCS if openmp else '1'}; }}")
     if openmp:
         out += ["/* `sync` in OpenMP: a barrier of the enclosing parallel region, if any. */",

@@ -11,6 +11,7 @@
 #define CLL_INTERNAL_H
 
 #include "cll.h"
+#include "cll_mpi_support.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
