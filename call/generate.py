@@ -6,10 +6,9 @@ from __future__ import annotations
 from call.check import Program
 from call.diagnostics import CallError, Diagnostic
 from call.pragmas import Begin, End, EndFor, For, Parallel, Pragma, Report
+from cll_grammar.columns import MPI_COLUMNS
 
 OPENMP_PROCS = "omp_in_parallel() ? omp_get_num_threads() : omp_get_max_threads()"
-# Columns the MPI layer (runtime_c/cll_mpi.h) measures during each experiment, in its order.
-MPI_MEASURED = ("msgs_sent", "bytes_sent", "msgs_recv", "bytes_recv", "partners", "h", "mpi_time")
 
 
 def c_string(text: str) -> str:
@@ -84,7 +83,7 @@ def _statement(pragma: Pragma, program: Program) -> str:
         procs = f"cll_mpi_procs({mpi})" if mpi else "cll_procs()"
         values = [f"(double)({procs})" if v == "P" else f"(double)({v})"
                   for v in captured_variables(pragma, program)]
-        values += ["0"] * len(MPI_MEASURED) if mpi else []
+        values += ["0"] * len(MPI_COLUMNS) if mpi else []
         begin = "cll_mpi_begin" if mpi else "cll_begin"
         sync = (f"cll_mpi_sync({mpi}); " if mpi else "cll_sync(); " if _openmp(program) else "") \
             if pragma.sync else ""
@@ -131,7 +130,7 @@ def captured_variables(begin: Begin, program: Program) -> list[str]:
     the names the MPI layer measures (they are columns appended after the captured ones)."""
     if _mpi_comm(program) is None:
         return list(begin.formula.variables)
-    return [v for v in begin.formula.variables if v not in MPI_MEASURED]
+    return [v for v in begin.formula.variables if v not in MPI_COLUMNS]
 
 
 def instrumented_header(program: Program) -> str:
@@ -146,7 +145,7 @@ def instrumented_header(program: Program) -> str:
     if openmp:
         out.append("#include <omp.h>")
     for name, begin in program.experiments.items():
-        variables = captured_variables(begin, program) + (list(MPI_MEASURED) if mpi else [])
+        variables = captured_variables(begin, program) + (list(MPI_COLUMNS) if mpi else [])
         if variables:
             out.append(f"static const char *const cll_vars_{name}[] = "
                        f"{{{', '.join(c_string(v) for v in variables)}}};")

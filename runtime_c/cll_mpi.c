@@ -11,7 +11,7 @@
  *     inside MPI; what a program used that is not counted goes to the header's
  *     `mpi_uncounted`;
  *   - the API of generated code (cll_mpi.h): cll_mpi_begin/cll_mpi_end, which turn those
- *     counters into the measured columns of each record (CLL_MPI_COLUMN_NAMES), and
+ *     counters into the measured columns of each record (CLL_COL_*), and
  *     cll_mpi_report, which gathers every rank's records on rank 0 (in chunks, with a
  *     timeout naming ranks that never arrive) into one trace; each rank first writes its own
  *     records to disk, and a rank drops its copy only once rank 0 says the trace is written.

@@ -22,10 +22,9 @@ extern "C" {
 #endif
 
 /* The columns the MPI layer measures, appended in this order after an experiment's
- * captured variables (docs/mpi.md; llac and call read the same names from
- * cll_grammar.columns.MPI_COLUMNS, and a test checks that the two lists agree). */
-#define CLL_MPI_COLUMN_NAMES "msgs_sent", "bytes_sent", "msgs_recv", "bytes_recv", "partners", \
-                             "h", "mpi_time"
+ * captured variables: CLL_COL_<name> is the index of column <name> (docs/mpi.md; call and
+ * llac name them in cll_grammar.columns.MPI_COLUMNS, and tests/test_mpi_columns.py checks
+ * that the two lists agree). */
 enum { CLL_COL_MSGS_SENT, CLL_COL_BYTES_SENT, CLL_COL_MSGS_RECV, CLL_COL_BYTES_RECV,
        CLL_COL_PARTNERS, CLL_COL_H, CLL_COL_MPI_TIME, CLL_MPI_COLUMNS };
 
