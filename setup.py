@@ -3,9 +3,10 @@
 Two clients, one set of sources in runtime_c/:
   * `call._cllrt`, a cffi extension for Python (declared by `cffi_modules`);
   * `call/runtime/libcllrt.a` + `call/runtime/include/cll.h`, the static library user
-    programs link (built by `BuildRuntime` with the system C compiler and `ar`). A static
-    library because linking the extension needs libpython and a shared one an rpath that
-    breaks when a virtual environment moves.
+    programs link (built by `BuildRuntime` with the system C compiler and `ar`), and the
+    MPI layer `call/runtime/cll_mpi.c` with its headers, which the user's mpicc compiles.
+    A static library because linking the extension needs libpython and a shared one an
+    rpath that breaks when a virtual environment moves.
 Everything else about the project is in pyproject.toml.
 """
 import os
@@ -50,8 +51,10 @@ class BuildRuntime(build_ext):
         library = runtime_dir / "libcllrt.a"
         library.unlink(missing_ok=True)
         self.spawn([ar, "rcs", str(library), *objects])
-        for header in ("cll.h", "cll_mpi.h"):   # cll_mpi.h: compiled by the user's mpicc
+        for header in ("cll.h", "cll_mpi.h", "cll_mpi_support.h"):
             shutil.copyfile(RUNTIME / header, runtime_dir / "include" / header)
+        # the MPI layer: compiled by the user's mpicc, once per program (docs/mpi.md)
+        shutil.copyfile(RUNTIME / "cll_mpi.c", runtime_dir / "cll_mpi.c")
 
 
 setup(

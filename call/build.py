@@ -57,9 +57,11 @@ def c_sources(arguments: list[str]) -> list[str]:
 def build_command(arguments: list[str], translated: dict[str, tuple[Path, Program]]) -> list[str]:
     """The compiler command of `call cc ARGS`, each source in `translated` replaced by its
     translation: $CC (default cc; $MPICC for a `parallel MPI` file, with cll_mpi.h's
-    directory), -iquote for each source's directory, the runtime's include directory,
-    -fopenmp for a `parallel OpenMP` file and, when linking, the runtime library."""
-    from call.runtime_paths import RuntimeMissing, include_dir, link_flags, mpi_include_dir
+    directory and, when linking, the MPI layer's source), -iquote for each source's
+    directory, the runtime's include directory, -fopenmp for a `parallel OpenMP` file and,
+    when linking, the runtime library."""
+    from call.runtime_paths import (RuntimeMissing, include_dir, link_flags, mpi_include_dir,
+                                    mpi_layer_source)
     programs = [program for _, program in translated.values()]
     try:
         runtime = ["-I", str(include_dir())]
@@ -73,6 +75,7 @@ def build_command(arguments: list[str], translated: dict[str, tuple[Path, Progra
         if any(p.parallel and p.parallel.model == "MPI" for p in programs):
             compiler = mpi_compiler()
             extra += ["-I", str(mpi_include_dir())]
+            libraries = [str(mpi_layer_source())] + libraries if libraries else []
     except RuntimeMissing as err:
         raise CallError([Diagnostic("error", "call cc", 0, 0, str(err))]) from None
     return compiler + extra + runtime + [str(translated[a][0]) if a in translated else a

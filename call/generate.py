@@ -6,10 +6,9 @@ from __future__ import annotations
 from call.check import Program
 from call.diagnostics import CallError, Diagnostic
 from call.pragmas import Begin, End, EndFor, For, Parallel, Pragma, Report
+from cll_grammar.columns import MPI_COLUMNS
 
 OPENMP_PROCS = "omp_in_parallel() ? omp_get_num_threads() : omp_get_max_threads()"
-# Columns the MPI layer (runtime_c/cll_mpi.h) measures during each experiment, in its order.
-MPI_MEASURED = ("msgs_sent", "bytes_sent", "msgs_recv", "bytes_recv", "partners", "h", "mpi_time")
 
 
 def c_string(text: str) -> str:
@@ -81,19 +80,19 @@ def _statement(pragma: Pragma, program: Program) -> str:
     """The C code one pragma becomes (always a single line)."""
     mpi = _mpi_comm(program)
     if isinstance(pragma, Begin):
-        procs = f"cll_mpi_procs_({mpi})" if mpi else "cll_procs()"
+        procs = f"cll_mpi_procs({mpi})" if mpi else "cll_procs()"
         values = [f"(double)({procs})" if v == "P" else f"(double)({v})"
                   for v in captured_variables(pragma, program)]
-        values += ["0"] * len(MPI_MEASURED) if mpi else []
-        begin = "cll_mpi_begin_" if mpi else "cll_begin"
-        sync = (f"cll_mpi_sync_({mpi}); " if mpi else "cll_sync(); " if _openmp(program) else "") \
+        values += ["0"] * len(MPI_COLUMNS) if mpi else []
+        begin = "cll_mpi_begin" if mpi else "cll_begin"
+        sync = (f"cll_mpi_sync({mpi}); " if mpi else "cll_sync(); " if _openmp(program) else "") \
             if pragma.sync else ""
         if not values:
             return f"{{ {sync}cll_begin(&cll_exp_{pragma.name}, 0); }}"
         return (f"{{ {sync}double cll_v[] = {{{', '.join(values)}}}; "
                 f"{begin}(&cll_exp_{pragma.name}, cll_v); }}")
     if isinstance(pragma, End):
-        return f"{'cll_mpi_end_' if mpi else 'cll_end'}(&cll_exp_{pragma.name}, {c_string(pragma.site)});"
+        return f"{'cll_mpi_end' if mpi else 'cll_end'}(&cll_exp_{pragma.name}, {c_string(pragma.site)});"
     if isinstance(pragma, For):
         loop = f"for ({pragma.header}) {{"
         return f"{{ int cll_jump_{pragma.line} = 0; {loop}" if program.exits(pragma) else loop
@@ -105,7 +104,7 @@ def _statement(pragma: Pragma, program: Program) -> str:
                              for kind in program.exits(loop))
         return f"}} cll_out_{loop.line}: {performed} }}"
     if isinstance(pragma, Report):
-        report = "cll_mpi_report_" if mpi else "cll_report"
+        report = "cll_mpi_report" if mpi else "cll_report"
         if pragma.names is None:
             return f"{report}(0, 0);"
         names = ", ".join(c_string(n) for n in pragma.names)
@@ -131,7 +130,7 @@ def captured_variables(begin: Begin, program: Program) -> list[str]:
     the names the MPI layer measures (they are columns appended after the captured ones)."""
     if _mpi_comm(program) is None:
         return list(begin.formula.variables)
-    return [v for v in begin.formula.variables if v not in MPI_MEASURED]
+    return [v for v in begin.formula.variables if v not in MPI_COLUMNS]
 
 
 def instrumented_header(program: Program) -> str:
@@ -146,7 +145,7 @@ def instrumented_header(program: Program) -> str:
     if openmp:
         out.append("#include <omp.h>")
     for name, begin in program.experiments.items():
-        variables = captured_variables(begin, program) + (list(MPI_MEASURED) if mpi else [])
+        variables = captured_variables(begin, program) + (list(MPI_COLUMNS) if mpi else [])
         if variables:
             out.append(f"static const char *const cll_vars_{name}[] = "
                        f"{{{', '.join(c_string(v) for v in variables)}}};")
@@ -160,7 +159,7 @@ def instrumented_header(program: Program) -> str:
     out.append(f"static const cll_program cll_this_program = {{{c_string(program.file)}, "
                f"{c_string(model)}, {len(program.experiments)}, "
                f"{'cll_experiments' if program.experiments else '0'}}};")
-    if not mpi:   # MPI: P is cll_mpi_procs_(COMM) at each begin (COMM may be a local)
+    if not mpi:   # MPI: P is cll_mpi_procs(COMM) at each begin (COMM may be a local)
         out.append(f"static inline int cll_procs(void) {{ return {OPENMP_PROCS if openmp else '1'}; }}")
     if openmp:
         out += ["/* `sync` in OpenMP: a barrier of the enclosing parallel region, if any. */",

@@ -35,6 +35,12 @@ def link_flags() -> list[str]:
 
 
 def mpi_include_dir() -> Path:
-    """Directory holding cll_mpi.h, the MPI layer that the user's own mpicc compiles (so one
-    runtime serves Open MPI and MPICH); installed next to cll.h."""
+    """Directory holding cll_mpi.h, the API of the MPI layer for generated code, and the
+    layer's cll_mpi_support.h; installed next to cll.h."""
     return _existing(RUNTIME_DIR / "include" / "cll_mpi.h").parent
+
+
+def mpi_layer_source() -> Path:
+    """The MPI layer cll_mpi.c, which the user's own mpicc compiles once per program (so one
+    runtime serves Open MPI and MPICH)."""
+    return _existing(RUNTIME_DIR / "cll_mpi.c")

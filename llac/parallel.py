@@ -4,8 +4,8 @@ P3T+ (papers/003, §3) describes a parallel program by its work distribution, nu
 transfers, amount of data transferred, transfer (communication) time and computation time.
 P3T+ estimates them at compile time; here they are measured: every record of an MPI trace
 carries its rank and what the PMPI layer counted during the experiment on that rank
-(`COMM_COLUMNS`, see notes in docs/parallel-analysis.md). OpenMP traces give per-thread
-records, so the work distribution is also computed per thread.
+(`MPI_COLUMNS` of cll_grammar.columns, see notes in docs/parallel-analysis.md). OpenMP
+traces give per-thread records, so the work distribution is also computed per thread.
 
 Work distribution (P3T+ Definitions 3.1 and 3.2): the work of a unit (rank or thread) p is the
 summed time of its records, work(p); the optimal amount of work is the arithmetic mean
@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cll_grammar.columns import MPI_COLUMNS
 from llac.experiment import Experiment
 
-COMM_COLUMNS = ("msgs_sent", "bytes_sent", "msgs_recv", "bytes_recv", "partners", "h", "mpi_time")
 SUMMED = ("time", "msgs_sent", "bytes_sent", "msgs_recv", "bytes_recv", "mpi_time")
 MAXED = ("partners", "h")
 UNITS = ("rank", "thread")
@@ -140,7 +140,7 @@ def _group(experiment: Experiment, unit: str, procs, full_range: bool) -> Group:
 
 def require_comm(experiment: Experiment) -> None:
     """Raise ParallelError unless the experiment has the PMPI layer's communication columns."""
-    missing = [c for c in COMM_COLUMNS if c not in experiment.columns]
+    missing = [c for c in MPI_COLUMNS if c not in experiment.columns]
     if missing:
         raise ParallelError(f"{experiment.name} has no communication column{'s' * (len(missing) > 1)} "
                             f"{', '.join(missing)}: they are measured in MPI traces "

@@ -10,7 +10,8 @@ from pathlib import Path
 from cffi import FFI
 
 HERE = Path(__file__).resolve().parent
-SOURCES = ["timer.c", "store.c", "registry.c", "files.c", "trace.c", "lifecycle.c"]
+SOURCES = ["fatal.c", "timer.c", "registry.c", "files.c", "header.c", "store.c", "trace.c",
+           "lifecycle.c"]   # in layer order: each calls only those before it
 CFLAGS = ["-O2", "-fPIC", "-pthread"]
 
 

@@ -1,18 +1,25 @@
 /* cll_internal.h -- what the runtime's own modules share (not installed for users).
  *
+ * The modules are layers, each calling only those above it in this list (a fatal error
+ * reaches the trace writer through the handler lifecycle.c gives fatal.c):
+ *
+ *   fatal.c     fatal errors: message, the handler, exit 70
  *   timer.c     clock choice, calibration, the inline tick read used on the hot path
- *   store.c     per-thread record buffers, begin/end, spilling to disk, iterating records
  *   registry.c  experiments and programs registered by generated code, procs, thread ids
- *   files.c     the trace's path, hidden files next to it, placing a finished trace
- *   trace.c     the text trace (docs/trace-format.md) and the spill files' header
- *   lifecycle.c start-up, the exit and fatal-signal hooks, fatal errors
+ *   files.c     the trace's path (fixed by P and the rank), hidden files, placing a trace
+ *   header.c    the header lines a trace and a spill file share; the spill files' header
+ *   store.c     per-thread record buffers, begin/end, spilling to disk, iterating records
+ *   trace.c     the text trace (docs/trace-format.md)
+ *   lifecycle.c start-up, registration, the exit and fatal-signal hooks, cll_report
  */
 #ifndef CLL_INTERNAL_H
 #define CLL_INTERNAL_H
 
 #include "cll.h"
+#include "cll_mpi_support.h"
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -24,6 +31,12 @@
 /* Internal names are hidden: not part of the library's interface, and in -fPIC code they
  * are then reached directly rather than through the GOT on the hot path. */
 #pragma GCC visibility push(hidden)
+
+/* ---- fatal.c ---- */
+/* Print "msg" on stderr, run the handler (lifecycle.c's writes the trace with status
+ * "error: <status>"), exit 70. */
+__attribute__((noreturn)) void cll_fatal_(const char *msg, const char *status);
+void cll_on_fatal_(void (*handler)(const char *status));
 
 /* ---- timer.c ---- */
 extern int cll_use_tsc_;            /* 1: ticks are TSC cycles; 0: CLOCK_MONOTONIC ns */
@@ -58,6 +71,40 @@ static inline uint64_t cll_now_(void)
 }
 void cll_timer_init_(void);
 
+/* ---- registry.c ---- */
+void cll_registry_add_(const cll_program *program); /* cll_register after start-up */
+void cll_registry_set_procs_(int procs, int rank);  /* cll_set_procs, the path aside */
+int cll_experiment_count_(void);
+const cll_experiment *cll_experiment_at_(int id);   /* canonical struct of that id */
+const char *cll_sources_(void);                     /* "a.c,b.c" */
+const char *cll_parallel_(void);
+int cll_procs_(void);
+int cll_rank_(void);
+extern int (*cll_thread_id_)(void);                 /* NULL: numbered by first record */
+
+/* ---- files.c ---- */
+void cll_paths_init_(void);        /* fixes cwd, CLL_TRACE, the umask at start-up */
+const char *cll_program_name_(void);
+/* Create "<dir>/.<trace file name>.<what>.XXXXXX" next to the trace (mkostemp: a new file,
+ * O_EXCL so never through a symbolic link, close-on-exec, 0600); its path in `out`.
+ * The file descriptor, or -1 (errno set). */
+int cll_hidden_file_(char *out, size_t size, const char *what);
+/* Make the finished temporary `tmp` (open as `fd`) the trace: at the trace's path unless
+ * another run's trace appeared there since this run's path was fixed; then under a unique
+ * name, said on stderr. 0 or -1 (errno set). */
+int cll_place_trace_(const char *tmp, int fd);
+
+/* ---- header.c ---- */
+void cll_command_init_(void);      /* reads the command line for the header at start-up */
+/* The header lines a trace and a spill file share: the first line `magic`, the program and
+ * the run, then the timer with `resolution_format` for its seconds per tick. */
+void cll_header_run_lines_(FILE *f, const char *magic, const char *resolution_format);
+/* The declaration of experiment `e` (its record count follows where known). */
+void cll_header_experiment_(FILE *f, const cll_experiment *e);
+/* Write a spill file's self-describing header (docs/trace-format.md) for `thread` to fd:
+ * its length in bytes, or -1 (errno set). */
+int cll_spill_header_(int fd, int thread);
+
 /* ---- store.c ---- */
 /* A completed record as stored: `nvars` doubles of its experiment follow it. */
 typedef struct cll_record {
@@ -69,9 +116,8 @@ typedef struct cll_record {
 /* Called for every stored record; a non-zero return stops the iteration. */
 typedef int (*cll_record_fn)(const cll_record *r, const double *vars, void *ctx);
 
-/* Visit all records of all threads, spilled ones first, each thread in order. This is the
- * hook a later MPI layer uses to serialise a rank's records and gather them on rank 0.
- * Returns 0, the callback's non-zero value, or -1 (errno set) if a spill file fails. */
+/* Visit all records of all threads, spilled ones first, each thread in order. Returns 0,
+ * the callback's non-zero value, or -1 (errno set) if a spill file fails. */
 int cll_store_each_(cll_record_fn fn, void *ctx);
 
 /* One line per experiment still open in any thread, for the header and stderr:
@@ -84,42 +130,12 @@ double cll_store_overhead_(void);
 /* Remove the spill files (at the very end of the process). */
 void cll_store_remove_spills_(void);
 
-/* ---- registry.c ---- */
-int cll_experiment_count_(void);
-const cll_experiment *cll_experiment_at_(int id);   /* canonical struct of that id */
-const char *cll_sources_(void);                     /* "a.c,b.c" */
-const char *cll_parallel_(void);
-int cll_procs_(void);
-int cll_rank_(void);
-extern int (*cll_thread_id_)(void);                 /* NULL: numbered by first record */
-
-/* ---- files.c ---- */
-void cll_paths_init_(void);        /* fixes cwd, CLL_TRACE, the umask at start-up */
-const char *cll_program_name_(void);
-/* Note the file now at the trace's path (none, or one an earlier run left): it may be
- * replaced. Called at start-up and whenever P or the rank (so the path) change. */
-void cll_trace_baseline_(void);
-/* Create "<dir>/.<trace file name>.<what>.XXXXXX" next to the trace (mkostemp: a new file,
- * O_EXCL so never through a symbolic link, close-on-exec, 0600); its path in `out`.
- * The file descriptor, or -1 (errno set). */
-int cll_hidden_file_(char *out, size_t size, const char *what);
-/* Make the finished temporary `tmp` (open as `fd`) the trace: at the trace's path unless
- * another run's trace appeared there since this run's path was fixed; then under a unique
- * name, said on stderr. 0 or -1 (errno set). */
-int cll_place_trace_(const char *tmp, int fd);
-
 /* ---- trace.c ---- */
-void cll_command_init_(void);      /* reads the command line for the header at start-up */
 /* Write the trace with `status`; names == NULL: all experiments. 0 or -1 (errno set). */
 int cll_trace_write_(const char *status, const char *const *names, int nnames);
-/* Write a spill file's self-describing header (docs/trace-format.md) for `thread` to fd:
- * its length in bytes, or -1 (errno set). */
-int cll_spill_header_(int fd, int thread);
 
 /* ---- lifecycle.c ---- */
 void cll_init_(void);              /* idempotent; called by cll_register */
-/* Print "msg" on stderr, write the trace with status "error: <status>", exit 70. */
-__attribute__((noreturn)) void cll_fatal_(const char *msg, const char *status);
 
 #pragma GCC visibility pop
 #endif /* CLL_INTERNAL_H */

@@ -76,7 +76,9 @@ static void canonical_path(char *out, size_t size)
         snprintf(out, size, "%s", base);
 }
 
-void cll_trace_baseline_(void)
+/* Note the file now at the trace's path (none, or one an earlier run left): it may be
+ * replaced. Called at start-up and whenever P or the rank (so the path) change. */
+static void trace_baseline(void)
 {
     char path[8192];
     struct stat st;
@@ -95,7 +97,13 @@ void cll_paths_init_(void)
     mode_t mask = umask(022);   /* reading the umask sets it: put it back at once */
     umask(mask);
     file_mode = 0666 & ~mask;
-    cll_trace_baseline_();
+    trace_baseline();
+}
+
+void cll_set_procs(int procs, int rank)
+{
+    cll_registry_set_procs_(procs, rank);
+    trace_baseline();   /* a new path: the file there now is not another run's */
 }
 
 const char *cll_program_name_(void) { return program_invocation_short_name; }

@@ -20,7 +20,7 @@
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static volatile sig_atomic_t finished;  /* final trace written (or being written) */
-static int reported, initialised;
+static int reported;
 static volatile sig_atomic_t writing;  /* a trace is being written */
 static volatile sig_atomic_t kept;      /* the trace on disk holds more than this process's
                                            records (MPI gather): never overwrite it with them */
@@ -59,17 +59,17 @@ static void at_exit(void)
     deliver_deferred();
 }
 
-void cll_fatal_(const char *msg, const char *status)
+/* cll_fatal_'s handler: the trace with status "error: <status>" (unless the trace on disk
+ * holds more than this process's records). */
+static void write_on_fatal(const char *status)
 {
-    fprintf(stderr, "%s\n", msg);
-    if (initialised && !finished && !kept) {
+    if (!finished && !kept) {
         finished = 1;
         char full[2048];
         snprintf(full, sizeof full, "error: %s", status);
         write_or_complain(full, NULL, 0);
         cll_store_remove_spills_();
     }
-    exit(CLL_EXIT_ERROR);
 }
 
 void cll_report_status(const char *status, const char *const *names, int nnames)
@@ -225,7 +225,13 @@ static void init_once(void)
 #ifndef CLL_NO_SIGNAL_HANDLERS
     install_signal_handlers();
 #endif
-    initialised = 1;
+    cll_on_fatal_(write_on_fatal);
 }
 
 void cll_init_(void) { pthread_once(&once, init_once); }
+
+void cll_register(const cll_program *program)
+{
+    cll_init_();
+    cll_registry_add_(program);
+}

@@ -63,9 +63,8 @@ static void add_source(const char *source)
     snprintf(sources + used, sizeof sources - used, "%s%s", used ? "," : "", source);
 }
 
-void cll_register(const cll_program *program)
+void cll_registry_add_(const cll_program *program)
 {
-    cll_init_();
     pthread_mutex_lock(&registry_lock);
     if (program->source)
         add_source(program->source);
@@ -76,11 +75,10 @@ void cll_register(const cll_program *program)
     pthread_mutex_unlock(&registry_lock);
 }
 
-void cll_set_procs(int procs, int rank_)
+void cll_registry_set_procs_(int procs, int rank_)
 {
     nprocs = procs;
     rank = rank_;
-    cll_trace_baseline_();   /* a new path: the file there now is not another run's */
 }
 
 void cll_set_thread_id_function(int (*thread_id)(void)) { cll_thread_id_ = thread_id; }

@@ -6,7 +6,8 @@
  * a buffer of completed records; a full buffer is appended to the thread's hidden spill file next to
  * the trace, as a chunk [uint64 byte count][records] after a text header that describes the
  * experiments (so that llac can read the file of a run killed by SIGKILL), so no record is
- * ever dropped and memory stays bounded. Slots are never freed: a thread that exits leaves its records behind.
+ * ever dropped and memory stays bounded. A spill happens on the recording thread, at the end
+ * that fills the buffer, but its time is taken out of every experiment open there. Slots are never freed: a thread that exits leaves its records behind.
  */
 #define _GNU_SOURCE
 #include "cll_internal.h"
@@ -237,12 +238,22 @@ static inline void end_on(cll_slot *s, cll_experiment *e, const char *site, uint
         return set_thread(r);
 }
 
-/* end_on with a full buffer: spill it, then record into the emptied buffer. */
+/* end_on with a full buffer: spill it, then record into the emptied buffer. The spill is
+ * the runtime's time, not the program's: every frame open on this thread (the one ending
+ * too) has its begin stamp moved later by the spill's duration, and so has this end stamp,
+ * so no experiment's time includes the spill. */
 static __attribute__((noinline, cold)) void end_after_spill(cll_slot *s, cll_experiment *e,
                                                             const char *site, uint64_t t1)
 {
+    uint64_t start = cll_now_();
     slot_spill(s);
-    end_on(s, e, site, t1);
+    uint64_t spent = cll_now_() - start;
+    for (size_t at = 0; at < s->top;) {
+        cll_frame *f = (cll_frame *)(s->stack + at);
+        f->t0 += spent;
+        at += FRAME_BYTES(f->e->nvars);
+    }
+    end_on(s, e, site, t1 + spent);
 }
 
 /* cll_begin of a thread's first record, or with a full open stack (cold path). */

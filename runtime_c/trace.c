@@ -12,23 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static char command[4096];
-
-void cll_command_init_(void)
-{
-    FILE *f = fopen("/proc/self/cmdline", "r");
-    if (f) {
-        size_t n = fread(command, 1, sizeof command - 1, f);
-        fclose(f);
-        while (n > 0 && command[n - 1] == '\0')
-            n--;
-        for (size_t i = 0; i < n; i++)
-            if (command[i] == '\0' || command[i] == '\n' || command[i] == '\r')
-                command[i] = ' ';
-        command[n] = '\0';
-    }
-}
-
 typedef struct writer {
     FILE *f;
     uint64_t *counts;
@@ -139,36 +122,10 @@ static void write_open_line(FILE *f)
     free(text);
 }
 
-/* The header lines a trace and a spill file share: the first line `magic`, the program and
- * the run, then the timer with `resolution_format` for its seconds per tick. */
-static void write_run_lines(FILE *f, const char *magic, const char *resolution_format)
-{
-    char date[32] = "", host[256] = "", resolution[64];
-    time_t now = time(NULL);
-    struct tm tm;
-    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-    gethostname(host, sizeof host - 1);
-    snprintf(resolution, sizeof resolution, resolution_format, cll_seconds_per_tick());
-    fprintf(f, "%s %d\n#program: %s\n#source: %s\n#command: %s\n#date: %s\n#host: %s\n",
-            magic, CLL_TRACE_FORMAT_VERSION, cll_program_name_(), cll_sources_(), command, date, host);
-    fprintf(f, "#parallel: %s\n#procs: %d\n#timer: %s\n#timer_resolution: %s\n",
-            cll_parallel_(), cll_procs_(), cll_timer_name(), resolution);
-}
-
-/* The declaration of experiment `e` (its record count follows where known). */
-static void write_experiment(FILE *f, const cll_experiment *e)
-{
-    fprintf(f, "#experiment: %s\n#  formula: %s\n#  source: %s\n#  columns: rank thread time",
-            e->name, e->formula, e->source ? e->source : "?");
-    for (int i = 0; i < e->nvars; i++)
-        fprintf(f, " %s", e->vars[i]);
-    fputc('\n', f);
-}
-
 static void write_header(writer *w, const char *status, const char *more_header)
 {
     FILE *f = w->f;
-    write_run_lines(f, "#cll-trace", "%.6g");
+    cll_header_run_lines_(f, "#cll-trace", "%.6g");
     fprintf(f, "#overhead: %.3g\n#status: %s\n", cll_store_overhead_(), status);
     if (more_header)
         fputs(more_header, f);
@@ -176,38 +133,10 @@ static void write_header(writer *w, const char *status, const char *more_header)
     for (int id = 0; id < cll_experiment_count_(); id++) {
         if (!w->wanted[id])
             continue;
-        write_experiment(f, cll_experiment_at_(id));
+        cll_header_experiment_(f, cll_experiment_at_(id));
         fprintf(f, "#  records: %llu\n", (unsigned long long)w->counts[id]);
     }
     fputs("#data\n", f);
-}
-
-int cll_spill_header_(int fd, int thread)
-{
-    char *text = NULL;
-    size_t size = 0;
-    FILE *m = open_memstream(&text, &size);
-    if (!m)
-        return -1;
-    write_run_lines(m, "#cll-spill", "%.17g");
-    fprintf(m, "#pid: %ld\n#rank: %d\n#thread: %d\n#byte_order: %s\n",
-            (long)getpid(), cll_rank_(), thread,
-            __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? "little" : "big");
-    for (int id = 0; id < cll_experiment_count_(); id++)
-        write_experiment(m, cll_experiment_at_(id));
-    fputs("#data\n", m);
-    int rc = fclose(m) == 0 ? 0 : -1;
-    for (size_t done = 0; rc == 0 && done < size;) {
-        ssize_t w = write(fd, text + done, size - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            rc = -1;
-        else
-            done += (size_t)w;
-    }
-    free(text);
-    return rc ? -1 : (int)size;
 }
 
 /* Whether experiment `id` is among `names` (NULL: all). */

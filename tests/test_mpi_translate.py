@@ -35,11 +35,11 @@ def test_mpi_program_uses_the_mpi_layer_and_the_named_communicator(tmp_path):
             '"msgs_recv", "bytes_recv", "partners", "h", "mpi_time"};') in header
     assert '"MPI", 1, cll_experiments' in header and "cll_procs(void)" not in header
     lines = source.splitlines()[2:]   # after the #include and #line
-    assert lines[2].strip() == ("{ cll_mpi_sync_(row_comm); double cll_v[] = {(double)(n), "
-                                "(double)(cll_mpi_procs_(row_comm)), 0, 0, 0, 0, 0, 0, 0}; "
-                                "cll_mpi_begin_(&cll_exp_D, cll_v); }")
-    assert lines[4].strip() == 'cll_mpi_end_(&cll_exp_D, "prog.c:5:5");'
-    assert "cll_mpi_report_(cll_names, 1);" in lines[5]
+    assert lines[2].strip() == ("{ cll_mpi_sync(row_comm); double cll_v[] = {(double)(n), "
+                                "(double)(cll_mpi_procs(row_comm)), 0, 0, 0, 0, 0, 0, 0}; "
+                                "cll_mpi_begin(&cll_exp_D, cll_v); }")
+    assert lines[4].strip() == 'cll_mpi_end(&cll_exp_D, "prog.c:5:5");'
+    assert "cll_mpi_report(cll_names, 1);" in lines[5]
 
 
 def test_a_sequential_program_still_captures_h_as_a_c_variable(tmp_path):

@@ -1,7 +1,9 @@
-"""Volume: 10 million records spill to disk with bounded memory and none is lost."""
+"""Volume: 10 million records spill to disk with bounded memory and none is lost; a spill's
+time is not in the experiments' times."""
 import os
+import subprocess
 
-from support.runtime import begin, build, c_program, end, run
+from support.runtime import begin, build, c_program, end, read_trace, run
 
 N = 10_000_000
 
@@ -37,3 +39,42 @@ def test_ten_million_records_spill_with_bounded_memory(tmp_path):
             elif line.startswith("#  records:"):
                 assert line == f"#  records: {N}\n"
     assert expected == N
+
+
+SLOW_WRITEV = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <sys/uio.h>
+#include <time.h>
+ssize_t writev(int fd, const struct iovec *iov, int n)
+{
+    static ssize_t (*real)(int, const struct iovec *, int);
+    if (!real)
+        real = (ssize_t (*)(int, const struct iovec *, int))dlsym(RTLD_NEXT, "writev");
+    nanosleep(&(struct timespec){0, 200000000}, NULL);   /* every spill takes 0.2 s more */
+    return real(fd, iov, n);
+}
+"""
+
+
+def test_a_spill_is_not_in_the_time_of_the_experiments_open_around_it(tmp_path):
+    """Spills (made 0.2 s slow with an LD_PRELOAD writev) happen inside `outer`, which runs
+    300000 short `inner` records (several full buffers): outer's time excludes them, and so
+    does the time of the inner record whose end spilled."""
+    (tmp_path / "slow.c").write_text(SLOW_WRITEV)
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "slow.c", "-o", "slow.so", "-ldl"],
+                   cwd=tmp_path, check=True)
+    src = c_program({"outer": ("o[0]", []), "inner": ("i[0] + i[1]*k", ["k"])}, f"""
+        {begin("outer")}
+        for (long k = 0; k < 300000; k++) {{ {begin("inner", "k")} {end("inner")} }}
+        {end("outer", 98)}
+        printf("spilled %llu\\n", (unsigned long long)cll_spilled_count());
+        cll_report(0, 0);
+        return 0;""")
+    exe = build(tmp_path, {"prog.c": src})
+    result = run(exe, env={"LD_PRELOAD": str(tmp_path / "slow.so")}, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout.split()[1]) > 0   # the buffer did spill
+    trace = read_trace(tmp_path / "prog.cll.1.dat")
+    assert float(trace.records["outer"][0][2]) < 0.15   # rank thread time
+    assert max(float(r[2]) for r in trace.records["inner"]) < 0.15

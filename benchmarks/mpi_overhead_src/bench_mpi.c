@@ -1,4 +1,4 @@
-/* bench_mpi.c -- what the MPI layer (runtime_c/cll_mpi.h) costs, measured in one run.
+/* bench_mpi.c -- what the MPI layer (runtime_c/cll_mpi.c) costs, measured in one run.
  *
  *   calls: inside an open experiment, batches of MPI_Sendrecv through the PMPI wrapper
  *          (accounted) alternate with batches of PMPI_Sendrecv (the same call without the

@@ -1,0 +1,65 @@
+/* cll_mpi_support.h -- what the tracing runtime offers the MPI layer (cll_mpi.c).
+ *
+ * The runtime itself never calls MPI; these functions let the MPI layer, which the user's
+ * mpicc compiles once per program, attach communication counters to records and write one
+ * trace gathered from every rank (docs/mpi.md). Generated code never uses them.
+ */
+#ifndef CLL_MPI_SUPPORT_H
+#define CLL_MPI_SUPPORT_H
+
+#include "cll.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The values captured at begin for this thread's innermost open experiment, if it is `e`
+ * (or an experiment of the same name); NULL otherwise. The MPI layer writes the communication
+ * counters into them just before cll_end copies them into the record. */
+double *cll_open_values(const cll_experiment *e);
+
+/* Number of registered experiments: the length of the count arrays below. */
+int cll_experiment_total(void);
+
+/* counts[id] = this process's records of experiment id (0 for those not in `names`;
+ * names == NULL: all). 0, or -1 (errno set) if a spill file cannot be read. */
+int cll_record_counts(const char *const *names, int nnames, uint64_t *counts);
+
+/* This process's record lines (trace format, with this process's rank) handed to `sink` in
+ * pieces of at most `chunk` bytes (at least 4096) that, concatenated, are the lines. Returns
+ * 0, -1 (errno set) on a spill read error, or the sink's non-zero value. */
+int cll_records_text(const char *const *names, int nnames, size_t chunk,
+                     int (*sink)(const char *text, size_t len, void *ctx), void *ctx);
+
+/* A trace being written from several processes' records (the gathering rank): open writes
+ * the header (record counts = this process's + `more_counts`, then the `more_header` lines,
+ * each "#key: value\n") and this process's records; append adds record lines received from
+ * other processes; close writes `#end` and renames the file into place. 0 or -1 (errno). */
+typedef struct cll_trace_file cll_trace_file;
+cll_trace_file *cll_trace_open(const char *status, const char *const *names, int nnames,
+                               const uint64_t *more_counts, const char *more_header);
+int cll_trace_append(cll_trace_file *f, const char *text, size_t len);
+int cll_trace_close(cll_trace_file *f);
+
+/* Like cll_report, with the header's status given ("complete" for cll_report). */
+void cll_report_status(const char *status, const char *const *names, int nnames);
+
+/* This process's records are safely in a trace written elsewhere: do not write them again
+ * at exit or on a fatal signal (as after cll_report). */
+void cll_mark_reported(void);
+
+/* Print `msg` on stderr, write the trace with status "error: <status>" and exit 70 (never
+ * returns). */
+void cll_fail(const char *msg, const char *status);
+
+/* Install the runtime's signal handlers again (an MPI library may replace them in
+ * MPI_Init): a handler found in place is chained to, an ignored signal is left alone.
+ * No-op in builds without signal handlers. */
+void cll_install_signal_handlers(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CLL_MPI_SUPPORT_H */
