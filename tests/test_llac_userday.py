@@ -20,6 +20,7 @@ from hypothesis import given, strategies as st
 from cll_grammar.formula import parse_formula
 from llac.commands.modeling import droppable
 from llac.session import Session
+from support.traces import write_matinit
 
 REPO = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -214,13 +215,19 @@ def test_the_drop_hint_never_suggests_what_makes_the_fit_worse(trace):
         assert done.returncode == 1 and "can be dropped without making the fit worse" in done.stderr
 
 
-def test_a_drop_that_makes_the_fit_worse_says_so_with_the_errors_before_and_after(trace):
-    done = pipe(trace, "fit rowinit; drop rowinit rowinit[2]")
+def test_a_drop_that_makes_the_fit_worse_says_so_with_the_errors_before_and_after(tmp_path):
+    """On a trace whose N*N term is certain (not on a real run: at N <= 512 a loaded machine
+    can make the quadratic term look no better than noise). Dropping the only term with N
+    leaves one sample point of its own; the error is judged at the full model's points (it
+    read 0.00% there before)."""
+    trace = tmp_path / "m.cll.1.dat"
+    write_matinit(trace)
+    done = pipe(trace, "fit rowinit; drop rowinit rowinit[1]")
     assert done.returncode == 0, done.stderr
-    found = re.search(r"dropped rowinit\[2\]: median relative error ([\d.]+)% -> ([\d.]+)%", done.stdout)
+    found = re.search(r"dropped rowinit\[1\]: median relative error ([\d.]+)% -> ([\d.]+)%", done.stdout)
     before, after = map(float, found.groups())
     assert after > 1.2 * before
-    assert f"warning: dropping rowinit[2] made the fit worse (median relative error {before:.2f}% " \
+    assert f"warning: dropping rowinit[1] made the fit worse (median relative error {before:.2f}% " \
            f"-> {after:.2f}%)" in done.stderr
 
 

@@ -121,7 +121,19 @@ def droppable(model, experiment: Experiment) -> tuple[str, ...]:
                                model.settings)
     except FitError:
         return ()
-    return tuple(names) if refit.median_rel_error <= DROP_TOLERANCE * model.median_rel_error else ()
+    return tuple(names) if error_at_points(refit, model) <= DROP_TOLERANCE * error_at_points(model, model) else ()
+
+
+def error_at_points(model, reference) -> float:
+    """The median relative error |predicted - measured| / measured of `model` at the sample
+    points of `reference`. A drop is judged at the full model's points: a formula that lost a
+    variable has fewer, coarser points of its own (one, without variables), where its error
+    would look small."""
+    data = reference.sample_points
+    predicted = model.predict({v: data[v] for v in model.formula.variables}).values
+    predicted = np.broadcast_to(predicted, data["time"].shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.median(np.abs(predicted - data["time"]) / data["time"]))
 
 
 def _indices(constants) -> list[int]:
@@ -156,7 +168,7 @@ def drop(session, source: ast.Drop):
         raise LlacError(f"cannot drop every constant: {err.message}") from None
     refit = fitted(session, experiment.replace(formula=reduced))
     dropped = ", ".join(f"{formula.name}[{i}]" for i in indices)
-    before, after = model.median_rel_error, refit.median_rel_error
+    before, after = error_at_points(model, model), error_at_points(refit, model)
     change = [Note(f"dropped {dropped}: median relative error {before:.2%} -> {after:.2%}")]
     if after > DROP_TOLERANCE * before:
         change.append(Note(f"dropping {dropped} made the fit worse (median relative error "
