@@ -21,7 +21,6 @@ from llac.commands import REGISTRY
 from llac.commands.parallel import BY_WORDS
 from llac.experiment import Experiment
 from llac.fit_data import AGGREGATES
-from cll_grammar.grammars import open_grammar
 from llac.parse import POSTLEX
 
 PLOT_SCALES = ("log", "loglog")

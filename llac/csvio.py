@@ -14,9 +14,8 @@ import os
 import numpy as np
 
 from cll_grammar.formula import parse_formula
-from llac.experiment import Experiment
-from llac.trace import Problem, TraceError, format_numbers, read_file_bytes
 from llac.errors import InputError
+from llac.experiment import Experiment
 from llac.trace import Problem, format_numbers, read_file_bytes
 
 

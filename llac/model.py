@@ -19,7 +19,6 @@ from llac import student_t
 from llac.experiment import Experiment
 from llac.fit import FitError, FitSettings, fit_statistics, median, relative_fit
 from llac.fit_data import SamplePoints, aggregate_points, check_identifiable
-from cll_grammar.formula import Formula
 from llac.split import Cut, Leaf, split_points
 
 __all__ = ["FitSettings", "FitError", "Piece", "Cut", "Prediction", "Model", "fit_experiment"]

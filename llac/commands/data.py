@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 
-from cll_grammar.formula import FormulaError, parse_formula
 from llac import ast
 from llac.commands import command
 from llac.commands.results import ModelReport, Note, Table

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from cll_grammar.formula import Variable, evaluate, walk
 from cll_grammar.span import suggest
 from llac import ast
 from llac.commands import command
 from llac.commands.results import Note, Produced
 from llac.errors import LlacError
-from llac.experiment import Experiment
 from llac.fit_data import AGGREGATES
 from llac.parse import checked_formula
 from llac.tables import aggregate_experiment, column_values, merge_experiments
