@@ -278,3 +278,15 @@ def test_load_as_names_a_single_experiment_only(tmp_path, monkeypatch):
     run(s, 'load "one.dat" as g')
     assert "g" in s.objects and "f" not in s.objects
     assert "single experiment" in error_of(s, 'load "two.dat" as h').message
+
+
+def test_predict_at_measures_with_the_estimator_the_model_was_fitted_with(session):
+    """`set aggregate min` before the fit: the measured column is the minimum of each point's
+    repetitions, also after the setting changed back (issue 10: it showed the median)."""
+    run(session, "set aggregate min; fit colinit; set aggregate median")
+    table = run(session, "predict colinit at colinit")[-1]
+    colinit = session.objects["colinit"]
+    N, time = colinit.columns["N"], colinit.columns["time"]
+    measured = {row[0]: row[1] for row in table.rows}
+    assert measured == {n: time[N == n].min() for n in np.unique(N)}
+    assert "measured = the min of each sample point's repetitions, as in the fit" in table.footer

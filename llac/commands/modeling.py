@@ -182,7 +182,7 @@ def drop(session, source: ast.Drop):
          `1,2,4`, a range `1024..65536 *2` (multiply) or `100..1000 step 100`; several
          variables give every combination. With no values: at the fitted sample points, against
          the measurements. `predict` alone: the last model fitted, at its sample points. `at
-         EXPERIMENT`: at that experiment's sample points, with the measured (aggregated) time;
+         EXPERIMENT`: at that experiment's sample points, with the measured time (aggregated as in the fit);
          `at EXPERIMENT by VAR`: the CALL paper's Table 3 layout (help table3). Times are in
          seconds; error = (predicted - measured) / measured. Each row says which
          interval was used, the prediction interval, and flags extrapolation beyond the
@@ -207,7 +207,8 @@ def predict(session, statement):
             raise LlacError(f"{statement.data.text} has no column {missing[0]!r}, which the "
                             f"formula {model.formula} needs", statement.data.span)
         # grouped by the model's variables: the experiment's own formula may not use them all
-        data = aggregate_experiment(experiment.replace(formula=model.formula), span=statement.data.span)
+        data = aggregate_experiment(experiment.replace(formula=model.formula), model.settings.aggregate,
+                                    statement.data.span)
         points = {v: data.columns[v] for v in model.formula.variables}
         return [*notes, _prediction_table(model, points, data.columns["time"])]
     if not statement.points:
@@ -254,6 +255,8 @@ def _prediction_table(model, points: dict, measured=None) -> Table:
     footer = [f"interval {i + 1}: {region_text(p.region)}" for i, p in enumerate(model.pieces)]
     if measured is not None and len(rows):
         errors = np.abs(prediction.values - measured) / measured * 100
+        footer.append(f"measured = the {model.settings.aggregate} of each sample point's repetitions, "
+                      f"as in the fit")
         footer.append(f"{ERROR_SIGN}; |error|: median {np.nanmedian(errors):.3g}%, "
                       f"max {np.nanmax(errors):.3g}%")
     footer += list(prediction.notes)

@@ -148,9 +148,10 @@ def table3(session, statement: ast.PredictTable):
                         f"{model.formula} needs", statement.data.span)
     if not len(experiment):
         raise LlacError(f"{statement.data.text} has no records to compare with", statement.data.span)
-    method = session.fit_settings().aggregate
-    # grouped by the model's variables: EXPERIMENT's own formula may not use them all
-    data = aggregate_experiment(experiment.replace(formula=model.formula), method, statement.data.span)
+    # grouped by the model's variables (EXPERIMENT's own formula may not use them all), and
+    # summarised by the estimator the model was fitted with
+    data = aggregate_experiment(experiment.replace(formula=model.formula), model.settings.aggregate,
+                                statement.data.span)
     others = [v for v in variables if v != procs]
     order = np.lexsort([data.columns[v] for v in (procs, *reversed(others))])  # by others, then procs
     points = {v: data.columns[v][order] for v in variables}
@@ -165,7 +166,8 @@ def table3(session, statement: ast.PredictTable):
         flags += ["oversubscribed"] * bool(cores and points[procs][i] > cores)
         rows.append((points[procs][i], *(points[v][i] for v in others), measured[i],
                      prediction.values[i], error[i], " ".join(flags)))
-    footer = [f"TIME: the {method} of the records at each point; ERROR % = 100 (PREDICTED - TIME) / TIME",
+    footer = [f"TIME: the {model.settings.aggregate} of the records at each point (as in the fit); "
+              f"ERROR % = 100 (PREDICTED - TIME) / TIME",
               f"|error|: median {np.nanmedian(np.abs(error)):.3g}%, max {np.nanmax(np.abs(error)):.3g}%"
               if len(rows) else "no points", _oversubscription(points[procs], cores, host, procs),
               *prediction.notes]
