@@ -1,14 +1,19 @@
-"""Source positions shared by call and llac: one `Span`, one caret renderer, one suggester.
+"""Source positions shared by call and llac: one `Span`, one caret renderer, one suggester,
+and how untrusted text is shown.
 
 Every message that points into a text (a C file, an llac script, a formula in a string)
 locates itself with a `Span` and shows the place with `excerpt`; every "did you mean"
-comes from `nearest` (worded by `suggest`).
+comes from `nearest` (worded by `suggest`); text from a user's files reaches the terminal
+through `printable`.
 """
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from typing import Iterable
+
+UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 @dataclass(frozen=True)
@@ -35,15 +40,26 @@ class Span:
         return cls(first.line, first.column, last.end_line, last.end_column)
 
 
+def printable(text: str) -> str:
+    """`text` with control characters written as escapes (`\\x1b`, `\\t`): text from a trace,
+    a CSV file or a source file (names, header values, quoted lines) cannot move the cursor,
+    recolour or rewrite the terminal it is printed on."""
+    return UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def excerpt(text: str, span: Span, indent: str = "") -> str:
     """The source line `text` of `span` and a caret line under the span's columns, as
-    compilers show it. Tabs before the column are kept so that the caret lines up; the
-    carets cover the span on its first line, at least one, at most to the end of the line."""
+    compilers show it. Control characters are shown escaped (`printable`) and tabs kept, with
+    the caret line padded to match, so that the carets line up; they cover the span on its
+    first line, at least one, at most to the end of the line."""
     text = text.rstrip("\r\n")
-    pad = "".join(c if c == "\t" else " " for c in text[:max(span.column - 1, 0)])
+    shown = ["\t" if c == "\t" else printable(c) for c in text]
+    start = max(span.column - 1, 0)
+    pad = "".join(s if s == "\t" else " " * len(s) for s in shown[:start])
     width = max(1, span.end_column - span.column) if span.end_line == span.line else 1
-    carets = "^" * min(width, max(1, len(text) - span.column + 1))
-    return f"{indent}{text}\n{indent}{pad}{carets}"
+    covered = shown[start:start + min(width, max(1, len(text) - start))]
+    carets = "^" * max(1, sum(len(s) for s in covered))
+    return f"{indent}{''.join(shown)}\n{indent}{pad}{carets}"
 
 
 def nearest(word: str, candidates: Iterable[str], cutoff: float = 0.6) -> str | None:

@@ -4,24 +4,14 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 from functools import singledispatch
 
 import numpy as np
 
+from cll_grammar.span import printable
 from llac.commands.results import ModelReport, Note, Table, Text
 
 # C0 and C1 control characters (ESC, CR, TAB, DEL, ...) and the bidirectional overrides
-UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def printable(text: str) -> str:
-    """`text` with control characters written as escapes (`\\x1b`, `\\t`): text from a trace or
-    CSV file (names, header values, quoted lines) cannot move the cursor, recolour or rewrite
-    the terminal it is printed on."""
-    return UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
-
-
 def number(value) -> str:
     """A number in a table: integers as integers, others with 4 significant digits."""
     if isinstance(value, (str, bool)) or value is None:

@@ -17,10 +17,10 @@ from typing import BinaryIO, Mapping, Sequence
 import numpy as np
 
 from cll_grammar.formula import FormulaError, parse_formula
+from cll_grammar.span import printable
 from llac.errors import InputError
 from llac.experiment import Experiment
 from llac.records import RecordLayout, parse_records
-from llac.render import printable
 
 VERSION = 1
 MAGIC = "#cll-trace"

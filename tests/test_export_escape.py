@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from llac.csvio import read_csv, write_csv
-from llac.render import printable
+from cll_grammar.span import printable
 from llac.trace import read_trace
 
 REPO = Path(__file__).resolve().parent.parent

@@ -36,6 +36,27 @@ def test_caret_lines_up_after_tabs_and_stops_at_the_end_of_the_line():
     assert excerpt("ab", Span(1, 1, 2, 3)) == "ab\n^"
 
 
+def test_control_characters_in_a_quoted_line_are_escaped_and_the_caret_follows():
+    assert excerpt("a\x1b[2Jb = c", Span.point(1, 7, 3)) == "a\\x1b[2Jb = c\n" + " " * 9 + "^^^"
+    assert excerpt("\x07xy", Span.point(1, 1, 3)) == "\\x07xy\n^^^^^^"
+
+
+def test_call_and_llac_never_echo_a_source_lines_escape_sequence(tmp_path):
+    """A pragma or statement error on a line holding ESC (a terminal control sequence) shows
+    it escaped: the file cannot clear or recolour the user's terminal."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    (tmp_path / "p.c").write_text("int main(void) {\n#pragma cll e e[0] + e[1]*N /* \x1b[2J */ +\n"
+                                  "return 0; }\n")
+    called = subprocess.run([sys.executable, "-m", "call", "check", "p.c"], cwd=tmp_path, env=env,
+                            text=True, capture_output=True, timeout=120)
+    script = tmp_path / "s.llac"
+    script.write_text("set seed \x1b[31m\n")
+    analysed = subprocess.run([sys.executable, "-m", "llac", str(script)], cwd=tmp_path, env=env,
+                              text=True, capture_output=True, stdin=subprocess.DEVNULL, timeout=120)
+    for done in (called, analysed):
+        assert done.returncode == 1 and "\\x1b[" in done.stderr and "\x1b" not in done.stderr, done.stderr
+
+
 def test_one_suggester_for_both_tools():
     assert suggest("NN", ["N", "P", "time"]) == " (did you mean 'N'?)"
     assert suggest("zzz", ["N", "P"]) == ""
