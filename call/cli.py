@@ -27,7 +27,7 @@ def print_warnings(program: Program) -> None:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="call", description="The #pragma cll compiler.", usage=USAGE)
     parser.add_argument("--version", action="version", version=_version())
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, prog="call")
     translate_ = commands.add_parser("translate", help="write PROG.cll.c and PROG.cll.h")
     translate_.add_argument("source")
     translate_.add_argument("-o", dest="out_dir", default=None, help="output directory")

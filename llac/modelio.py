@@ -82,7 +82,9 @@ def read_model(path: str):
     try:
         return _name(document["object"]), _checked(_model(document))
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as err:
-        raise ModelFileError(f"{path!r} is a damaged llac model file: {type(err).__name__} {err}") from None
+        what = (f"the field {err.args[0]!r} is missing" if isinstance(err, KeyError)
+                else "a field has the wrong type or value")
+        raise ModelFileError(f"{path!r} is a damaged llac model file: {what}") from None
 
 
 def _name(name) -> str:

@@ -22,7 +22,8 @@ WORDS = {"OBJECT": "a name", "STRING": "a quoted string", "VALUE": "a number",
          "_NL": "the end of the line", "SEMICOLON": "';'", "$END": "the end of the input",
          "formula__NAME": "a column name", "formula__NUMBER": "a number",
          "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "EQUAL": "'='",
-         "COMMA": "','", "PERCENT": "'%'", "LOGSCALE": "'log' or 'loglog'", "_RANGE": "'..'"}
+         "COMMA": "','", "PERCENT": "'%'", "LOGSCALE": "'log' or 'loglog'", "_RANGE": "'..'",
+         "formula__MEMBER_OP": "'.' or '->'"}
 
 
 class ContinuationLexer:
@@ -339,7 +340,9 @@ def _syntax_error(err: UnexpectedInput, text: str, keywords) -> LlacError:
             where = ast.Span(line, column, line, column + 1)
         elif err.token.type != "_NL":
             where = span_of(err.token)
-        return LlacError(f"expected {_words(err.expected)}, found {found}", where)
+        hint = (" (a comparison is written ==)" if err.token.type == "EQUAL"
+                and "formula__COMPARE" in err.expected else "")
+        return LlacError(f"expected {_words(err.expected)}, found {found}{hint}", where)
     if isinstance(err, UnexpectedCharacters):
         char = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
         allowed = _words(err.allowed) if err.allowed else "something else"
@@ -355,9 +358,8 @@ def _words(terminals) -> str:
     terminals = set(terminals) - {"COMMENT", "WS_INLINE", "CONTINUATION"}
     if "LPAR" in terminals and "RPAR" not in terminals:
         return "a number, a column name or '('"
-    words = {"an operator"} if terminals & OPERATORS else set()
-    words |= {WORDS.get(t, repr(t.lower())) for t in terminals - OPERATORS}
-    words = sorted(words)
+    words = (["an operator"] if terminals & OPERATORS else []) + sorted(
+        {WORDS.get(t, repr(t.lower())) for t in terminals - OPERATORS})
     if len(words) > 6:
         words = words[:6] + ["..."]
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]

@@ -272,6 +272,7 @@ def test_a_damaged_model_file_is_refused_with_one_message(trace_model, tmp_path_
         read_model(str(damaged))
     except ModelFileError as err:
         assert "m.json" in str(err)
+        assert not re.search(r"\w+Error\b|object has no attribute|not iterable", str(err)), str(err)
 
 
 def test_predict_alone_after_its_model_was_deleted_and_json_of_an_experiment_say_what_to_do(trace):

@@ -201,6 +201,15 @@ def test_predict_at_by_p_prints_the_table3_layout_with_llacs_one_sign(sweep_with
     assert any("P = 4, 8 exceed the 2 cores of host node-a" in line for line in t.footer)
 
 
+def test_table3_by_another_variable_names_its_column_and_judges_oversubscription_on_p(sweep_with_test):
+    """`by N`: the column is headed N, not PROCS, and a row is oversubscribed by its P (it was
+    judged by N, so every size above the core count was flagged)."""
+    t = table(sweep_with_test, "predict f at big by N")
+    assert t.headers[:2] == ("N", "P")
+    flags = {row[1]: "oversubscribed" in row[-1] for row in t.rows}
+    assert flags == {1: False, 2: False, 4: True, 8: True}
+
+
 def test_table3_without_a_core_count_says_it_cannot_tell(session, tmp_path):
     write_sweep(tmp_path, procs=(2, 4), sizes=(65536,), prefix="far", cores=None, host="elsewhere")
     run(session, 'load "far.cll.*.dat"')

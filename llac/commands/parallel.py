@@ -18,7 +18,8 @@ from llac.parallel import (UNITS, ParallelError, default_unit, distribution, gro
                            require_comm)
 from llac.tables import aggregate_experiment
 
-BY_WORDS = (*UNITS, "P")
+PROCESSORS = "P"       # the column of every parallel trace: how many processes or threads ran
+BY_WORDS = (*UNITS, PROCESSORS)
 BALANCE_MARKERS = ("█", "▓", "▒", "░", "▞", "▚")
 
 
@@ -126,7 +127,7 @@ def comm(session, statement: ast.Comm):
 
 @command("table3", "predict NAME at EXPERIMENT by VAR", """Predict at the sample points of
          EXPERIMENT and print them in the layout of the CALL paper's Table 3: PROCS (the values
-         of VAR, usually P), the other variables, TIME (measured: the aggregate of the records at
+         of VAR, usually P; another VAR heads the column with its name), the other variables, TIME (measured: the aggregate of the records at
          that point, as `set aggregate` says), PREDICTED (both in seconds) and ERROR % = 100
          (PREDICTED - TIME) / TIME, the sign of every error llac prints: positive when the model
          predicts more than measured (the paper's Table 3 has the opposite sign). Rows
@@ -158,20 +159,22 @@ def table3(session, statement: ast.PredictTable):
     measured = data.columns["time"][order]
     prediction = model.predict(points)
     error = 100 * (prediction.values - measured) / measured
+    processors = points.get(PROCESSORS)      # oversubscription is judged on P, whatever VAR is
     cores, host = _cores(experiment)
     rows = []
     for i in range(len(measured)):
         flags = [str(int(prediction.piece[i]) + 1) if prediction.piece[i] >= 0 else "-"]
         flags += ["extrapolated"] * bool(prediction.extrapolated[i])
-        flags += ["oversubscribed"] * bool(cores and points[procs][i] > cores)
+        flags += ["oversubscribed"] * bool(cores and processors is not None and processors[i] > cores)
         rows.append((points[procs][i], *(points[v][i] for v in others), measured[i],
                      prediction.values[i], error[i], " ".join(flags)))
     footer = [f"TIME: the {model.settings.aggregate} of the records at each point (as in the fit); "
               f"ERROR % = 100 (PREDICTED - TIME) / TIME",
               f"|error|: median {np.nanmedian(np.abs(error)):.3g}%, max {np.nanmax(np.abs(error)):.3g}%"
-              if len(rows) else "no points", _oversubscription(points[procs], cores, host, procs),
+              if len(rows) else "no points",
+              *([_oversubscription(processors, cores, host, PROCESSORS)] if processors is not None else []),
               *prediction.notes]
-    headers = ("PROCS", *others, f"TIME {SECONDS}", f"PREDICTED {SECONDS}", "ERROR %", "interval")
+    headers = ("PROCS" if procs == PROCESSORS else procs, *others, f"TIME {SECONDS}", f"PREDICTED {SECONDS}", "ERROR %", "interval")
     return [*notes, Table(f"real and predicted times of {experiment.name} by the model of {model.name} "
                           f"({model.formula})", headers, tuple(rows), tuple(footer))]
 
