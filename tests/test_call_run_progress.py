@@ -113,17 +113,23 @@ def trace_header(path: Path) -> dict[str, str]:
                 if ": " in line and not line.startswith("#  "))
 
 
+def ended_interrupted(process, where: str, partial: Path) -> None:
+    """`call run` ended with 130, said that it was interrupted `where` and kept `partial`,
+    whose header says that SIGINT ended its program."""
+    stderr = process.stderr.read()
+    assert process.wait() == 130 and "Traceback" not in stderr
+    assert (f"call: interrupted in {where}; the partial trace is kept: {partial} "
+            f"(status: signal SIGINT)") in stderr
+    assert trace_header(partial)["status"] == "signal SIGINT"
+
+
 def test_ctrl_c_on_the_group_keeps_the_partial_trace_and_says_where(tmp_path):
     process = start_sweep(tmp_path, long_from=2)
     assert process.stdout.readline() == "started P=1\n"
     assert process.stdout.readline() == "started P=2\n"
     os.killpg(process.pid, signal.SIGINT)          # what a terminal's Ctrl-C does
-    stderr = process.stderr.read()
-    assert process.wait() == 130 and "Traceback" not in stderr
     partial = tmp_path / "sweep.cll.2.dat"
-    assert (f"call: interrupted in run 2 of 3 (P=2); the partial trace is kept: {partial} "
-            f"(status: signal SIGINT)") in stderr
-    assert trace_header(partial)["status"] == "signal SIGINT"
+    ended_interrupted(process, "run 2 of 3 (P=2)", partial)
     assert partial.read_text().count("\nstep ") >= 3
     assert trace_header(tmp_path / "sweep.cll.1.dat")["status"] == "complete"
     assert not (tmp_path / "sweep.cll.4.dat").exists()
@@ -133,12 +139,7 @@ def test_sigint_to_call_alone_reaches_the_program(tmp_path):
     process = start_sweep(tmp_path, "--procs", "2:2:2")
     assert process.stdout.readline() == "started P=2\n"
     os.kill(process.pid, signal.SIGINT)            # `kill -INT <call>`: the program did not get it
-    stderr = process.stderr.read()
-    assert process.wait() == 130 and "Traceback" not in stderr
-    partial = tmp_path / "sweep.cll.2.dat"
-    assert (f"call: interrupted in run 1 of 1 (P=2); the partial trace is kept: {partial} "
-            f"(status: signal SIGINT)") in stderr
-    assert trace_header(partial)["status"] == "signal SIGINT"
+    ended_interrupted(process, "run 1 of 1 (P=2)", tmp_path / "sweep.cll.2.dat")
 
 
 def test_a_pending_sigint_counts_as_received(tmp_path):
