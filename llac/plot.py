@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from llac.render import region_text
+
 WIDTH, HEIGHT = 78, 22          # a plot in a script, a pipe or a text file: 80 columns
 HTML_WIDTH, HTML_HEIGHT = 110, 32
 MODEL_POINTS = 60
@@ -157,19 +159,11 @@ def _legend(model, axes: _Axes, series: list[str]) -> list[str]:
     marker), then the cuts and notes."""
     lines = []
     for i, piece in enumerate(model.pieces):
-        where = ", ".join(_region_text(v, low, high) for v, (low, high) in piece.region.items()
-                          if np.isfinite(low) or np.isfinite(high)) or "everywhere"
+        where = region_text(piece.region, digits=4)
         line = "" if series else f", {LINE_MARKERS[i % len(LINE_MARKERS)]} model"
         lines.append(f"{MEASURED_MARKERS[i % len(MEASURED_MARKERS)]} measured{line}: interval {i + 1} ({where})")
     lines += [f"{LINE_MARKERS[g % len(LINE_MARKERS)]} model: {name}" for g, name in enumerate(series)]
     return lines + axes.legend
-
-
-def _region_text(variable: str, low: float, high: float) -> str:
-    """'N <= 1218', 'N > 1218' or '1218 < N <= 4096'."""
-    if np.isfinite(low) and np.isfinite(high):
-        return f"{low:.4g} < {variable} <= {high:.4g}"
-    return f"{variable} > {low:.4g}" if np.isfinite(low) else f"{variable} <= {high:.4g}"
 
 
 def _ticks(figure, axes: _Axes, model) -> None:

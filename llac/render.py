@@ -94,16 +94,17 @@ def _(result: ModelReport) -> str:
     return "\n".join(out)
 
 
-def region_text(region) -> str:
-    """'16 < N <= 512, P <= 4' for a piece's box; 'everywhere' for the whole space."""
+def region_text(region, digits: int = 6) -> str:
+    """'16 < N <= 512, P <= 4' for a piece's box, bounds to `digits` significant digits;
+    'everywhere' for the whole space."""
     parts = []
     for var, (low, high) in region.items():
         if np.isfinite(low) and np.isfinite(high):
-            parts.append(f"{low:g} < {var} <= {high:g}")
+            parts.append(f"{low:.{digits}g} < {var} <= {high:.{digits}g}")
         elif np.isfinite(low):
-            parts.append(f"{var} > {low:g}")
+            parts.append(f"{var} > {low:.{digits}g}")
         elif np.isfinite(high):
-            parts.append(f"{var} <= {high:g}")
+            parts.append(f"{var} <= {high:.{digits}g}")
     return ", ".join(parts) or "everywhere"
 
 
