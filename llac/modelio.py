@@ -121,7 +121,7 @@ def _model(document: dict):
     numbers = ("median_rel_error", "max_rel_error", "r2", "scale")
     pieces = tuple(Piece(**{**p, **{k: _floats(p[k]) for k in arrays}, **{k: float(p[k]) for k in numbers},
                             "region": _region(p["region"]), "measured_range": _region(p["measured_range"]),
-                            "dropped": tuple(p["dropped"])})
+                            "dropped": tuple(p["dropped"]), "at_bound": tuple(p.get("at_bound", ()))})
                    for p in document["pieces"])
     cuts = tuple(Cut(**{k: v if k == "variable" else float(v) for k, v in c.items()})
                  for c in document["cuts"])

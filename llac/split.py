@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from llac.fit import FitSettings, RelativeFit, relative_fit
+from llac.fit import FitSettings, RelativeFit, bounded_columns, relative_fit
 
 MAX_CANDIDATES = 48        # cut positions tried per variable and piece (evenly among valid ones)
 CELLS_PER_CHUNK = 2_000_000  # points x bootstrap columns held in memory at once
@@ -40,11 +40,13 @@ class Cut:
 @dataclass(frozen=True)
 class Leaf:
     """A final piece: its box, the sample-point rows in it and its relative fit (of the
-    formula's terms less the `dropped` ones: (term index, p-value when dropped))."""
+    formula's terms less the `dropped` ones, (term index, p-value when dropped), and less
+    those `at_bound`)."""
     region: dict[str, tuple[float, float]]
     rows: np.ndarray
     fit: RelativeFit
     dropped: tuple[tuple[int, float], ...] = ()
+    at_bound: tuple[int, ...] = ()    # terms whose constant is held at its bound 0
 
 
 @dataclass
@@ -56,6 +58,7 @@ class _Search:
     settings: FitSettings
     rng: np.random.Generator
     minpoints: int
+    bounded: np.ndarray       # the columns whose constants are kept >= 0
     cuts: list[Cut] = field(default_factory=list)
     cut_values: dict[str, set] = field(default_factory=dict)
 
@@ -71,10 +74,11 @@ def split_points(design: np.ndarray, time: np.ndarray, variables: dict[str, np.n
     region has -inf lower bounds.
     """
     k = design.shape[1]
+    bounded = bounded_columns(design, settings)
     search = _Search(design, time, variables, settings, np.random.default_rng(settings.seed),
-                     settings.minpoints or k + 1)
+                     settings.minpoints or k + 1, bounded)
     root = _Node((), np.arange(len(time)), {v: (-np.inf, np.inf) for v in variables},
-                 relative_fit(design, time))
+                 relative_fit(design, time, bounded))
     done, open_ = [], [(root, _propose(search, root))]
     while open_:
         best = max(range(len(open_)), key=lambda i: _priority(*open_[i]))
@@ -87,7 +91,7 @@ def split_points(design: np.ndarray, time: np.ndarray, variables: dict[str, np.n
             search.cuts.append(proposal.cut)
             search.cut_values.setdefault(proposal.cut.variable, set()).add(proposal.cut.value)
             open_ += [(child, _propose(search, child)) for child in proposal.children(node)]
-    return [Leaf(n.region, n.rows, n.fit) for n in sorted(done, key=lambda n: n.path)], search.cuts
+    return [Leaf(n.region, n.rows, n.fit, (), n.fit.at_bound) for n in sorted(done, key=lambda n: n.path)], search.cuts
 
 
 @dataclass(frozen=True)
@@ -144,7 +148,7 @@ def _propose(search: _Search, node: _Node) -> _Proposal | None:
     variable, value, F, p_value = found
     time = search.time[rows]
     left = search.variables[variable][rows] <= value
-    sides = tuple(relative_fit(search.design[rows[m]], time[m]) for m in (left, ~left))
+    sides = tuple(relative_fit(search.design[rows[m]], time[m], search.bounded) for m in (left, ~left))
     n, k = len(rows), search.design.shape[1]
     ssr_before, ssr_after = fit.ssr(time), sum(s.ssr(time[m]) for s, m in zip(sides, (left, ~left)))
     delta_bic = _bic(ssr_after, n, 2 * k + 1) - _bic(ssr_before, n, k)

@@ -1,5 +1,7 @@
 """The fitted model as the session uses it: prediction with intervals and extrapolation flags,
 the sets ℵ, and constants flagged as insignificant."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -68,11 +70,11 @@ def test_aleph_lists_each_constant_per_piece(split_model):
 def test_constant_below_the_noise_is_flagged():
     columns = grid(reps=3, N=N_VALUES)
     data = synthetic("f[0] + f[1]*N", columns, [1e-12, 1e-9], noise=0.03, seed=5)
-    model = fit_experiment(data, FitSettings(prune=False))
+    model = fit_experiment(data, FitSettings(prune=False, constants="free"))
     assert model.insignificant == ("f[0]",)
     assert any(w.startswith("constant f[0] is not significantly different from 0 (p=")
                and w.endswith("in the fit") for w in model.warnings)
-    pruned = fit_experiment(data)  # pruning set it to 0 and says so, once
+    pruned = fit_experiment(data, FitSettings(constants="free"))  # pruning set it to 0 and says so, once
     assert pruned.insignificant == ("f[0]",)
     assert [w for w in pruned.warnings if "f[0]" in w] == [
         next(w for w in pruned.warnings if w.startswith("constant f[0] set to 0 in the fit"))]
@@ -85,7 +87,8 @@ def test_constant_below_the_noise_is_flagged():
 def test_constant_below_the_noise_is_set_to_zero_and_extrapolation_improves():
     columns = grid(reps=3, N=N_VALUES[:12])
     data = synthetic("f[0] + f[1]*N", columns, [1e-12, 1e-9], noise=0.03, seed=5)
-    pruned, kept = fit_experiment(data), fit_experiment(data, FitSettings(prune=False))
+    free = FitSettings(constants="free")   # f[0] comes out negative here: pruning, not the bound
+    pruned, kept = fit_experiment(data, free), fit_experiment(data, replace(free, prune=False))
     piece = pruned.pieces[0]
     assert piece.dropped == ("f[0]",) and kept.pieces[0].dropped == ()
     assert piece.constants[0] == 0 and piece.stderr[0] == 0 and piece.pvalues[0] > 0.05
@@ -96,7 +99,7 @@ def test_constant_below_the_noise_is_set_to_zero_and_extrapolation_improves():
     errors = []                        # extrapolating 2^9 times beyond, over 20 data sets
     for seed in range(20):
         data = synthetic("f[0] + f[1]*N", columns, [1e-12, 1e-9], noise=0.03, seed=seed)
-        errors.append([abs(fit_experiment(data, FitSettings(prune=prune)).predict({"N": 2.0 ** 24}).values[0]
+        errors.append([abs(fit_experiment(data, replace(free, prune=prune)).predict({"N": 2.0 ** 24}).values[0]
                            / (1e-12 + 1e-9 * 2.0 ** 24) - 1) for prune in (True, False)])
     pruned_error, kept_error = np.mean(errors, axis=0)
     assert pruned_error < kept_error
