@@ -26,7 +26,7 @@ class FitSettings:
     maxintervals: int = 3
     minpoints: int = 0
     alpha: float = 0.05
-    aggregate: str = "median"
+    aggregate: str = "min"
     split: bool = True
     seed: int = 0
     bootstrap: int = 199
@@ -73,27 +73,50 @@ def median(values: np.ndarray) -> float:
     return float(ordered[n // 2]) if n % 2 else float((ordered[n // 2 - 1] + ordered[n // 2]) / 2)
 
 
-def relative_fit(design: np.ndarray, time: np.ndarray, bounded: np.ndarray | None = None) -> RelativeFit:
+def relative_fit(design: np.ndarray, time: np.ndarray, bounded: np.ndarray | None = None,
+                 noise: np.ndarray | None = None) -> RelativeFit:
     """Fit constants minimising relative squared error, iterating weights 1/fitted².
 
     The constants of the `bounded` columns (a mask; None: none) must be >= 0: a term of a cost
-    formula cannot cost negative time (docs/method.md §2). The intermediate iterations, which
-    only set the weights, solve the small normal equations; the final solve uses lstsq for
-    accuracy."""
+    formula cannot cost negative time (docs/method.md §2). `noise` (>= 1 per point, None: all 1)
+    divides each point's weight by its square: points whose repetitions disagree count less
+    (`noise_factors`). The intermediate iterations, which only set the weights, solve the small
+    normal equations; the final solve uses lstsq for accuracy."""
     scale = _column_scale(design)
     scaled = design / scale
     bounded = np.zeros(design.shape[1], dtype=bool) if bounded is None else bounded
+    noise = np.ones(len(time)) if noise is None else noise
     base = time
     for _ in range(ITERATIONS):
-        new = np.clip(scaled @ _solve(scaled, time, base, bounded, exact=False), time / 10, time * 10)
+        new = np.clip(scaled @ _solve(scaled, time, base * noise, bounded, exact=False), time / 10, time * 10)
         done = np.max(np.abs(new - base) / base) < 1e-8
         base = new
         if done:
             break
-    beta = _solve(scaled, time, base, bounded, exact=True)
+    beta = _solve(scaled, time, base * noise, bounded, exact=True)
     fitted = scaled @ beta
     at_bound = tuple(int(i) for i in np.flatnonzero(bounded & (beta == 0)))
-    return RelativeFit(beta / scale, fitted, base, np.abs(time - fitted) / time, at_bound)
+    return RelativeFit(beta / scale, fitted, base * noise, np.abs(time - fitted) / time, at_bound)
+
+
+NOISE_FLOOR = 0.005     # spreads below this relative level count as this level
+NOISY = 3.0             # a point whose spread exceeds this many typical spreads is down-weighted
+
+
+def noise_factors(spread: np.ndarray | None, count: np.ndarray) -> np.ndarray:
+    """Each sample point's noise factor for `relative_fit`: max(1, s / (NOISY·s0)), where s is
+    the point's spread ((median - min) / min of its repetitions) and s0 the typical spread (the
+    median over points with repetitions, at least NOISE_FLOOR). Interference only adds time:
+    a point whose repetitions mostly ran much slower than its fastest was measured under load,
+    and its summary is less trustworthy than a point whose repetitions agree; such a point
+    weighs 1/factor² as much (docs/method.md §2). Spreads up to NOISY typical ones are the
+    ordinary scatter of a few repetitions and change nothing. A point without repetitions has
+    factor 1."""
+    if spread is None:
+        return np.ones(len(count))
+    repeated = count > 1
+    typical = max(float(np.median(spread[repeated])) if repeated.any() else 0.0, NOISE_FLOOR)
+    return np.maximum(1.0, np.where(repeated, spread, 0.0) / (NOISY * typical))
 
 
 def bounded_columns(design: np.ndarray, settings: FitSettings) -> np.ndarray:

@@ -9,7 +9,7 @@ Only numpy computes: statsmodels and scipy are not imported (their import cost a
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 import numpy as np
@@ -17,8 +17,10 @@ import numpy as np
 from cll_grammar.formula import Formula
 from llac import student_t
 from llac.experiment import Experiment
-from llac.fit import CONSTANT_BOUNDS, FitError, FitSettings, bounded_columns, fit_statistics, median, relative_fit
+from llac.fit import (CONSTANT_BOUNDS, FitError, FitSettings, bounded_columns, fit_statistics, median,
+                      noise_factors, relative_fit)
 from llac.fit_data import SamplePoints, aggregate_points, check_identifiable
+from llac.extrapolation import drift_rates, log_distance
 from llac.split import Cut, Leaf, split_points
 
 __all__ = ["FitSettings", "FitError", "Piece", "Cut", "Prediction", "Model", "fit_experiment"]
@@ -79,6 +81,7 @@ class Model:
     sample_points: dict[str, np.ndarray]
     median_rel_error: float
     max_rel_error: float
+    drift: dict[str, float] = field(default_factory=dict)  # log error per log distance beyond the data
 
     def predict(self, points: Mapping[str, np.ndarray | float]) -> Prediction:
         """Predict the time at `points` (variable -> values, broadcast together) with the
@@ -102,6 +105,9 @@ class Model:
             values[rows] = x @ p.constants
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 relative_var = np.einsum("ij,jk,ik->i", x, p.cov, x) / values[rows] ** 2 + p.scale ** 2
+                for v, rate in self.drift.items():
+                    data = self.sample_points[v]
+                    relative_var += (rate * log_distance(columns[v][rows], data.min(), data.max())) ** 2
                 q = student_t.quantile(self.settings.alpha / 2, p.df) if p.df > 0 else np.nan
                 spread[rows] = q * np.sqrt(relative_var)
         bounds = np.sort(np.stack([values * np.exp(-spread), values * np.exp(spread)]), axis=0)
@@ -136,25 +142,41 @@ class Model:
 
 def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()) -> Model:
     """Fit `experiment`'s formula by relative least squares, split into intervals where the
-    constants change (if `settings.split`), and collect warnings. Raises FitError on data or
+    constants change (if `settings.split`), collect warnings, and measure by backtests how fast
+    predictions beyond the data lose accuracy (`Model.drift`). Raises FitError on data or
     settings that cannot give a fit."""
     _check_settings(settings)
-    formula = experiment.formula
-    points = aggregate_points(formula, experiment.columns, settings.aggregate)
+    points = aggregate_points(experiment.formula, experiment.columns, settings.aggregate)
+    model = _fit_points(experiment.name, experiment.formula, points, settings)
+
+    def refit(mask: np.ndarray) -> Model | None:
+        part = SamplePoints({v: x[mask] for v, x in points.variables.items()}, points.time[mask],
+                            points.count[mask], 0, None if points.spread is None else points.spread[mask])
+        try:
+            return _fit_points(experiment.name, experiment.formula, part, settings)
+        except FitError:
+            return None
+    noise = noise_factors(points.spread, points.count)
+    return replace(model, drift=drift_rates(points.variables, points.time, noise, refit))
+
+
+def _fit_points(name: str, formula: Formula, points: SamplePoints, settings: FitSettings) -> Model:
+    """The model of `formula` on aggregated sample points, without drift rates."""
     unit = _time_unit(points.time)
     points = replace(points, time=points.time / unit)
     design = _design(formula, points.variables, len(points))
     check_identifiable(formula, points, design)
     try:
-        leaves, cuts = split_points(design, points.time, points.variables, settings)
+        noise = noise_factors(points.spread, points.count)
+        leaves, cuts = split_points(design, points.time, points.variables, settings, noise)
         bounded = bounded_columns(design, settings)
         if settings.prune:
-            leaves = [_prune(leaf, design, points.time, settings.alpha, bounded) for leaf in leaves]
+            leaves = [_prune(leaf, design, points.time, settings.alpha, bounded, noise) for leaf in leaves]
         pieces = tuple(_piece(leaf, design, points, formula) for leaf in leaves)
         if len(pieces) == 1:
             whole = pieces[0]
         else:
-            fit = relative_fit(design, points.time, bounded)
+            fit = relative_fit(design, points.time, bounded, noise)
             whole = _piece(Leaf(leaves[0].region, np.arange(len(points)), fit, (), fit.at_bound),
                            design, points, formula)
     except np.linalg.LinAlgError:
@@ -165,7 +187,7 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
     warnings = (_warnings(formula, points, pieces, cuts, settings) + notes + _bound_notes(pieces)
                 + _dropped_notes(formula, pieces))
     data = {**points.variables, "time": points.time * unit, "count": points.count}
-    return Model(experiment.name, formula, settings, tuple(_in_unit(p, unit) for p in pieces), tuple(cuts),
+    return Model(name, formula, settings, tuple(_in_unit(p, unit) for p in pieces), tuple(cuts),
                  tuple(warnings), insignificant, points.excluded, data, median(errors),
                  float(np.max(errors)))
 
@@ -204,7 +226,8 @@ def _check_settings(settings: FitSettings) -> None:
             raise FitError(message)
 
 
-def _prune(leaf: Leaf, design: np.ndarray, time: np.ndarray, alpha: float, bounded: np.ndarray) -> Leaf:
+def _prune(leaf: Leaf, design: np.ndarray, time: np.ndarray, alpha: float, bounded: np.ndarray,
+           noise: np.ndarray) -> Leaf:
     """Backward elimination in one leaf: while some constant is not significantly different
     from 0 (p > alpha), set the least significant one to 0 and refit the others (a refit can
     hold another bounded constant at 0); at least one constant stays. A term below the noise
@@ -218,7 +241,7 @@ def _prune(leaf: Leaf, design: np.ndarray, time: np.ndarray, alpha: float, bound
             break
         worst = int(np.nanargmax(pvalues))
         dropped.append((active.pop(worst), float(pvalues[worst])))
-        fit = relative_fit(design[leaf.rows][:, active], time[leaf.rows], bounded[active])
+        fit = relative_fit(design[leaf.rows][:, active], time[leaf.rows], bounded[active], noise[leaf.rows])
         held = [active[i] for i in fit.at_bound]
         at_bound += held
         active = [i for i in active if i not in held]

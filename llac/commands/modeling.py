@@ -292,7 +292,7 @@ def report(session, statement: ast.Report):
 
 
 @command("plot", 'plot NAME [vs VAR] [by VAR] [log|loglog] [residuals] [to "FILE" [replace]]', """Plot of
-         the measurements (median per sample point) and the model, one line per interval, with
+         the measurements (per sample point, summarised as in the fit) and the model, one line per interval, with
          the cut points marked. `vs` picks the x variable (default: the formula's first), `by`
          draws one series per value of another variable, `log` makes y logarithmic and `loglog`
          both axes, `residuals` plots the relative error of the model instead. Each interval
