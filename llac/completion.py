@@ -126,12 +126,12 @@ def _settings() -> list[str]:
 
 
 def _setting_values(name: str) -> list[str]:
-    """The words a setting takes: the aggregates, or on/off for a switch."""
-    from llac.fit import FitSettings
+    """The words a setting takes: its words (aggregate, constants), or on/off for a switch."""
+    from llac.fit import SETTING_WORDS, FitSettings
     default = {f.name: f.default for f in dataclasses.fields(FitSettings)}.get(name)
     if isinstance(default, bool):
         return ["on", "off"]
-    return list(AGGREGATES) if isinstance(default, str) else []
+    return list(SETTING_WORDS.get(name, ()))
 
 
 def _data_files() -> list[str]:

@@ -23,6 +23,7 @@ class SamplePoints:
     time: np.ndarray
     count: np.ndarray
     excluded: int
+    spread: np.ndarray | None = None   # (median - min) / min of each point's repetitions
 
     def __len__(self) -> int:
         return len(self.time)
@@ -54,9 +55,10 @@ def aggregate_points(formula: Formula, columns, aggregate: str = "median") -> Sa
     group, first = group_rows(keys, len(time))
     count = np.bincount(group, minlength=len(first))
     starts = np.concatenate([[0], np.cumsum(count)[:-1]])
+    ordered = time[_by_group_then_time(group, len(first), time)]
+    spread = _summarise(ordered, starts, count, "median") / ordered[starts] - 1
     return SamplePoints({v: k[first] for v, k in zip(formula.variables, keys)},
-                        _summarise(time[_by_group_then_time(group, len(first), time)], starts, count, aggregate),
-                        count, excluded)
+                        _summarise(ordered, starts, count, aggregate), count, excluded, spread)
 
 
 def group_rows(keys: list[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:

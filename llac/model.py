@@ -9,7 +9,7 @@ Only numpy computes: statsmodels and scipy are not imported (their import cost a
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 import numpy as np
@@ -17,8 +17,10 @@ import numpy as np
 from cll_grammar.formula import Formula
 from llac import student_t
 from llac.experiment import Experiment
-from llac.fit import FitError, FitSettings, fit_statistics, median, relative_fit
+from llac.fit import (CONSTANT_BOUNDS, FitError, FitSettings, bounded_columns, fit_statistics, median,
+                      noise_factors, relative_fit)
 from llac.fit_data import SamplePoints, aggregate_points, check_identifiable
+from llac.extrapolation import drift_rates, log_distance
 from llac.split import Cut, Leaf, split_points
 
 __all__ = ["FitSettings", "FitError", "Piece", "Cut", "Prediction", "Model", "fit_experiment"]
@@ -44,6 +46,7 @@ class Piece:
     scale: float = float("nan")    # residual standard deviation of the relative residuals
     df: int = 0                     # residual degrees of freedom
     dropped: tuple[str, ...] = ()   # constants set to 0 here: not significant (their p-value kept)
+    at_bound: tuple[str, ...] = ()  # constants held at their bound 0 (the free fit is negative)
 
     def contains(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
         """Which points (variable -> array) lie in this piece's region."""
@@ -78,6 +81,7 @@ class Model:
     sample_points: dict[str, np.ndarray]
     median_rel_error: float
     max_rel_error: float
+    drift: dict[str, float] = field(default_factory=dict)  # log error per log distance beyond the data
 
     def predict(self, points: Mapping[str, np.ndarray | float]) -> Prediction:
         """Predict the time at `points` (variable -> values, broadcast together) with the
@@ -101,6 +105,9 @@ class Model:
             values[rows] = x @ p.constants
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 relative_var = np.einsum("ij,jk,ik->i", x, p.cov, x) / values[rows] ** 2 + p.scale ** 2
+                for v, rate in self.drift.items():
+                    data = self.sample_points[v]
+                    relative_var += (rate * log_distance(columns[v][rows], data.min(), data.max())) ** 2
                 q = student_t.quantile(self.settings.alpha / 2, p.df) if p.df > 0 else np.nan
                 spread[rows] = q * np.sqrt(relative_var)
         bounds = np.sort(np.stack([values * np.exp(-spread), values * np.exp(spread)]), axis=0)
@@ -135,31 +142,52 @@ class Model:
 
 def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()) -> Model:
     """Fit `experiment`'s formula by relative least squares, split into intervals where the
-    constants change (if `settings.split`), and collect warnings. Raises FitError on data or
+    constants change (if `settings.split`), collect warnings, and measure by backtests how fast
+    predictions beyond the data lose accuracy (`Model.drift`). Raises FitError on data or
     settings that cannot give a fit."""
     _check_settings(settings)
-    formula = experiment.formula
-    points = aggregate_points(formula, experiment.columns, settings.aggregate)
+    points = aggregate_points(experiment.formula, experiment.columns, settings.aggregate)
+    model = _fit_points(experiment.name, experiment.formula, points, settings)
+
+    def refit(mask: np.ndarray) -> Model | None:
+        part = SamplePoints({v: x[mask] for v, x in points.variables.items()}, points.time[mask],
+                            points.count[mask], 0, None if points.spread is None else points.spread[mask])
+        try:
+            return _fit_points(experiment.name, experiment.formula, part, settings)
+        except FitError:
+            return None
+    noise = noise_factors(points.spread, points.count)
+    return replace(model, drift=drift_rates(points.variables, points.time, noise, refit))
+
+
+def _fit_points(name: str, formula: Formula, points: SamplePoints, settings: FitSettings) -> Model:
+    """The model of `formula` on aggregated sample points, without drift rates."""
     unit = _time_unit(points.time)
     points = replace(points, time=points.time / unit)
     design = _design(formula, points.variables, len(points))
     check_identifiable(formula, points, design)
     try:
-        leaves, cuts = split_points(design, points.time, points.variables, settings)
+        noise = noise_factors(points.spread, points.count)
+        leaves, cuts = split_points(design, points.time, points.variables, settings, noise)
+        bounded = bounded_columns(design, settings)
         if settings.prune:
-            leaves = [_prune(leaf, design, points.time, settings.alpha) for leaf in leaves]
+            leaves = [_prune(leaf, design, points.time, settings.alpha, bounded, noise) for leaf in leaves]
         pieces = tuple(_piece(leaf, design, points, formula) for leaf in leaves)
-        whole = pieces[0] if len(pieces) == 1 else \
-            _piece(Leaf(leaves[0].region, np.arange(len(points)), relative_fit(design, points.time)),
-                   design, points, formula)
+        if len(pieces) == 1:
+            whole = pieces[0]
+        else:
+            fit = relative_fit(design, points.time, bounded, noise)
+            whole = _piece(Leaf(leaves[0].region, np.arange(len(points)), fit, (), fit.at_bound),
+                           design, points, formula)
     except np.linalg.LinAlgError:
         raise FitError("the least-squares problem is numerically singular: the times or the "
                        "formula's terms span too many orders of magnitude") from None
     errors = np.concatenate([leaf.fit.rel_error for leaf in leaves])
     insignificant, notes = _significance(formula, whole, pieces, settings.alpha)
-    warnings = _warnings(formula, points, pieces, cuts, settings) + notes + _dropped_notes(formula, pieces)
+    warnings = (_warnings(formula, points, pieces, cuts, settings) + notes + _bound_notes(pieces)
+                + _dropped_notes(formula, pieces))
     data = {**points.variables, "time": points.time * unit, "count": points.count}
-    return Model(experiment.name, formula, settings, tuple(_in_unit(p, unit) for p in pieces), tuple(cuts),
+    return Model(name, formula, settings, tuple(_in_unit(p, unit) for p in pieces), tuple(cuts),
                  tuple(warnings), insignificant, points.excluded, data, median(errors),
                  float(np.max(errors)))
 
@@ -191,36 +219,42 @@ def _check_settings(settings: FitSettings) -> None:
               (settings.maxpieces >= 1, "maxpieces must be >= 1"),
               (settings.minpoints >= 0, "minpoints must be >= 0 (0 = automatic)"),
               (0 < settings.alpha < 1, "alpha must be between 0 and 1"),
-              (settings.bootstrap >= 1, "bootstrap must be >= 1")]
+              (settings.bootstrap >= 1, "bootstrap must be >= 1"),
+              (settings.constants in CONSTANT_BOUNDS, f"constants must be one of {', '.join(CONSTANT_BOUNDS)}")]
     for ok, message in checks:
         if not ok:
             raise FitError(message)
 
 
-def _prune(leaf: Leaf, design: np.ndarray, time: np.ndarray, alpha: float) -> Leaf:
+def _prune(leaf: Leaf, design: np.ndarray, time: np.ndarray, alpha: float, bounded: np.ndarray,
+           noise: np.ndarray) -> Leaf:
     """Backward elimination in one leaf: while some constant is not significantly different
-    from 0 (p > alpha), set the least significant one to 0 and refit the others; at least
-    one constant stays. A term below the noise otherwise gets a noisy value that
-    extrapolation magnifies (docs/method.md, §4)."""
-    active, dropped = np.arange(design.shape[1]), []
+    from 0 (p > alpha), set the least significant one to 0 and refit the others (a refit can
+    hold another bounded constant at 0); at least one constant stays. A term below the noise
+    otherwise gets a noisy value that extrapolation magnifies (docs/method.md, §4)."""
+    at_bound = list(leaf.at_bound)
+    active, dropped = [i for i in range(design.shape[1]) if i not in at_bound], []
     fit = leaf.fit
     while len(active) > 1:
         pvalues = fit_statistics(design[leaf.rows][:, active], time[leaf.rows], fit).pvalues
         if not np.nanmax(pvalues, initial=0.0) > alpha:
             break
         worst = int(np.nanargmax(pvalues))
-        dropped.append((int(active[worst]), float(pvalues[worst])))
-        active = np.delete(active, worst)
-        fit = relative_fit(design[leaf.rows][:, active], time[leaf.rows])
-    return Leaf(leaf.region, leaf.rows, fit, tuple(dropped))
+        dropped.append((active.pop(worst), float(pvalues[worst])))
+        fit = relative_fit(design[leaf.rows][:, active], time[leaf.rows], bounded[active], noise[leaf.rows])
+        held = [active[i] for i in fit.at_bound]
+        at_bound += held
+        active = [i for i in active if i not in held]
+    return Leaf(leaf.region, leaf.rows, fit, tuple(dropped), tuple(at_bound))
 
 
 def _piece(leaf: Leaf, design: np.ndarray, points: SamplePoints, formula: Formula) -> Piece:
     """Statistics of one leaf's fit, as a Piece; a dropped constant has value, standard error
-    and covariance 0 and keeps the p-value it was dropped with."""
+    and covariance 0 and keeps the p-value it was dropped with; a constant held at its bound 0
+    has value, standard error and covariance 0 and no p-value (NaN)."""
     rows = leaf.rows
     kept = np.ones(design.shape[1], dtype=bool)
-    kept[[i for i, _ in leaf.dropped]] = False
+    kept[[i for i, _ in leaf.dropped] + list(leaf.at_bound)] = False
     stats = fit_statistics(design[rows][:, kept], points.time[rows], leaf.fit)
     constants, stderr, pvalues = np.zeros(len(kept)), np.zeros(len(kept)), np.zeros(len(kept))
     cov = np.zeros((len(kept), len(kept)))
@@ -228,11 +262,29 @@ def _piece(leaf: Leaf, design: np.ndarray, points: SamplePoints, formula: Formul
     cov[np.ix_(kept, kept)] = stats.cov
     for i, p in leaf.dropped:
         pvalues[i] = p
+    pvalues[list(leaf.at_bound)] = np.nan
     measured = {v: (float(x[rows].min()), float(x[rows].max())) for v, x in points.variables.items()}
     return Piece(dict(leaf.region), constants, stderr, pvalues, cov,
                  len(rows), int(points.count[rows].sum()), leaf.fit.median_rel_error,
                  leaf.fit.max_rel_error, stats.r2, measured, stats.scale, stats.df,
-                 tuple(formula.constants[i] for i, _ in leaf.dropped))
+                 tuple(formula.constants[i] for i, _ in leaf.dropped),
+                 tuple(formula.constants[i] for i in sorted(leaf.at_bound)))
+
+
+def _bound_notes(pieces: tuple[Piece, ...]) -> list[str]:
+    """One warning per constant held at its bound 0, naming its intervals."""
+    where: dict[str, list[int]] = {}
+    for n, piece in enumerate(pieces):
+        for name in piece.at_bound:
+            where.setdefault(name, []).append(n + 1)
+    notes = []
+    for name, numbers in where.items():
+        place = "the fit" if len(pieces) == 1 else \
+            "every interval" if len(numbers) == len(pieces) else \
+            "interval" + "s" * (len(numbers) > 1) + " " + ", ".join(map(str, numbers))
+        notes.append(f"constant {name} held at 0 in {place}: the unconstrained fit makes it "
+                     f"negative, and a term cannot cost negative time; `set constants free` allows it")
+    return notes
 
 
 def _dropped_notes(formula: Formula, pieces: tuple[Piece, ...]) -> list[str]:
@@ -250,15 +302,16 @@ def _dropped_notes(formula: Formula, pieces: tuple[Piece, ...]) -> list[str]:
 def _significance(formula: Formula, whole: Piece, pieces: tuple[Piece, ...],
                   alpha: float) -> tuple[tuple[str, ...], list[str]]:
     """Constants not significantly different from 0 in the model's own intervals (the single
-    fit when there is one), and a warning for each occurrence that pruning did not handle."""
+    fit when there is one) or held at their bound 0 there, and a warning for each occurrence
+    that pruning and the bound did not handle."""
     fits = [(whole, "the fit")] if len(pieces) == 1 else \
         [(p, f"interval {i + 1}") for i, p in enumerate(pieces)]
     names, warnings = [], []
     for piece, where in fits:
         for name, p in zip(formula.constants, piece.pvalues):
-            if p > alpha:
+            if p > alpha or name in piece.at_bound:
                 names.append(name)
-                if name not in piece.dropped:  # a pruned one has its own note
+                if name not in piece.dropped + piece.at_bound:  # these have their own notes
                     warnings.append(f"constant {name} is not significantly different from 0 "
                                     f"(p={p:.2g}) in {where}")
     return tuple(dict.fromkeys(names)), warnings

@@ -55,6 +55,7 @@ def model_document(model, name: str) -> dict:
         "warnings": list(model.warnings), "insignificant": list(model.insignificant),
         "excluded": model.excluded, "sample_points": plain(model.sample_points),
         "median_rel_error": plain(model.median_rel_error), "max_rel_error": plain(model.max_rel_error),
+        "drift": plain(model.drift),
         "error": "relative error = |predicted - measured| / measured; times in seconds",
     }
 
@@ -121,7 +122,7 @@ def _model(document: dict):
     numbers = ("median_rel_error", "max_rel_error", "r2", "scale")
     pieces = tuple(Piece(**{**p, **{k: _floats(p[k]) for k in arrays}, **{k: float(p[k]) for k in numbers},
                             "region": _region(p["region"]), "measured_range": _region(p["measured_range"]),
-                            "dropped": tuple(p["dropped"])})
+                            "dropped": tuple(p["dropped"]), "at_bound": tuple(p.get("at_bound", ()))})
                    for p in document["pieces"])
     cuts = tuple(Cut(**{k: v if k == "variable" else float(v) for k, v in c.items()})
                  for c in document["cuts"])
@@ -129,7 +130,8 @@ def _model(document: dict):
                  FitSettings(**document["settings"]), pieces, cuts, tuple(document["warnings"]),
                  tuple(document["insignificant"]), int(document["excluded"]),
                  {k: _floats(v) for k, v in document["sample_points"].items()},
-                 float(document["median_rel_error"]), float(document["max_rel_error"]))
+                 float(document["median_rel_error"]), float(document["max_rel_error"]),
+                 {str(v): float(r) for v, r in document.get("drift", {}).items()})
 
 
 def _floats(values) -> np.ndarray:

@@ -81,7 +81,7 @@ def _(result: ModelReport) -> str:
                    f"{piece.nrecords} records; error median {piece.median_rel_error:.2%}, "
                    f"max {piece.max_rel_error:.2%}, R² {piece.r2:.4f})")
         for name, value, err, p in zip(model.formula.constants, piece.constants, piece.stderr, piece.pvalues):
-            out.append(f"  {name:<14} = {value: .4e} ± {err:.2e}   p = {p:.2g}")
+            out.append(f"  {name:<14} = {_constant_text(name, value, err, p, piece)}")
     for cut in model.cuts:
         out.append(f"cut at {cut.variable} = {cut.value:g}: F = {cut.F:.3g}, p = {cut.p_value:.2g}, "
                    f"ΔBIC = {cut.delta_bic:.3g}, RMS error {cut.error_before:.2%} -> {cut.error_after:.2%}")
@@ -92,6 +92,15 @@ def _(result: ModelReport) -> str:
                     for i, (value, region) in enumerate(entries)]
     out += _hint(result) + [f"warning: {w}" for w in model.warnings]
     return "\n".join(out)
+
+
+def _constant_text(name: str, value: float, err: float, p: float, piece) -> str:
+    """A constant's value with its standard error and p-value, or why it is 0."""
+    if name in piece.at_bound:
+        return f"{0.0: .4e}   held at its bound 0 (see warning)"
+    if name in piece.dropped:
+        return f"{0.0: .4e}   set to 0: not significant (p = {p:.2g})"
+    return f"{value: .4e} ± {err:.2e}   p = {p:.2g}"
 
 
 def region_text(region, digits: int = 6) -> str:

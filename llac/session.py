@@ -17,7 +17,7 @@ from llac.commands import handler_for, keywords
 from llac.commands.results import Note, Produced
 from llac.errors import InputError, LlacError
 from llac.experiment import Experiment
-from llac.fit_data import AGGREGATES, FitError
+from llac.fit_data import FitError
 from llac.parallel import ParallelError
 from llac.parse import parse
 
@@ -130,8 +130,10 @@ def _setting_value(name: str, text: str, default):
             raise LlacError(f"{name} is on or off, not {text!r}")
         return SWITCH_WORDS[text.lower()]
     if isinstance(default, str):
-        if text not in AGGREGATES:
-            raise LlacError(f"{name} is one of {', '.join(AGGREGATES)}, not {text!r}{suggest(text, AGGREGATES)}")
+        from llac.fit import SETTING_WORDS
+        words = SETTING_WORDS[name]
+        if text not in words:
+            raise LlacError(f"{name} is one of {', '.join(words)}, not {text!r}{suggest(text, words)}")
         return text
     try:
         number = float(text[:-1]) / 100 if text.endswith("%") else float(text)

@@ -7,7 +7,9 @@ best cut is the one with the largest Chow F statistic on the relative (weighted)
 the smallest relative residual sum of squares. It is accepted only if (a) the root-mean-square
 relative error drops by more than `threshold` of its value, (b) a residual bootstrap of the sup-F
 statistic under the no-split model gives p < alpha (calibrated for the search over all
-cuts), and (c) the BIC decreases. Pieces are split best first: an accepted cut of a piece
+cuts), (c) the BIC decreases, and (d) it moves the fitted times on one side by more than
+half the threshold (median over that side). A cut of a piece that predictions beyond the data
+use leaves that upper side spanning at least a factor EXTRAPOLATION_SPAN. Pieces are split best first: an accepted cut of a piece
 that predictions beyond the data use is made first, then the one that lowers the relative
 residual sum of squares most, and both sides are searched in turn.
 """
@@ -17,8 +19,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from llac.fit import FitSettings, RelativeFit, relative_fit
+from llac.fit import FitSettings, RelativeFit, bounded_columns, relative_fit
 
+EXTRAPOLATION_SPAN = 2.0   # the piece predictions beyond the data use spans at least this factor
 MAX_CANDIDATES = 48        # cut positions tried per variable and piece (evenly among valid ones)
 CELLS_PER_CHUNK = 2_000_000  # points x bootstrap columns held in memory at once
 BOOTSTRAP_POINTS = 4096     # larger pieces are bootstrapped on a random subset of this size
@@ -40,11 +43,13 @@ class Cut:
 @dataclass(frozen=True)
 class Leaf:
     """A final piece: its box, the sample-point rows in it and its relative fit (of the
-    formula's terms less the `dropped` ones: (term index, p-value when dropped))."""
+    formula's terms less the `dropped` ones, (term index, p-value when dropped), and less
+    those `at_bound`)."""
     region: dict[str, tuple[float, float]]
     rows: np.ndarray
     fit: RelativeFit
     dropped: tuple[tuple[int, float], ...] = ()
+    at_bound: tuple[int, ...] = ()    # terms whose constant is held at its bound 0
 
 
 @dataclass
@@ -56,12 +61,14 @@ class _Search:
     settings: FitSettings
     rng: np.random.Generator
     minpoints: int
+    bounded: np.ndarray       # the columns whose constants are kept >= 0
+    noise: np.ndarray         # each point's noise factor (relative_fit)
     cuts: list[Cut] = field(default_factory=list)
     cut_values: dict[str, set] = field(default_factory=dict)
 
 
 def split_points(design: np.ndarray, time: np.ndarray, variables: dict[str, np.ndarray],
-                 settings: FitSettings) -> tuple[list[Leaf], list[Cut]]:
+                 settings: FitSettings, noise: np.ndarray | None = None) -> tuple[list[Leaf], list[Cut]]:
     """Split the sample points into pieces with their own constants; return leaves and cuts.
 
     Best first: of all pieces with an acceptable cut, one that predictions beyond the data
@@ -71,10 +78,12 @@ def split_points(design: np.ndarray, time: np.ndarray, variables: dict[str, np.n
     region has -inf lower bounds.
     """
     k = design.shape[1]
+    bounded = bounded_columns(design, settings)
+    noise = np.ones(len(time)) if noise is None else noise
     search = _Search(design, time, variables, settings, np.random.default_rng(settings.seed),
-                     settings.minpoints or k + 1)
+                     settings.minpoints or k + 1, bounded, noise)
     root = _Node((), np.arange(len(time)), {v: (-np.inf, np.inf) for v in variables},
-                 relative_fit(design, time))
+                 relative_fit(design, time, bounded, noise))
     done, open_ = [], [(root, _propose(search, root))]
     while open_:
         best = max(range(len(open_)), key=lambda i: _priority(*open_[i]))
@@ -87,7 +96,7 @@ def split_points(design: np.ndarray, time: np.ndarray, variables: dict[str, np.n
             search.cuts.append(proposal.cut)
             search.cut_values.setdefault(proposal.cut.variable, set()).add(proposal.cut.value)
             open_ += [(child, _propose(search, child)) for child in proposal.children(node)]
-    return [Leaf(n.region, n.rows, n.fit) for n in sorted(done, key=lambda n: n.path)], search.cuts
+    return [Leaf(n.region, n.rows, n.fit, (), n.fit.at_bound) for n in sorted(done, key=lambda n: n.path)], search.cuts
 
 
 @dataclass(frozen=True)
@@ -138,21 +147,33 @@ def _propose(search: _Search, node: _Node) -> _Proposal | None:
     settings, rows, fit = search.settings, node.rows, node.fit
     if not settings.split or (fit.median_rel_error <= settings.threshold and not _extrapolated(node)):
         return None
-    found = _best_cut(search, rows, fit, _allowed(search))
+    found = _best_cut(search, rows, fit, _allowed(search), node.region)
     if found is None:
         return None
     variable, value, F, p_value = found
     time = search.time[rows]
     left = search.variables[variable][rows] <= value
-    sides = tuple(relative_fit(search.design[rows[m]], time[m]) for m in (left, ~left))
+    sides = tuple(relative_fit(search.design[rows[m]], time[m], search.bounded, search.noise[rows[m]])
+                  for m in (left, ~left))
     n, k = len(rows), search.design.shape[1]
     ssr_before, ssr_after = fit.ssr(time), sum(s.ssr(time[m]) for s, m in zip(sides, (left, ~left)))
     delta_bic = _bic(ssr_after, n, 2 * k + 1) - _bic(ssr_before, n, k)
     before, after = np.sqrt(ssr_before / n), np.sqrt(ssr_after / n)
-    if not (before - after > settings.threshold * before and p_value < settings.alpha and delta_bic < 0):
+    if not (before - after > settings.threshold * before and p_value < settings.alpha and delta_bic < 0
+            and _change(fit, sides, (left, ~left)) > settings.threshold / 2):
         return None
     cut = Cut(variable, value, F, p_value, float(delta_bic), float(before), float(after))
     return _Proposal(cut, left, sides, ssr_before - ssr_after)
+
+
+def _change(whole: RelativeFit, sides: tuple[RelativeFit, RelativeFit], masks) -> float:
+    """How much a cut changes the model where it was measured: for each side, the median of
+    |side's fitted / whole piece's fitted - 1| over its points; the larger of the two. A cut
+    that moves the fitted times by less than half the threshold on both sides is not worth an
+    interval, however significant: on a machine with serially correlated noise (bursts of load
+    slow several neighbouring sizes) such cuts are the false splits."""
+    return max(float(np.median(np.abs(side.fitted / whole.fitted[mask] - 1)))
+               for side, mask in zip(sides, masks))
 
 
 def _bic(ssr: float, n: int, parameters: int) -> float:
@@ -172,19 +193,22 @@ class _Scan:
     valid: np.ndarray          # both sides full rank
 
 
-def _best_cut(search: _Search, rows: np.ndarray, fit: RelativeFit, allowed: list[str]):
+def _best_cut(search: _Search, rows: np.ndarray, fit: RelativeFit, allowed: list[str], region: dict):
     """(variable, value, F, bootstrap p) of the largest-F cut in this piece, or None.
 
     The F statistics use the piece's relative system (design and times divided by the
     fit's base) with those weights held fixed, so every candidate and every bootstrap
-    replicate is a linear least-squares problem solved from block Gram matrices.
+    replicate is a linear least-squares problem solved from block Gram matrices. A cut of a
+    variable in which the piece is unbounded above must leave the upper side, which
+    predictions beyond the data will use, spanning at least a factor EXTRAPOLATION_SPAN.
     """
     design, time = search.design[rows], search.time[rows]
     scale = np.abs(design).max(axis=0)
     weighted = design / np.where(scale > 0, scale, 1.0) / fit.base[:, None]
     observed = time / fit.base
     x = {v: search.variables[v][rows] for v in allowed}
-    scans = _scans(weighted, x, search.minpoints)
+    spans = {v: EXTRAPOLATION_SPAN if region[v][1] == np.inf else 1.0 for v in allowed}
+    scans = _scans(weighted, x, search.minpoints, spans)
     if not scans:
         return None
     first = _statistics(scans, weighted, observed[:, None])
@@ -193,13 +217,13 @@ def _best_cut(search: _Search, rows: np.ndarray, fit: RelativeFit, allowed: list
     F = float(first[variable][j, 0])
     if F == -np.inf:
         return None
-    sup = _bootstrap_sup(search, weighted, observed, x)
+    sup = _bootstrap_sup(search, weighted, observed, x, spans)
     p_value = (1 + np.sum(sup >= F)) / (len(sup) + 1)
     return variable, float(scans[variable].values[j]), F, float(p_value)
 
 
 def _bootstrap_sup(search: _Search, weighted: np.ndarray, observed: np.ndarray,
-                   x: dict[str, np.ndarray]) -> np.ndarray:
+                   x: dict[str, np.ndarray], spans: dict[str, float]) -> np.ndarray:
     """The sup-F statistic over all candidate cuts for each residual-bootstrap replicate of
     the no-split model. Pieces with more than BOOTSTRAP_POINTS points are bootstrapped on a
     random subset of that size (the null distribution of sup-F does not depend on n)."""
@@ -211,7 +235,7 @@ def _bootstrap_sup(search: _Search, weighted: np.ndarray, observed: np.ndarray,
     if n > BOOTSTRAP_POINTS:
         subset = np.sort(rng.choice(n, BOOTSTRAP_POINTS, replace=False))
         weighted, null, x = weighted[subset], null[subset], {v: a[subset] for v, a in x.items()}
-    scans = _scans(weighted, x, search.minpoints)
+    scans = _scans(weighted, x, search.minpoints, spans)
     if not scans:
         return np.zeros(0)
     replicates = search.settings.bootstrap
@@ -224,9 +248,10 @@ def _bootstrap_sup(search: _Search, weighted: np.ndarray, observed: np.ndarray,
     return np.concatenate(sup)
 
 
-def _scans(weighted: np.ndarray, x: dict[str, np.ndarray], minpoints: int) -> dict[str, "_Scan"]:
+def _scans(weighted: np.ndarray, x: dict[str, np.ndarray], minpoints: int,
+           spans: dict[str, float]) -> dict[str, "_Scan"]:
     """The candidate cuts of each variable that has any."""
-    return {v: s for v, values in x.items() if (s := _scan(weighted, values, minpoints)) is not None}
+    return {v: s for v, values in x.items() if (s := _scan(weighted, values, minpoints, spans[v])) is not None}
 
 
 def _statistics(scans: dict[str, "_Scan"], weighted: np.ndarray, Y: np.ndarray) -> dict[str, np.ndarray]:
@@ -236,14 +261,17 @@ def _statistics(scans: dict[str, "_Scan"], weighted: np.ndarray, Y: np.ndarray) 
     return {v: _f_statistics(s, weighted, Y, s0) for v, s in scans.items()}
 
 
-def _scan(weighted: np.ndarray, x: np.ndarray, minpoints: int) -> _Scan | None:
+def _scan(weighted: np.ndarray, x: np.ndarray, minpoints: int, span: float) -> _Scan | None:
     """The candidate cuts of one variable: between consecutive distinct values, at least
-    `minpoints` points on each side, at most MAX_CANDIDATES evenly spread."""
+    `minpoints` points on each side, the upper side's values spanning at least a factor
+    `span` (when they are positive), at most MAX_CANDIDATES evenly spread."""
     n = len(x)
     order = np.argsort(x, kind="stable")
     xs = x[order]
     positions = np.flatnonzero(xs[1:] > xs[:-1]) + 1
     positions = positions[(positions >= minpoints) & (n - positions >= minpoints)]
+    if span > 1 and xs[0] > 0:
+        positions = positions[xs[-1] >= span * xs[positions]]
     if len(positions) == 0:
         return None
     if len(positions) > MAX_CANDIDATES:

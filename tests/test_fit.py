@@ -19,7 +19,9 @@ POWERS = 2.0 ** np.arange(4, 21)
      {"N": 2.0 ** np.arange(10, 23), "P": [1, 2, 4, 8, 16, 32]}, [1e-4, 2e-9, 1e-9]),
 ])
 def test_recovers_constants_within_2_percent_at_3_percent_noise(formula, axes, constants):
-    model = fit_experiment(synthetic(formula, grid(reps=10, **axes), constants, noise=0.03, seed=3))
+    # symmetric noise: its median is unbiased (the default minimum estimates the fastest run)
+    model = fit_experiment(synthetic(formula, grid(reps=10, **axes), constants, noise=0.03, seed=3),
+                           FitSettings(aggregate="median"))
     assert len(model.pieces) == 1 and model.cuts == ()
     piece = model.pieces[0]
     np.testing.assert_allclose(piece.constants, constants, rtol=0.02)

@@ -1,10 +1,12 @@
 """The fitted model as the session uses it: prediction with intervals and extrapolation flags,
 the sets ℵ, and constants flagged as insignificant."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
-from llac.model import FitError, FitSettings, fit_experiment
-from support.fit import grid, piecewise, synthetic
+from llac.model import FitError, fit_experiment
+from support.fit import SYMMETRIC, grid, piecewise, synthetic
 
 N_VALUES = 2.0 ** np.arange(4, 21)
 
@@ -13,7 +15,7 @@ N_VALUES = 2.0 ** np.arange(4, 21)
 def split_model():
     columns = grid(reps=5, N=N_VALUES)
     constants = piecewise(columns["N"] <= 4096, [1e-5, 1e-9], [3e-5, 4e-9])
-    return fit_experiment(synthetic("f[0] + f[1]*N", columns, constants, seed=11))
+    return fit_experiment(synthetic("f[0] + f[1]*N", columns, constants, seed=11), SYMMETRIC)
 
 
 def test_predict_inside_the_measured_range(split_model):
@@ -68,16 +70,16 @@ def test_aleph_lists_each_constant_per_piece(split_model):
 def test_constant_below_the_noise_is_flagged():
     columns = grid(reps=3, N=N_VALUES)
     data = synthetic("f[0] + f[1]*N", columns, [1e-12, 1e-9], noise=0.03, seed=5)
-    model = fit_experiment(data, FitSettings(prune=False))
+    model = fit_experiment(data, replace(SYMMETRIC, prune=False, constants="free"))
     assert model.insignificant == ("f[0]",)
     assert any(w.startswith("constant f[0] is not significantly different from 0 (p=")
                and w.endswith("in the fit") for w in model.warnings)
-    pruned = fit_experiment(data)  # pruning set it to 0 and says so, once
+    pruned = fit_experiment(data, replace(SYMMETRIC, constants="free"))  # pruning set it to 0 and says so, once
     assert pruned.insignificant == ("f[0]",)
     assert [w for w in pruned.warnings if "f[0]" in w] == [
         next(w for w in pruned.warnings if w.startswith("constant f[0] set to 0 in the fit"))]
     data = synthetic("f[0] + f[1]*N", columns, [1e-12, 1e-9], noise=0.03, seed=5)
-    dropped = fit_experiment(data.replace(formula=model.formula.without([0])))
+    dropped = fit_experiment(data.replace(formula=model.formula.without([0])), SYMMETRIC)
     assert dropped.insignificant == () and dropped.warnings == ()
     assert dropped.pieces[0].constants[0] == pytest.approx(1e-9, rel=0.02)
 
@@ -85,7 +87,8 @@ def test_constant_below_the_noise_is_flagged():
 def test_constant_below_the_noise_is_set_to_zero_and_extrapolation_improves():
     columns = grid(reps=3, N=N_VALUES[:12])
     data = synthetic("f[0] + f[1]*N", columns, [1e-12, 1e-9], noise=0.03, seed=5)
-    pruned, kept = fit_experiment(data), fit_experiment(data, FitSettings(prune=False))
+    free = replace(SYMMETRIC, constants="free")   # f[0] comes out negative here: pruning, not the bound
+    pruned, kept = fit_experiment(data, free), fit_experiment(data, replace(free, prune=False))
     piece = pruned.pieces[0]
     assert piece.dropped == ("f[0]",) and kept.pieces[0].dropped == ()
     assert piece.constants[0] == 0 and piece.stderr[0] == 0 and piece.pvalues[0] > 0.05
@@ -96,7 +99,7 @@ def test_constant_below_the_noise_is_set_to_zero_and_extrapolation_improves():
     errors = []                        # extrapolating 2^9 times beyond, over 20 data sets
     for seed in range(20):
         data = synthetic("f[0] + f[1]*N", columns, [1e-12, 1e-9], noise=0.03, seed=seed)
-        errors.append([abs(fit_experiment(data, FitSettings(prune=prune)).predict({"N": 2.0 ** 24}).values[0]
+        errors.append([abs(fit_experiment(data, replace(free, prune=prune)).predict({"N": 2.0 ** 24}).values[0]
                            / (1e-12 + 1e-9 * 2.0 ** 24) - 1) for prune in (True, False)])
     pruned_error, kept_error = np.mean(errors, axis=0)
     assert pruned_error < kept_error
@@ -109,7 +112,7 @@ def test_a_significant_constant_is_kept():
 
 
 def test_model_reports_settings_and_errors(split_model):
-    assert split_model.name == "e" and split_model.settings == FitSettings()
+    assert split_model.name == "e" and split_model.settings == SYMMETRIC
     assert split_model.median_rel_error < 0.02
     assert split_model.median_rel_error <= split_model.max_rel_error < 0.1
     assert split_model.excluded == 0

@@ -5,7 +5,7 @@ import pytest
 
 from llac.model import FitSettings, fit_experiment
 from llac.split import cut_value
-from support.fit import grid, piecewise, synthetic
+from support.fit import SYMMETRIC, grid, piecewise, synthetic
 
 N_VALUES = 2.0 ** np.arange(4, 23)          # 16 .. 4M, 19 sample values
 P_VALUES = [1, 2, 4, 8, 16, 32, 64]
@@ -20,7 +20,7 @@ def test_one_cut_on_N():
     columns = grid(reps=5, N=N_VALUES)
     small, large = [1e-5, 1e-9], [3e-5, 4e-9]
     model = fit_experiment(synthetic("f[0] + f[1]*N", columns,
-                                     piecewise(columns["N"] <= 4096, small, large), seed=11))
+                                     piecewise(columns["N"] <= 4096, small, large), seed=11), SYMMETRIC)
     (cut,) = model.cuts
     assert cut.variable == "N" and 4096 < cut.value < 8192
     assert cut.value == pytest.approx(np.sqrt(4096 * 8192))
@@ -36,7 +36,7 @@ def test_two_cuts_on_N():
     N = columns["N"]
     truth = [[1e-7, 1e-9], [1e-7, 3e-9], [1e-7, 8e-9]]
     constants = piecewise(N <= 1024, truth[0], piecewise(N <= 65536, truth[1], truth[2]))
-    model = fit_experiment(synthetic("f[0] + f[1]*N", columns, constants, seed=5))
+    model = fit_experiment(synthetic("f[0] + f[1]*N", columns, constants, seed=5), SYMMETRIC)
     assert sorted(c.value for c in model.cuts) == pytest.approx([np.sqrt(1024 * 2048),
                                                                  np.sqrt(65536 * 131072)])
     assert len(model.pieces) == 3
@@ -49,7 +49,7 @@ def test_one_cut_on_P():
     columns = grid(reps=3, N=2.0 ** np.arange(10, 22), P=P_VALUES)
     formula = "f[0] + f[1]*N/P + f[2]*log2(P)"
     truth = ([1e-5, 2e-9, 1e-6], [1e-5, 2e-9, 2e-5])
-    model = fit_experiment(synthetic(formula, columns, piecewise(columns["P"] <= 4, *truth), seed=2))
+    model = fit_experiment(synthetic(formula, columns, piecewise(columns["P"] <= 4, *truth), seed=2), SYMMETRIC)
     (cut,) = model.cuts
     assert cut.variable == "P" and 4 < cut.value < 8
     np.testing.assert_allclose(_piece_at(model, N=4096, P=8).constants, truth[1], rtol=0.05)
@@ -74,7 +74,7 @@ def test_cuts_on_N_and_P_make_boxes():
     N, P = columns["N"], columns["P"]
     slope = 1e-9 * np.where(N <= 32768, 1.0, 3.0) * np.where(P <= 4, 1.0, 2.0)
     constants = np.column_stack([np.full(len(N), 1e-5), slope])
-    model = fit_experiment(synthetic("f[0] + f[1]*N/P", columns, constants, seed=9))
+    model = fit_experiment(synthetic("f[0] + f[1]*N/P", columns, constants, seed=9), SYMMETRIC)
     assert {c.variable for c in model.cuts} == {"N", "P"} and len(model.pieces) == 4
     for n_in, p_in, expected in [(1024, 2, 1e-9), (1024, 32, 2e-9), (1e6, 2, 3e-9), (1e6, 32, 6e-9)]:
         assert _piece_at(model, N=n_in, P=p_in).constants[1] == pytest.approx(expected, rel=0.03)

@@ -1,11 +1,13 @@
 """The pieces that predictions beyond the data use: they get the interval budget first (best-
 first search) and are searched for a cut even when their in-range error is below the
 threshold, because extrapolation magnifies a change that the in-range error hides."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
-from llac.model import FitSettings, fit_experiment
-from support.fit import grid, synthetic
+from llac.model import fit_experiment
+from support.fit import SYMMETRIC, grid, synthetic
 
 N_VALUES = 2.0 ** np.arange(4, 23)          # 16 .. 4M
 
@@ -42,9 +44,9 @@ def test_a_change_below_the_threshold_is_still_cut_in_the_last_interval():
     # it would extrapolate the mixed slope.
     columns = grid(reps=5, N=N_VALUES)
     model = fit_experiment(synthetic("f[0] + f[1]*N", columns, _slopes(columns, [(2 ** 19, 1.12)]),
-                                     noise=0.01, seed=4))
+                                     noise=0.01, seed=4), SYMMETRIC)
     whole = fit_experiment(synthetic("f[0] + f[1]*N", columns, _slopes(columns, [(2 ** 19, 1.12)]),
-                                     noise=0.01, seed=4), FitSettings(split=False))
+                                     noise=0.01, seed=4), replace(SYMMETRIC, split=False))
     assert whole.median_rel_error < 0.05
     (cut,) = model.cuts
     assert cut.value == pytest.approx(np.sqrt(2.0 ** 19 * 2.0 ** 20)) and cut.p_value < 0.05

@@ -31,8 +31,10 @@ DROP_TOLERANCE = 1.2
          interval, 0 = automatic), alpha (significance level of the split test and of prediction
          intervals), aggregate (median, min or mean of repetitions), split (on or off), prune
          (on or off: set constants that are not significant to 0 in each interval and refit
-         the others), seed, bootstrap, maxpieces. Models already fitted keep their settings.""",
-         ["set", "set threshold 5%", "set split off", "set aggregate min"], ast.Set)
+         the others), constants (nonnegative or free: whether constants of non-negative terms
+         may be fitted negative), seed, bootstrap, maxpieces. Models already fitted keep their
+         settings.""",
+         ["set", "set threshold 5%", "set split off", "set aggregate min", "set constants free"], ast.Set)
 def set_(session, statement: ast.Set):
     if statement.setting is not None:
         value = session.change_setting(statement.setting, statement.value)
@@ -107,13 +109,13 @@ def _fit_all(session) -> list:
 
 
 def droppable(model, experiment: Experiment) -> tuple[str, ...]:
-    """The constants worth dropping: not significant (p > alpha) in any interval, and the refit
+    """The constants worth dropping: not significant (p > alpha) or held at 0 in every interval, and the refit
     without them has a median relative error at most DROP_TOLERANCE times the model's (a term
     below the noise moves the error by a little either way). A constant that is insignificant
     in one interval only can carry the fit elsewhere (issue 8, item 7)."""
     from llac.model import FitError, fit_experiment
     names = [name for i, name in enumerate(model.formula.constants)
-             if all(p.pvalues[i] > model.settings.alpha for p in model.pieces)]
+             if all(p.pvalues[i] > model.settings.alpha or name in p.at_bound for p in model.pieces)]
     if not names or len(names) == len(model.formula.constants) or experiment.formula != model.formula:
         return ()
     try:
@@ -290,7 +292,7 @@ def report(session, statement: ast.Report):
 
 
 @command("plot", 'plot NAME [vs VAR] [by VAR] [log|loglog] [residuals] [to "FILE" [replace]]', """Plot of
-         the measurements (median per sample point) and the model, one line per interval, with
+         the measurements (per sample point, summarised as in the fit) and the model, one line per interval, with
          the cut points marked. `vs` picks the x variable (default: the formula's first), `by`
          draws one series per value of another variable, `log` makes y logarithmic and `loglog`
          both axes, `residuals` plots the relative error of the model instead. Each interval
