@@ -19,6 +19,7 @@ from llac import student_t
 from llac.experiment import Experiment
 from llac.fit import FitError, FitSettings, fit_statistics, median, relative_fit
 from llac.fit_data import SamplePoints, aggregate_points, check_identifiable
+from llac.noise import with_noise
 from llac.split import Cut, Leaf, split_points
 
 __all__ = ["FitSettings", "FitError", "Piece", "Cut", "Prediction", "Model", "fit_experiment"]
@@ -159,6 +160,7 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
     insignificant, notes = _significance(formula, whole, pieces, settings.alpha)
     warnings = _warnings(formula, points, pieces, cuts, settings) + notes + _dropped_notes(formula, pieces)
     data = {**points.variables, "time": points.time * unit, "count": points.count}
+    data, warnings = with_noise(formula.variables, data, experiment.columns, settings, warnings)
     return Model(experiment.name, formula, settings, tuple(_in_unit(p, unit) for p in pieces), tuple(cuts),
                  tuple(warnings), insignificant, points.excluded, data, median(errors),
                  float(np.max(errors)))
