@@ -15,7 +15,7 @@ from typing import Mapping
 
 import numpy as np
 
-from llac.fit_data import group_rows
+from llac.fit_data import _by_group_then_time, group_rows   # the fit's own order of records
 
 NOISY_FACTOR = 5.0      # a noisy point's spread is above this many times the typical spread ...
 NOISY_FLOOR = 0.05      # ... and above this absolute spread
@@ -42,8 +42,7 @@ def point_spread(points: Mapping[str, np.ndarray], columns: Mapping[str, np.ndar
 
 def _group_spread(group: np.ndarray, groups: int, time: np.ndarray) -> np.ndarray:
     """`(median - min) / min` of the times in each of `groups` groups (NaN below two times)."""
-    order = np.lexsort([time, group])
-    ordered = time[order]
+    ordered = time[_by_group_then_time(group, groups, time)]
     count = np.bincount(group, minlength=groups)
     starts = np.concatenate([[0], np.cumsum(count)[:-1]])
     spread = np.full(groups, np.nan)
