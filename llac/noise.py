@@ -1,5 +1,5 @@
 """The noise of the measurements: how much each sample point's repetitions vary (its spread),
-which points are noisy, and the warnings a fit gives about them (docs/method.md, "Noise").
+which points are noisy, and the warning a fit gives about them (docs/method.md, §10).
 The one place that measures the spread of repetitions; `describe`, the fit report and the
 plots use it.
 
@@ -80,7 +80,7 @@ def point_names(points: Mapping[str, np.ndarray], rows, spread: np.ndarray) -> s
     at most NAMED of them and how many more."""
     rows = sorted(rows, key=lambda i: -spread[i])
     named = [" ".join(f"{v}={points[v][i]:g}" for v in points) + f" ({spread[i]:.0%})" if points
-             else f"the point ({spread[i]:.0%})" for i in rows[:NAMED]]
+             else f"the one sample point ({spread[i]:.0%})" for i in rows[:NAMED]]
     more = len(rows) - NAMED
     return ", ".join(named) + (f" and {more} more" if more > 0 else "")
 
