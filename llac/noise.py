@@ -108,15 +108,26 @@ def spread_warning(spread: np.ndarray, aggregate: str, threshold: float) -> list
             f"(the fit takes the {aggregate} of each point's repetitions); {advice}"]
 
 
-def noisy_line(sample_points: Mapping[str, np.ndarray], variables) -> list[str]:
-    """The fit report's line naming a model's noisy sample points (none: no line)."""
-    spread = model_spread(sample_points)
-    marked = np.flatnonzero(noisy(spread))
-    if not len(marked):
+def noisy_lines(model) -> list[str]:
+    """The fit report's lines about a model's noisy sample points: one naming them, and one
+    per interval that predictions beyond the data use (unbounded above in some variable,
+    when there are several intervals) holding some of them, since its constants decide every
+    extrapolation (none noisy: no line)."""
+    spread = model_spread(model.sample_points)
+    marked = noisy(spread)
+    if not marked.any():
         return []
-    points = {v: sample_points[v] for v in variables}
-    return [f"noisy sample point{'s' * (len(marked) > 1)} (repetitions vary more than "
-            f"{NOISY_FACTOR:g}x the typical {typical(spread):.1%}): {point_names(points, marked, spread)}"]
+    points = {v: model.sample_points[v] for v in model.formula.variables}
+    lines = [f"noisy sample point{'s' * int(marked.sum() > 1)} (repetitions vary more than "
+             f"{NOISY_FACTOR:g}x the typical {typical(spread):.1%}): "
+             f"{point_names(points, np.flatnonzero(marked), spread)}"]
+    for i, piece in enumerate(model.pieces if len(model.pieces) > 1 else ()):
+        inside = piece.contains(points)
+        if any(high == np.inf for _, high in piece.region.values()) and (inside & marked).any():
+            lines.append(f"interval {i + 1}, which predictions beyond the data use, holds "
+                         f"{int((inside & marked).sum())} of them among its {int(inside.sum())} points: "
+                         f"{point_names(points, np.flatnonzero(inside & marked), spread)}")
+    return lines
 
 
 def spread_summary(points: Mapping[str, np.ndarray], spread: np.ndarray) -> list[str]:

@@ -109,9 +109,9 @@ def region_text(region, digits: int = 6) -> str:
 
 
 def _noisy(model) -> list[str]:
-    """The line naming the model's noisy sample points (`llac.noise`), if it has any."""
-    from llac.noise import noisy_line
-    return noisy_line(model.sample_points, model.formula.variables)
+    """The lines naming the model's noisy sample points (`llac.noise`), if it has any."""
+    from llac.noise import noisy_lines
+    return noisy_lines(model)
 
 
 def _hint(result: ModelReport) -> list[str]:

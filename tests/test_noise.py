@@ -112,6 +112,19 @@ def test_marks_over_100_seeded_data_sets_find_interference_and_not_ordinary_nois
         assert sorted(np.flatnonzero(noisy(point_spread(points, {"N": N, "time": time})))) == sorted(hit), seed
 
 
+def test_fit_says_which_noisy_points_lie_in_the_interval_that_predictions_beyond_the_data_use():
+    N, time = interfered(seed=2)
+    time = np.where(N > 4500, time * (1e-6 + 6e-9 * N) / (1e-6 + 2e-9 * N), time)   # a regime change
+    model = fit_experiment(experiment(N, time))
+    assert [(c.variable, c.value) for c in model.cuts] == [("N", pytest.approx(np.sqrt(4500 * 4750)))]
+    holds = [line for line in render(ModelReport("e", model)).splitlines() if "beyond the data use" in line]
+    assert len(holds) == 1 and holds[0].startswith(
+        f"interval 2, which predictions beyond the data use, holds 1 of them among its {sum(SIZES > 4500)} "
+        f"points: N=6500 (")
+    one = fit_experiment(experiment(N, time), FitSettings(split=False))
+    assert not any("which predictions beyond the data use" in line for line in render(ModelReport("e", one)).splitlines())
+
+
 def test_no_noisy_line_on_quiet_data():
     N, time = interfered(seed=1)
     quiet = fit_experiment(experiment(N, (1e-6 + 2e-9 * N) * (1 + 0.01 * np.random.default_rng(1).random(len(N)))))
