@@ -11,7 +11,7 @@ to the fit's median and min. A point with fewer than two valid repetitions has n
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -20,7 +20,7 @@ from llac.fit_data import _by_group_then_time, group_rows   # the fit's own orde
 NOISY_FACTOR = 5.0      # a noisy point's spread is above this many times the typical spread ...
 NOISY_FLOOR = 0.05      # ... and above this absolute spread
 WARN_FLOOR = 0.01       # the typical spread is compared with max(threshold, WARN_FLOOR)
-NAMED = 5               # a warning names at most this many noisy points
+NAMED = 5               # a line names at most this many noisy points
 
 
 def point_spread(points: Mapping[str, np.ndarray], columns: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -85,7 +85,7 @@ def point_names(points: Mapping[str, np.ndarray], rows, spread: np.ndarray) -> s
     return ", ".join(named) + (f" and {more} more" if more > 0 else "")
 
 
-def with_noise(variables, data: dict, columns: Mapping[str, np.ndarray], settings,
+def with_noise(variables: Sequence[str], data: dict, columns: Mapping[str, np.ndarray], settings,
                warnings: list[str]) -> tuple[dict, list[str]]:
     """The fit's hook (`llac.model.fit_experiment`): its sample points `data` with their
     spread added as `data["spread"]`, and its `warnings` followed by `spread_warning`'s."""
