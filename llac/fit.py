@@ -114,7 +114,7 @@ def noise_factors(spread: np.ndarray | None, count: np.ndarray) -> np.ndarray:
     factor 1."""
     if spread is None:
         return np.ones(len(count))
-    repeated = count > 1
+    repeated = np.isfinite(spread)
     typical = max(float(np.median(spread[repeated])) if repeated.any() else 0.0, NOISE_FLOOR)
     return np.maximum(1.0, np.where(repeated, spread, 0.0) / (NOISY * typical))
 

@@ -21,6 +21,7 @@ from llac.fit import (CONSTANT_BOUNDS, FitError, FitSettings, bounded_columns, f
                       noise_factors, relative_fit)
 from llac.fit_data import SamplePoints, aggregate_points, check_identifiable
 from llac.extrapolation import drift_rates, log_distance
+from llac.noise import spread_warning
 from llac.split import Cut, Leaf, split_points
 
 __all__ = ["FitSettings", "FitError", "Piece", "Cut", "Prediction", "Model", "fit_experiment"]
@@ -157,7 +158,10 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
         except FitError:
             return None
     noise = noise_factors(points.spread, points.count)
-    return replace(model, drift=drift_rates(points.variables, points.time, noise, refit))
+    return replace(model, sample_points={**model.sample_points, "spread": points.spread},
+                   warnings=model.warnings + tuple(spread_warning(points.spread, settings.aggregate,
+                                                                  settings.threshold)),
+                   drift=drift_rates(points.variables, points.time, noise, refit))
 
 
 def _fit_points(name: str, formula: Formula, points: SamplePoints, settings: FitSettings) -> Model:

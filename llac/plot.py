@@ -2,9 +2,9 @@
 a terminal (sized to it, coloured where it has colour), for a file or a pipe (80 columns,
 no colour), or a web page.
 
-One figure: the measured times (per sample point, summarised as in the fit) as one marker per interval, the
-model as one line per interval, dotted vertical lines at the cuts of the x variable, or the
-relative residuals; the legend goes below the figure, where it hides no data. Log axes are
+One figure: the measured times (per sample point, summarised as in the fit) as one marker per
+interval (noisy points, `llac.noise`, with their own marker), the model as one line per
+interval, dotted vertical lines at the cuts of the x variable, or the relative residuals; the legend goes below the figure, where it hides no data. Log axes are
 drawn as log10 of the values with readable ticks (1e3, 1e4 ...), so cut lines stay visible.
 """
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from llac.noise import NOISY_FACTOR, model_spread, noisy, typical
 from llac.render import region_text
 
 WIDTH, HEIGHT = 78, 22          # a plot in a script, a pipe or a text file: 80 columns
@@ -25,6 +26,7 @@ MODEL_POINTS = 60
 SERIES_MARKERS = ("x", "o", "+", "*")
 MEASURED_MARKERS = ("x", "o", "+", "*", "#", "%")     # per interval: measured points
 LINE_MARKERS = (".", ":", "~", "=", "-", "'")         # per interval: the model's line
+NOISY_MARKER = "@"                                    # a noisy sample point (llac.noise)
 COLORS = ("blue", "red", "green", "magenta", "cyan", "orange")
 
 
@@ -116,14 +118,23 @@ def plot_model_html(model, vs: str | None = None, by: str | None = None, scale: 
 
 
 def _data_table(model) -> str:
-    """The measured sample points as an HTML table: variables, time, records, interval."""
+    """The measured sample points as an HTML table: variables, time, records, spread (with
+    the noisy ones marked), interval."""
     data, names = model.sample_points, list(model.formula.variables)
     piece = model.predict({v: data[v] for v in names}).piece if names else np.zeros(len(data["time"]), int)
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in [*names, "time (s)", "records", "interval"])
+    spread = model_spread(data)
+    marked = noisy(spread)
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in [*names, "time (s)", "records", "spread", "interval"])
     rows = ["<tr>" + "".join(f"<td>{data[v][i]:g}</td>" for v in names)
-            + f"<td>{data['time'][i]:.6g}</td><td>{int(data['count'][i])}</td><td>{piece[i] + 1}</td></tr>"
+            + f"<td>{data['time'][i]:.6g}</td><td>{int(data['count'][i])}</td>"
+            + f"<td>{_spread_cell(spread[i], marked[i])}</td><td>{piece[i] + 1}</td></tr>"
             for i in range(len(data["time"]))]
     return f"<table>\n<tr>{head}</tr>\n" + "\n".join(rows) + "\n</table>"
+
+
+def _spread_cell(spread: float, marked: bool) -> str:
+    """'2.3%', '38% noisy' or '-' (fewer than two repetitions, or a model saved without it)."""
+    return "-" if not np.isfinite(spread) else f"{spread:.1%}" + (" noisy" if marked else "")
 
 
 def _model_figure(model, vs, by, scale, residuals, canvas: Canvas):
@@ -163,6 +174,10 @@ def _legend(model, axes: _Axes, series: list[str]) -> list[str]:
         line = "" if series else f", {LINE_MARKERS[i % len(LINE_MARKERS)]} model"
         lines.append(f"{MEASURED_MARKERS[i % len(MEASURED_MARKERS)]} measured{line}: interval {i + 1} ({where})")
     lines += [f"{LINE_MARKERS[g % len(LINE_MARKERS)]} model: {name}" for g, name in enumerate(series)]
+    spread = model_spread(model.sample_points)
+    if noisy(spread).any():
+        lines.append(f"{NOISY_MARKER} measured, noisy: repetitions vary more than {NOISY_FACTOR:g}x "
+                     f"the typical {typical(spread):.1%}")
     return lines + axes.legend
 
 
@@ -268,10 +283,13 @@ def _draw_group(figure, model, axes: _Axes, rows: np.ndarray, series: int | None
     if not residuals and keep.any():
         _draw_model(figure, model, axes, x[keep], others,
                     lambda i: marker(LINE_MARKERS, i if series is None else series))
+    marked = noisy(model_spread(data))[rows]
     for i in np.unique(measured.piece[keep]):     # after the lines: points stay on top
-        inside = keep & (measured.piece == i)
-        figure.draw(figure.signal(list(axes.x(x[inside])), list(axes.y(y[inside])),
-                                  marker=marker(MEASURED_MARKERS, max(int(i), 0))))
+        for inside, symbols in ((keep & (measured.piece == i) & ~marked, MEASURED_MARKERS),
+                                (keep & (measured.piece == i) & marked, (NOISY_MARKER,) * len(MEASURED_MARKERS))):
+            if inside.any():
+                figure.draw(figure.signal(list(axes.x(x[inside])), list(axes.y(y[inside])),
+                                          marker=marker(symbols, max(int(i), 0))))
 
 
 def _draw_model(figure, model, axes: _Axes, x: np.ndarray, others: dict, marker) -> None:

@@ -74,7 +74,7 @@ def _(result: ModelReport) -> str:
             values = ", ".join(f"{name} = {value:.4g}"
                                for name, value in zip(model.formula.constants, piece.constants))
             out.append(f"  interval {i + 1}: {region_text(piece.region)}: {values}")
-        out += [f"  {line}" for line in _hint(result)] + [f"  warning: {w}" for w in model.warnings]
+        out += [f"  {line}" for line in _hint(result) + _noisy(model)] + [f"  warning: {w}" for w in model.warnings]
         return "\n".join(out)
     for i, piece in enumerate(model.pieces):
         out.append(f"interval {i + 1}: {region_text(piece.region)}  ({piece.npoints} points, "
@@ -90,7 +90,7 @@ def _(result: ModelReport) -> str:
         for name, entries in model.aleph().items():
             out += [f"  {name if i == 0 else '':<14} = {value: .4e}  for {region_text(region)}"
                     for i, (value, region) in enumerate(entries)]
-    out += _hint(result) + [f"warning: {w}" for w in model.warnings]
+    out += _hint(result) + _noisy(model) + [f"warning: {w}" for w in model.warnings]
     return "\n".join(out)
 
 
@@ -115,6 +115,12 @@ def region_text(region, digits: int = 6) -> str:
         elif np.isfinite(high):
             parts.append(f"{var} <= {high:.{digits}g}")
     return ", ".join(parts) or "everywhere"
+
+
+def _noisy(model) -> list[str]:
+    """The lines naming the model's noisy sample points (`llac.noise`), if it has any."""
+    from llac.noise import noisy_lines
+    return noisy_lines(model)
 
 
 def _hint(result: ModelReport) -> list[str]:

@@ -9,7 +9,8 @@ relative error drops by more than `threshold` of its value, (b) a residual boots
 statistic under the no-split model gives p < alpha (calibrated for the search over all
 cuts), (c) the BIC decreases, and (d) it moves the fitted times on one side by more than
 half the threshold (median over that side). A cut of a piece that predictions beyond the data
-use leaves that upper side spanning at least a factor EXTRAPOLATION_SPAN. Pieces are split best first: an accepted cut of a piece
+use leaves that upper side spanning at least a factor EXTRAPOLATION_SPAN or holding at least
+three points per constant. Pieces are split best first: an accepted cut of a piece
 that predictions beyond the data use is made first, then the one that lowers the relative
 residual sum of squares most, and both sides are searched in turn.
 """
@@ -200,7 +201,8 @@ def _best_cut(search: _Search, rows: np.ndarray, fit: RelativeFit, allowed: list
     fit's base) with those weights held fixed, so every candidate and every bootstrap
     replicate is a linear least-squares problem solved from block Gram matrices. A cut of a
     variable in which the piece is unbounded above must leave the upper side, which
-    predictions beyond the data will use, spanning at least a factor EXTRAPOLATION_SPAN.
+    predictions beyond the data will use, spanning at least a factor EXTRAPOLATION_SPAN or
+    holding three points per constant.
     """
     design, time = search.design[rows], search.time[rows]
     scale = np.abs(design).max(axis=0)
@@ -264,14 +266,15 @@ def _statistics(scans: dict[str, "_Scan"], weighted: np.ndarray, Y: np.ndarray) 
 def _scan(weighted: np.ndarray, x: np.ndarray, minpoints: int, span: float) -> _Scan | None:
     """The candidate cuts of one variable: between consecutive distinct values, at least
     `minpoints` points on each side, the upper side's values spanning at least a factor
-    `span` (when they are positive), at most MAX_CANDIDATES evenly spread."""
+    `span` (when they are positive) or holding at least 3 points per constant, at most
+    MAX_CANDIDATES evenly spread."""
     n = len(x)
     order = np.argsort(x, kind="stable")
     xs = x[order]
     positions = np.flatnonzero(xs[1:] > xs[:-1]) + 1
     positions = positions[(positions >= minpoints) & (n - positions >= minpoints)]
     if span > 1 and xs[0] > 0:
-        positions = positions[xs[-1] >= span * xs[positions]]
+        positions = positions[(xs[-1] >= span * xs[positions]) | (n - positions >= 3 * weighted.shape[1])]
     if len(positions) == 0:
         return None
     if len(positions) > MAX_CANDIDATES:

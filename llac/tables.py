@@ -26,14 +26,15 @@ def column_values(experiment: Experiment, node, span: ast.Span):
                         f" (columns: {', '.join(experiment.columns)})", where or span) from None
 
 
-def repetitions(experiment: Experiment) -> np.ndarray:
-    """How many records each sample point (distinct values of the formula's variables) has,
-    every record counted, whatever its time (`describe`)."""
+def repetitions(experiment: Experiment) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The sample points (distinct values of the formula's variables, variable -> values) and
+    how many records each has, every record counted, whatever its time (`describe`)."""
+    variables = experiment.formula.variables
     if not len(experiment):
-        return np.zeros(0, dtype=np.intp)
-    keys = [np.asarray(experiment.columns[v], dtype=float) for v in experiment.formula.variables]
+        return {v: np.zeros(0) for v in variables}, np.zeros(0, dtype=np.intp)
+    keys = [np.asarray(experiment.columns[v], dtype=float) for v in variables]
     group, first = group_rows(keys, len(experiment))
-    return np.bincount(group, minlength=len(first))
+    return {v: k[first] for v, k in zip(variables, keys)}, np.bincount(group, minlength=len(first))
 
 
 def aggregate_experiment(experiment: Experiment, method: str = "median",

@@ -116,7 +116,7 @@ def test_model_reports_settings_and_errors(split_model):
     assert split_model.median_rel_error < 0.02
     assert split_model.median_rel_error <= split_model.max_rel_error < 0.1
     assert split_model.excluded == 0
-    assert set(split_model.sample_points) == {"N", "time", "count"}
+    assert set(split_model.sample_points) == {"N", "time", "count", "spread"}
 
 
 def test_llac_fits_and_predicts_as_a_user_drives_it(tmp_path):

@@ -13,6 +13,7 @@ from llac.commands import command
 from llac.commands.results import ModelReport, Note, Table
 from llac.errors import LlacError
 from llac.experiment import Experiment
+from llac.noise import noisy, point_spread, spread_summary
 from llac.parse import checked_formula
 from llac.tables import merge_experiments, repetitions
 
@@ -143,7 +144,10 @@ def show(session, statement: ast.Show):
 
 
 @command("describe", "describe NAME", """Summarise an experiment: formula, origin, each
-         column's range, the sample points and their repetitions, the trace header; of a model,
+         column's range, the sample points and their repetitions, the trace header, then a
+         table of the sample points (the first 20) with their repetitions and spread: how much
+         slower the typical repetition is than the fastest, (median - min) / min, with the
+         noisy points marked and the median spread and the noisiest points below; of a model,
          as `show`: its intervals, constants, errors and warnings.""",
          ["describe colinit", "describe colinit.model"], ast.Describe)
 def describe(session, statement: ast.Describe):
@@ -152,12 +156,28 @@ def describe(session, statement: ast.Describe):
     experiment = session.experiment(statement.obj)
     rows = tuple((c, float(np.nanmin(v)), float(np.nanmax(v)), len(np.unique(v)))
                  for c, v in experiment.columns.items() if len(v))
-    counts = repetitions(experiment)
+    points, counts = repetitions(experiment)
     footer = [f"formula: {experiment.formula}", f"origin: {experiment.origin or '-'}",
               f"{len(experiment)} records at {len(counts)} sample points; repetitions per point: "
               + (f"{counts.min()}..{counts.max()}" if len(counts) else "-")]
     footer += [f"{k}: {v}" for k, v in experiment.header.items()]
-    return [Table(experiment.name, ("column", "min", "max", "distinct"), rows, tuple(footer))]
+    tables = [Table(experiment.name, ("column", "min", "max", "distinct"), rows, tuple(footer))]
+    return tables + ([_spread_table(experiment, points, counts)] if len(counts) else [])
+
+
+def _spread_table(experiment: Experiment, points: dict, counts: np.ndarray) -> Table:
+    """describe's table of the sample points: variables, repetitions, spread, noisy mark
+    (the first SHOW_LIMIT), with the noise summary below (`llac.noise`)."""
+    spread = point_spread(points, experiment.columns)
+    marked = noisy(spread)
+    shown = min(len(counts), SHOW_LIMIT)
+    rows = tuple((*(points[v][i] for v in points), counts[i],
+                  f"{spread[i]:.1%}" if np.isfinite(spread[i]) else "-", "noisy" if marked[i] else "")
+                 for i in range(shown))
+    footer = ([f"first {shown} of {len(counts)} sample points"] if shown < len(counts) else []) \
+        + spread_summary(points, spread)
+    return Table(f"{experiment.name}: sample points", (*points, "repetitions", "spread", "noisy"),
+                 rows, tuple(footer))
 
 
 def _model(session, name: ast.Name):

@@ -80,7 +80,9 @@ def model_for(session, name: ast.Name):
          (see `help set`). Shows each constant with its standard error per interval (the sets
          ℵ), the cuts with their test figures, relative errors, R², warnings and insignificant
          constants; `try: drop` appears only when dropping them does not make the fit worse.
-         The model is called EXPERIMENT.model unless named. `fit` alone fits every experiment
+         A line names the noisy sample points (repetitions that vary more than 5 times the
+         typical spread, `help describe`), and a warning says when the typical spread is above
+         the threshold: splitting then cannot tell a regime change from noise. The model is called EXPERIMENT.model unless named. `fit` alone fits every experiment
          loaded, with a compact report each.""",
          ["fit colinit", "m = fit colinit", "fit"], ast.Fit, ast.FitAll)
 def fit(session, source):
@@ -297,6 +299,7 @@ def report(session, statement: ast.Report):
          draws one series per value of another variable, `log` makes y logarithmic and `loglog`
          both axes, `residuals` plots the relative error of the model instead. Each interval
          has its own marker (and colour on a terminal that has colour; NO_COLOR turns it off),
+         noisy sample points (`help fit`) the marker @,
          under `by` each series its own line; the legend is below the figure, where it hides
          no data. Log axes are labelled 100, 1e3, 1e4 ... and keep the cuts in view. On a terminal the plot fills its width; in a script
          or a pipe it is 80 columns of plain text. `to "FILE.txt"` saves the text, `to

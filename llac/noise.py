@@ -1,0 +1,139 @@
+"""The noise of the measurements: how much each sample point's repetitions vary (its spread),
+which points are noisy, and the warning a fit gives about them (docs/method.md, §10).
+The one place that measures the spread of repetitions; `describe`, the fit report and the
+plots use it.
+
+The spread of a sample point is `(median - min) / min` of its repetitions' valid times:
+interference only adds time, so the fastest repetition is the closest to the undisturbed
+time, and the spread says how much slower the typical repetition is. The median (not the
+slowest repetition) makes one interrupted repetition out of three or more harmless, as it is
+to the fit's median and min. A point with fewer than two valid repetitions has no spread (NaN).
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from llac.fit_data import by_group_then_time, group_rows, repetition_spread
+
+NOISY_FACTOR = 5.0      # a noisy point's spread is above this many times the typical spread ...
+NOISY_FLOOR = 0.05      # ... and above this absolute spread
+WARN_FLOOR = 0.01       # the typical spread is compared with max(threshold, WARN_FLOOR)
+NAMED = 5               # a line names at most this many noisy points
+
+
+def point_spread(points: Mapping[str, np.ndarray], columns: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The spread `(median - min) / min` of the valid repetition times (finite, > 0) at each
+    of `points` (variable -> values, one entry per sample point), taken from the records in
+    `columns`; NaN where a point has fewer than two. Records are matched to the points by
+    their variables' values, so the points may come in any order."""
+    variables = list(points)
+    time = np.asarray(columns["time"], dtype=float)
+    valid = np.isfinite(time) & (time > 0)
+    time = time[valid]
+    n_points = len(next(iter(points.values()))) if variables else 1
+    keys = [np.concatenate([np.asarray(points[v], dtype=float),
+                            np.asarray(columns[v], dtype=float)[valid]]) for v in variables]
+    group, first = group_rows(keys, n_points + len(time))
+    spread = _group_spread(group[n_points:], len(first), time)
+    return spread[group[:n_points]]
+
+
+def _group_spread(group: np.ndarray, groups: int, time: np.ndarray) -> np.ndarray:
+    """`(median - min) / min` of the times in each of `groups` groups (NaN below two times)."""
+    count = np.bincount(group, minlength=groups)
+    starts = np.concatenate([[0], np.cumsum(count)[:-1]])
+    return repetition_spread(time[by_group_then_time(group, groups, time)], starts, count)
+
+
+def typical(spread: np.ndarray) -> float:
+    """The typical spread: the median over the points that have one (NaN if none has)."""
+    known = spread[np.isfinite(spread)]
+    return float(np.median(known)) if len(known) else float("nan")
+
+
+def noisy(spread: np.ndarray) -> np.ndarray:
+    """Which points are noisy: spread above NOISY_FACTOR times the typical spread and above
+    NOISY_FLOOR. A spread far above the typical one is interference at that point, not the
+    machine's usual variation."""
+    usual = typical(spread)
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(spread) & (spread > NOISY_FACTOR * usual) & (spread > NOISY_FLOOR)
+
+
+def model_spread(sample_points: Mapping[str, np.ndarray]) -> np.ndarray:
+    """A model's spread per sample point; NaN everywhere for a model saved before the spread
+    was kept (such models still load)."""
+    return np.asarray(sample_points.get("spread", np.full(len(sample_points["time"]), np.nan)), dtype=float)
+
+
+def point_names(points: Mapping[str, np.ndarray], rows, spread: np.ndarray) -> str:
+    """'N=4097 (38%), N=8191 (22%)': the points at `rows` with their spread, noisiest first,
+    at most NAMED of them and how many more."""
+    rows = sorted(rows, key=lambda i: -spread[i])
+    named = [" ".join(f"{v}={points[v][i]:g}" for v in points) + f" ({spread[i]:.0%})" if points
+             else f"the one sample point ({spread[i]:.0%})" for i in rows[:NAMED]]
+    more = len(rows) - NAMED
+    return ", ".join(named) + (f" and {more} more" if more > 0 else "")
+
+
+def with_noise(variables: Sequence[str], data: dict, columns: Mapping[str, np.ndarray], settings,
+               warnings: list[str]) -> tuple[dict, list[str]]:
+    """The fit's hook (`llac.model.fit_experiment`): its sample points `data` with their
+    spread added as `data["spread"]`, and its `warnings` followed by `spread_warning`'s."""
+    spread = point_spread({v: data[v] for v in variables}, columns)
+    return {**data, "spread": spread}, warnings + spread_warning(spread, settings.aggregate,
+                                                                 settings.threshold)
+
+
+def spread_warning(spread: np.ndarray, aggregate: str, threshold: float) -> list[str]:
+    """A warning when the typical spread is above the split threshold (never below
+    WARN_FLOOR): a regime change of the threshold's size is then within the noise of one
+    sample point, and splitting cannot tell the two apart."""
+    usual, bound = typical(spread), max(threshold, WARN_FLOOR)
+    if not usual > bound:
+        return []
+    advice = "measure on a quieter machine or spread each point's repetitions over the run " \
+             "(docs/pragma-language.md)" + (", or `set aggregate min`" if aggregate != "min" else "")
+    return [f"repetitions vary by {usual:.0%} at a typical sample point, more than the {bound:.0%} "
+            f"threshold: interval splitting cannot tell a regime change of that size from noise "
+            f"(the fit takes the {aggregate} of each point's repetitions); {advice}"]
+
+
+def noisy_lines(model) -> list[str]:
+    """The fit report's lines about a model's noisy sample points: one naming them, and one
+    per interval that predictions beyond the data use (unbounded above in some variable,
+    when there are several intervals) holding some of them, since its constants decide every
+    extrapolation (none noisy: no line)."""
+    spread = model_spread(model.sample_points)
+    marked = noisy(spread)
+    if not marked.any():
+        return []
+    points = {v: model.sample_points[v] for v in model.formula.variables}
+    lines = [f"noisy sample point{'s' * int(marked.sum() > 1)} (repetitions vary more than "
+             f"{NOISY_FACTOR:g}x the typical {typical(spread):.1%}): "
+             f"{point_names(points, np.flatnonzero(marked), spread)}"]
+    for i, piece in enumerate(model.pieces if len(model.pieces) > 1 else ()):
+        inside = piece.contains(points)
+        if any(high == np.inf for _, high in piece.region.values()) and (inside & marked).any():
+            lines.append(f"interval {i + 1}, which predictions beyond the data use, holds "
+                         f"{int((inside & marked).sum())} of them among its {int(inside.sum())} points: "
+                         f"{point_names(points, np.flatnonzero(inside & marked), spread)}")
+    return lines
+
+
+def spread_summary(points: Mapping[str, np.ndarray], spread: np.ndarray) -> list[str]:
+    """describe's lines about the noise: the typical spread, the noisiest points and the
+    noisy ones (or why there is no spread)."""
+    known = np.flatnonzero(np.isfinite(spread))
+    if not len(known):
+        return ["spread: no sample point has two valid repetitions"]
+    noisiest = known[np.argsort(-spread[known], kind="stable")][:3]
+    lines = [f"spread = (median - min) / min of a point's repetitions: median {typical(spread):.1%}, "
+             f"noisiest {point_names(points, noisiest, spread)}"]
+    marked = np.flatnonzero(noisy(spread))
+    if len(marked):
+        lines.append(f"noisy (spread > {NOISY_FACTOR:g}x the median and > {NOISY_FLOOR:.0%}): "
+                     f"{len(marked)} of {len(spread)} sample points")
+    return lines
