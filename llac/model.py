@@ -16,6 +16,7 @@ import numpy as np
 
 from cll_grammar.formula import Formula
 from llac import student_t
+from llac.advice import formula_warnings
 from llac.experiment import Experiment
 from llac.fit import FitError, FitSettings, fit_statistics, median, relative_fit
 from llac.fit_data import SamplePoints, aggregate_points, check_identifiable
@@ -157,7 +158,8 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
                        "formula's terms span too many orders of magnitude") from None
     errors = np.concatenate([leaf.fit.rel_error for leaf in leaves])
     insignificant, notes = _significance(formula, whole, pieces, settings.alpha)
-    warnings = _warnings(formula, points, pieces, cuts, settings) + notes + _dropped_notes(formula, pieces)
+    warnings = (_warnings(formula, points, pieces, cuts, settings) + notes + _dropped_notes(formula, pieces)
+                + formula_warnings(experiment, points, pieces, design))
     data = {**points.variables, "time": points.time * unit, "count": points.count}
     return Model(experiment.name, formula, settings, tuple(_in_unit(p, unit) for p in pieces), tuple(cuts),
                  tuple(warnings), insignificant, points.excluded, data, median(errors),
