@@ -35,6 +35,7 @@ SMOOTH_TOLERANCE = 1.5
 # trend: a runs test or a Spearman correlation significant at this level
 TREND_ALPHA = 0.001
 TREND_POINTS = 8          # fewest points a trend test looks at
+TREND_FLOOR = 1e-3        # residuals all below 0.1% have no trend worth a warning (exact data)
 
 
 def formula_warnings(experiment, points, pieces, design: np.ndarray) -> list[str]:
@@ -129,6 +130,8 @@ def trend(points, fitted: np.ndarray, pieces, variable: str) -> str | None:
     if len(np.unique(x)) < TREND_POINTS or len(np.unique(x)) != len(x):
         return None               # several variables vary together: no order by one of them
     relative = (points.time - fitted) / points.time
+    if np.max(np.abs(relative)) < TREND_FLOOR:
+        return None
     order = np.argsort(x)
     runs, p_runs = runs_test(relative[order] > 0)
     if p_runs < TREND_ALPHA:
