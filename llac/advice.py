@@ -25,12 +25,16 @@ from llac import student_t
 from llac.fit_data import group_rows
 
 # lack of fit: residual variance at least this many times the repetitions' (a 4x larger
-# standard deviation), with enough degrees of freedom on both sides
+# standard deviation), with enough degrees of freedom on both sides, and residuals that are
+# not scattered like noise from point to point (runs test at this level): on a busy machine
+# each sample point has its own slowdown, which the repetitions' spread does not show
 LACK_OF_FIT_RATIO = 16.0
 LACK_OF_FIT_DF = 5
+LACK_OF_FIT_RUNS_ALPHA = 0.05
 # drift: each step between neighbouring intervals larger than this many standard errors
 DRIFT_SIGMAS = 4.0
-# ... and the one-interval fit with a smooth log factor within this factor of the cuts' error
+# ... and the one-interval fit with a smooth extra factor (log(x), x^(1/2), x or x^(-1/2)) on
+# the leading term within this factor of the cuts' error
 SMOOTH_TOLERANCE = 1.5
 # trend: a runs test or a Spearman correlation significant at this level
 TREND_ALPHA = 0.001
@@ -52,15 +56,18 @@ def formula_warnings(experiment, points, pieces, design: np.ndarray) -> list[str
     if not np.all(fitted > 0):
         return []
     hint = f"try: suggest {experiment.name}"
-    findings = [lack_of_fit(experiment, points, fitted, pieces),
+    relative = (points.time - fitted) / points.time
+    blocky = _runs_p(points, relative) < LACK_OF_FIT_RUNS_ALPHA
+    findings = [lack_of_fit(experiment, points, fitted, pieces) if blocky else None,
                 *(drift(formula, points, fitted, pieces, design, v) for v in formula.variables),
-                *(trend(points, fitted, pieces, v) for v in formula.variables)]
+                *(trend(points, relative, pieces, v) for v in formula.variables)]
     return [f"{text} — the formula {formula} is probably wrong; {hint}" for text in findings if text]
 
 
 def lack_of_fit(experiment, points, fitted: np.ndarray, pieces) -> str | None:
     """The lack-of-fit finding, or None: the variance of the points' log residuals (times
-    their repetition counts) over the pooled within-point variance of the log times."""
+    their repetition counts) over the pooled within-point variance of the log times. (The
+    caller asks it only where the residuals' signs run in blocks along some variable.)"""
     columns = experiment.columns
     time = np.asarray(columns["time"], dtype=float)
     valid = np.isfinite(time) & (time > 0)
@@ -112,8 +119,9 @@ def drift(formula, points, fitted: np.ndarray, pieces, design: np.ndarray, varia
     if not (np.all(np.isfinite(combined)) and (np.all(steps > 0) or np.all(steps < 0))
             and np.all(np.abs(steps) > DRIFT_SIGMAS * combined)):
         return None
-    smooth = np.column_stack([design, design[:, lead] * np.log(x)])
-    if _median_error(smooth, points.time) > SMOOTH_TOLERANCE * float(np.median(np.abs(points.time - fitted) / points.time)):
+    smooth = min(_median_error(np.column_stack([design, design[:, lead] * factor]), points.time)
+                 for factor in (np.log(x), np.sqrt(x), x, 1 / np.sqrt(x)))
+    if smooth > SMOOTH_TOLERANCE * float(np.median(np.abs(points.time - fitted) / points.time)):
         return None
     name = formula.constants[lead]
     way = "grows" if steps[0] > 0 else "shrinks"
@@ -122,14 +130,13 @@ def drift(formula, points, fitted: np.ndarray, pieces, design: np.ndarray, varia
             f"formula misses a {'higher' if steps[0] > 0 else 'lower'}-order term")
 
 
-def trend(points, fitted: np.ndarray, pieces, variable: str) -> str | None:
+def trend(points, relative: np.ndarray, pieces, variable: str) -> str | None:
     """The trend finding on `variable`, or None: a runs test on the signs of the relative
     residuals of the whole fit ordered by `variable`, and Spearman's correlation of those of
     the last interval with log(variable)."""
     x = points.variables[variable]
     if len(np.unique(x)) < TREND_POINTS or len(np.unique(x)) != len(x):
         return None               # several variables vary together: no order by one of them
-    relative = (points.time - fitted) / points.time
     if np.max(np.abs(relative)) < TREND_FLOOR:
         return None
     order = np.argsort(x)
@@ -173,6 +180,15 @@ def spearman(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
         return rho, 0.0 if np.isfinite(rho) else 1.0
     t = rho * math.sqrt((n - 2) / (1 - rho * rho))
     return rho, float(student_t.two_sided_p(np.array([t]), n - 2)[0])
+
+
+def _runs_p(points, relative: np.ndarray) -> float:
+    """The smallest runs-test p-value of the residuals' signs over the orders of the points by
+    each variable (then by the others)."""
+    names = list(points.variables)
+    orders = (np.lexsort([points.variables[w] for w in names if w != v] + [points.variables[v]])
+              for v in names)
+    return min(runs_test(relative[order] > 0)[1] for order in orders)
 
 
 def _chain(pieces, variable: str) -> list[int]:
