@@ -42,10 +42,10 @@ TREND_POINTS = 8          # fewest points a trend test looks at
 TREND_FLOOR = 1e-3        # residuals all below 0.1% have no trend worth a warning (exact data)
 
 
-def formula_warnings(experiment, points, pieces, design: np.ndarray) -> list[str]:
+def formula_warnings(experiment, points, pieces, design: np.ndarray, threshold: float) -> list[str]:
     """The warnings of the three tests for `pieces` fitted to `points` (the aggregated sample
     points, with `design` their design matrix) of `experiment` (its raw records give the
-    repetitions' spread). One warning per finding."""
+    repetitions' spread; `threshold` is the fit's error threshold). One warning per finding."""
     formula = experiment.formula
     if not formula.variables or len(points) < 3:
         return []
@@ -59,7 +59,7 @@ def formula_warnings(experiment, points, pieces, design: np.ndarray) -> list[str
     relative = (points.time - fitted) / points.time
     blocky = _runs_p(points, relative) < LACK_OF_FIT_RUNS_ALPHA
     findings = [lack_of_fit(experiment, points, fitted, pieces) if blocky else None,
-                *(drift(formula, points, fitted, pieces, design, v) for v in formula.variables),
+                *(drift(formula, points, fitted, pieces, design, v, threshold) for v in formula.variables),
                 *(trend(points, relative, pieces, v) for v in formula.variables)]
     return [f"{text} — the formula {formula} is probably wrong; {hint}" for text in findings if text]
 
@@ -105,8 +105,11 @@ def leading_term(design: np.ndarray, x: np.ndarray) -> int | None:
     return best if growth[best] > 0 else None
 
 
-def drift(formula, points, fitted: np.ndarray, pieces, design: np.ndarray, variable: str) -> str | None:
-    """The drift finding on `variable`, or None (see the module's docstring)."""
+def drift(formula, points, fitted: np.ndarray, pieces, design: np.ndarray, variable: str,
+          threshold: float) -> str | None:
+    """The drift finding on `variable`, or None (see the module's docstring): the smooth
+    alternative must also be a good fit (median error within `threshold`), or the data is too
+    noisy to tell a drift from noise."""
     chain = _chain(pieces, variable)
     x = points.variables[variable]
     lead = leading_term(design, x) if len(chain) >= 3 else None
@@ -121,7 +124,8 @@ def drift(formula, points, fitted: np.ndarray, pieces, design: np.ndarray, varia
         return None
     smooth = min(_median_error(np.column_stack([design, design[:, lead] * factor]), points.time)
                  for factor in (np.log(x), np.sqrt(x), x, 1 / np.sqrt(x)))
-    if smooth > SMOOTH_TOLERANCE * float(np.median(np.abs(points.time - fitted) / points.time)):
+    piecewise = float(np.median(np.abs(points.time - fitted) / points.time))
+    if smooth > threshold or smooth > SMOOTH_TOLERANCE * piecewise:
         return None
     name = formula.constants[lead]
     way = "grows" if steps[0] > 0 else "shrinks"

@@ -159,7 +159,7 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
     errors = np.concatenate([leaf.fit.rel_error for leaf in leaves])
     insignificant, notes = _significance(formula, whole, pieces, settings.alpha)
     warnings = (_warnings(formula, points, pieces, cuts, settings) + notes + _dropped_notes(formula, pieces)
-                + formula_warnings(experiment, points, pieces, design))
+                + formula_warnings(experiment, points, pieces, design, settings.threshold))
     data = {**points.variables, "time": points.time * unit, "count": points.count}
     return Model(experiment.name, formula, settings, tuple(_in_unit(p, unit) for p in pieces), tuple(cuts),
                  tuple(warnings), insignificant, points.excluded, data, median(errors),
