@@ -148,10 +148,10 @@ def trend(points, relative: np.ndarray, pieces, variable: str) -> str | None:
     if p_runs < TREND_ALPHA:
         return (f"the residuals ordered by {variable} change sign only {runs} times "
                 f"(p={p_runs:.1g}): the model bends away from the data")
-    last = _chain(pieces, variable)[-1] if pieces else 0
-    inside = pieces[last].contains(points.variables)
+    chain = _chain(pieces, variable)
+    inside = pieces[chain[-1]].contains(points.variables) if chain else np.zeros(len(x), dtype=bool)
     if inside.sum() >= TREND_POINTS:
-        rho, p_rho = spearman(np.log(x[inside]), relative[inside])
+        rho, p_rho = spearman(x[inside], relative[inside])     # ranks: the same as log(x)'s
         if p_rho < TREND_ALPHA:
             return (f"in the last interval along {variable}, the residuals {'rise' if rho > 0 else 'fall'} "
                     f"with {variable} (Spearman {rho:.2f}, p={p_rho:.1g}): predictions beyond the "

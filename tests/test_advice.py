@@ -191,3 +191,13 @@ def test_suggest_fuzz_gives_a_table_or_one_located_error(workdir, limit, parts, 
                 machine(result, "json"), machine(result, "csv")
     except LlacError as error:
         assert "\n" not in error.message and error.span is not None
+
+
+def test_two_variables_with_distinct_values_and_cuts_on_the_other_give_a_model():
+    rng = np.random.default_rng(5)
+    n = np.round(np.geomspace(100, 1e6, 48))
+    p = np.tile([1.0, 2.0, 4.0, 8.0, 16.0, 32.0], 8)
+    time = 1e-9 * n / p * np.where(p > 4, 3.0, 1.0) * rng.lognormal(0, 0.01, len(n))
+    data = Experiment("f", parse_formula("f[0] + f[1]*N/P", experiment="f"), {"N": n, "P": p, "time": time})
+    model = fit_experiment(data)
+    assert model.pieces and all(isinstance(w, str) for w in model.warnings)
