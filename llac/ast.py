@@ -99,6 +99,12 @@ class Report(Statement):
 
 
 @dataclass(frozen=True)
+class Suggest(Statement):
+    """`suggest f`: rank canonical formulas by their predictions of f's largest points."""
+    obj: Name
+
+
+@dataclass(frozen=True)
 class PredictAt(Statement):
     obj: Name
     data: Name

@@ -16,6 +16,7 @@ import numpy as np
 
 from cll_grammar.formula import Formula
 from llac import student_t
+from llac.advice import formula_warnings
 from llac.experiment import Experiment
 from llac.fit import (CONSTANT_BOUNDS, FitError, FitSettings, bounded_columns, fit_statistics, median,
                       noise_factors, relative_fit)
@@ -148,7 +149,7 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
     settings that cannot give a fit."""
     _check_settings(settings)
     points = aggregate_points(experiment.formula, experiment.columns, settings.aggregate)
-    model = _fit_points(experiment.name, experiment.formula, points, settings)
+    model = _fit_points(experiment.name, experiment.formula, points, settings, experiment)
 
     def refit(mask: np.ndarray) -> Model | None:
         part = SamplePoints({v: x[mask] for v, x in points.variables.items()}, points.time[mask],
@@ -164,8 +165,10 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
                    drift=drift_rates(points.variables, points.time, noise, refit))
 
 
-def _fit_points(name: str, formula: Formula, points: SamplePoints, settings: FitSettings) -> Model:
-    """The model of `formula` on aggregated sample points, without drift rates."""
+def _fit_points(name: str, formula: Formula, points: SamplePoints, settings: FitSettings,
+                experiment: Experiment | None = None) -> Model:
+    """The model of `formula` on aggregated sample points, without drift rates; with the formula
+    advice (llac.advice) when the `experiment` whose records they summarise is given."""
     unit = _time_unit(points.time)
     points = replace(points, time=points.time / unit)
     design = _design(formula, points.variables, len(points))
@@ -190,6 +193,8 @@ def _fit_points(name: str, formula: Formula, points: SamplePoints, settings: Fit
     insignificant, notes = _significance(formula, whole, pieces, settings.alpha)
     warnings = (_warnings(formula, points, pieces, cuts, settings) + notes + _bound_notes(pieces)
                 + _dropped_notes(formula, pieces))
+    if experiment is not None:
+        warnings += formula_warnings(experiment, points, pieces, design, settings.threshold)
     data = {**points.variables, "time": points.time * unit, "count": points.count}
     return Model(name, formula, settings, tuple(_in_unit(p, unit) for p in pieces), tuple(cuts),
                  tuple(warnings), insignificant, points.excluded, data, median(errors),

@@ -138,6 +138,9 @@ class StatementBuilder(Transformer):
     def report(self, meta, children):
         return ast.Report(span=span_of(meta))
 
+    def suggest(self, meta, children):
+        return ast.Suggest(_name(children[0]), span=span_of(meta))
+
     def predict_at(self, meta, children):
         return ast.PredictAt(_name(children[0]), _name(children[1]), span=span_of(meta))
 

@@ -27,7 +27,7 @@ class CommandSpec:
 REGISTRY: dict[str, CommandSpec] = {}
 HANDLERS: dict[type, CommandSpec] = {}
 # the order of `help` and of the reference in docs/llac-language.md
-ORDER = ("load", "list", "show", "describe", "rename", "delete", "export", "set", "fit", "drop",
+ORDER = ("load", "list", "show", "describe", "rename", "delete", "export", "set", "fit", "drop", "suggest",
          "predict", "report", "plot", "balance", "comm", "help",
          "=", "copy", "where", "with", "formula", "merge", "aggregate", "table3")
 

@@ -181,6 +181,34 @@ def drop(session, source: ast.Drop):
     return Produced(refit, (*notes, *change, ModelReport(model.name, refit)))
 
 
+@command("suggest", "suggest EXPERIMENT", """Rank canonical formulas by how well they predict the
+         experiment's largest sample points: each is fitted with the current settings on all but
+         the largest quarter of the points (at least 2 held out) and judged by its median
+         |error| there. The candidates are Extra-P's normal form, c0 + c1*N^i*log(N)^j (i from 0
+         to 3, j from 0 to 2) and c0 + c1*N + c2*N^i*log(N)^j for one variable, products and
+         sums of such factors for several. The table shows the best 8 and the experiment's own
+         formula (marked), with the median |error| in range and the intervals of the fit on
+         every point, and the command that applies the best.""",
+         ["suggest colinit"], ast.Suggest)
+def suggest_(session, statement: ast.Suggest):
+    from llac.suggest import FitError, suggest
+    experiment = session.experiment(statement.obj)
+    try:
+        found = suggest(experiment, session.fit_settings())
+    except FitError as err:
+        raise LlacError(f"cannot suggest a formula for {experiment.name}: {err}", statement.obj.span) from None
+    rows = tuple((r.rank, r.formula, 100 * r.held_out, 100 * r.in_range, r.intervals,
+                  "yours" if r.yours else "") for r in found.ranked)
+    best = found.ranked[0].formula
+    footer = (f"held out: the {found.held_points} largest sample points; fitted on the other "
+              f"{found.fitted_points}; |error| = |predicted - measured| / measured, median",
+              *([f"{found.failed} candidates could not be fitted to these points"] if found.failed else []),
+              f'apply the best: {experiment.name}_best = {statement.obj.text} formula "{best}"')
+    return [Table(f"formulas for {experiment.name}, best predictions of its largest points first",
+                  ("rank", "formula", "held-out |error| %", "in-range |error| %", "intervals", ""),
+                  rows, footer)]
+
+
 @command("predict", "predict [NAME [VAR=VALUES ...]]  |  predict NAME at EXPERIMENT", """Predict
          times with the model of NAME (fitted first if needed). VALUES is a number, a list
          `1,2,4`, a range `1024..65536 *2` (multiply) or `100..1000 step 100`; several

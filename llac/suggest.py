@@ -1,0 +1,157 @@
+"""`suggest`: rank canonical formulas by how well they predict an experiment's largest sample
+points when fitted on the others (docs/method.md §5, docs/llac-language.md `suggest`).
+
+The candidates follow Extra-P's performance model normal form: for one variable
+c0 + c1*N^i*log(N)^j (i from 0 to 3 in quarters and thirds, j in 0..2) and the sums
+c0 + c1*N + c2*N^i*log(N)^j of a linear term and a faster-growing one; for several variables
+products of one such factor per variable and sums of two factors, from a coarser set of exponents.
+Each is fitted with the session's settings by `fit_experiment`, on the sample points
+outside the largest quarter, and judged by its median relative error on that quarter.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from cll_grammar.formula import Formula, parse_formula
+from llac.experiment import Experiment
+from llac.fit import FitError, FitSettings
+from llac.fit_data import aggregate_points, group_rows
+from llac.model import fit_experiment
+
+EXPONENTS = tuple(Fraction(f) for f in ("0", "1/4", "1/3", "1/2", "2/3", "3/4", "1", "5/4", "4/3", "3/2",
+                                        "5/3", "7/4", "2", "9/4", "7/3", "5/2", "8/3", "11/4", "3"))
+LOGS = (0, 1, 2)
+# several variables: a coarser set per variable, so that the products stay affordable (about
+# 120 candidates for two variables; log-free sums of two factors)
+COARSE = ((Fraction(0), Fraction(1, 2), Fraction(1), Fraction(3, 2), Fraction(2)), (0, 1))
+COARSEST = ((Fraction(0), Fraction(1), Fraction(2)), (0,))      # three variables or more
+HELD_OUT = 0.25           # the share of the sample points held out (the largest)
+MIN_HELD_OUT = 2
+MIN_FITTED = 3            # fewest sample points a candidate is fitted on
+SHOWN = 8
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """One candidate's place in the ranking (1 = best) and figures: median relative errors on the held-out points and (fitted on
+    every point) in range, with its number of intervals; `yours`: the experiment's formula."""
+    rank: int
+    formula: str
+    held_out: float
+    in_range: float
+    intervals: int
+    yours: bool
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """The ranking (best first, the user's formula among them) and the split it was judged on."""
+    ranked: tuple[Ranked, ...]
+    fitted_points: int
+    held_points: int
+    failed: int              # candidates that could not be fitted
+
+
+def factor(variable: str, power: Fraction, logs: int) -> str:
+    """`N^(1/2)*log(N)^2`, `N`, `N^2`, `log(N)`: one variable's factor in the grammar's syntax
+    ('' for the constant factor)."""
+    parts = []
+    if power == 1:
+        parts.append(variable)
+    elif power:
+        parts.append(f"{variable}^{power}" if power.denominator == 1 else f"{variable}^({power})")
+    if logs:
+        parts.append(f"log({variable})" + (f"^{logs}" if logs > 1 else ""))
+    return "*".join(parts)
+
+
+def candidates(name: str, variables: tuple[str, ...]) -> list[str]:
+    """The candidate formulas' texts, constants named `name[0]`, `name[1]`, ..."""
+    if len(variables) == 1:
+        v = variables[0]
+        terms = [factor(v, i, j) for i in EXPONENTS for j in LOGS if i or j]
+        faster = [t for i, j, t in ((i, j, factor(v, i, j)) for i in EXPONENTS for j in LOGS)
+                  if (i, j) > (1, 0)]
+        return ([f"{name}[0] + {name}[1]*{t}" for t in terms]
+                + [f"{name}[0] + {name}[1]*{v} + {name}[2]*{t}" for t in faster])
+    exponents, logs = COARSE if len(variables) == 2 else COARSEST
+    per_variable = [[factor(v, i, j) for i in exponents for j in logs] for v in variables]
+    products = ["*".join(p for p in combo if p) for combo in itertools.product(*per_variable)]
+    single = [f"{name}[0] + {name}[1]*{t}" for t in products if t]
+    pairs = [f"{name}[0] + {name}[1]*{a} + {name}[2]*{b}"
+             for (va, vb) in itertools.combinations(per_variable, 2)
+             for a in va if a and "log" not in a for b in vb if b and "log" not in b]
+    return single + pairs
+
+
+def held_out(experiment: Experiment, aggregate: str) -> np.ndarray:
+    """Per record: True for the records of the largest sample points, the quarter (at least
+    MIN_HELD_OUT) with the highest mean rank of their variables' distinct values."""
+    formula = experiment.formula
+    points = aggregate_points(formula, experiment.columns, aggregate)
+    score = np.zeros(len(points))
+    for v in formula.variables:
+        values = np.unique(points.variables[v])
+        score += np.searchsorted(values, points.variables[v]) / max(len(values) - 1, 1)
+    count = max(MIN_HELD_OUT, int(round(HELD_OUT * len(points))))
+    if len(points) - count < MIN_FITTED:
+        raise FitError(f"{len(points)} sample points are too few to hold out the largest {count} "
+                       f"and fit on the rest: need at least {count + MIN_FITTED}")
+    held_points = np.zeros(len(points), dtype=bool)
+    held_points[np.argsort(score, kind="stable")[len(points) - count:]] = True
+    time = np.asarray(experiment.columns["time"], dtype=float)
+    valid = np.isfinite(time) & (time > 0)
+    group, _ = group_rows([np.asarray(experiment.columns[v], dtype=float)[valid]
+                          for v in formula.variables], int(valid.sum()))
+    held = np.zeros(len(time), dtype=bool)
+    held[valid] = held_points[group]
+    return held
+
+
+def suggest(experiment: Experiment, settings: FitSettings) -> Suggestion:
+    """Rank the candidates and the experiment's own formula (see the module's docstring).
+    Raises FitError when the experiment has no variables or too few sample points."""
+    formula = experiment.formula
+    if not formula.variables:
+        raise FitError(f"the formula {formula} has no variables: there is nothing to extrapolate")
+    held = held_out(experiment, settings.aggregate)
+    training = experiment.select(~held)
+    truth = aggregate_points(formula, experiment.select(held).columns, settings.aggregate)
+    own = str(formula)
+    texts = [own] + [t for t in candidates(formula.name, formula.variables) if t != own]
+    scores, failed = [], 0
+    for text in texts:
+        error = _held_out_error(training.replace(formula=parse_formula(text)), truth, settings)
+        if error is None:
+            failed += text != own
+        else:
+            scores.append((error, text))
+    scores.sort(key=lambda s: (round(s[0], 9), s[1].count("["), s[1]))   # ties: the simpler first
+    shown = [(r, s) for r, s in enumerate(scores, 1) if r <= SHOWN or s[1] == own]
+    ranked = []
+    for rank, (error, text) in shown:
+        try:
+            whole = fit_experiment(experiment.replace(formula=parse_formula(text)), settings)
+            in_range, intervals = whole.median_rel_error, len(whole.pieces)
+        except FitError:
+            in_range, intervals = float("nan"), 0
+        ranked.append(Ranked(rank, text, error, in_range, intervals, text == own))
+    fitted = len(aggregate_points(formula, training.columns, settings.aggregate))
+    return Suggestion(tuple(ranked), fitted, len(truth), failed)
+
+
+def _held_out_error(training: Experiment, truth, settings: FitSettings) -> float | None:
+    """Median relative error at the held-out points of the formula fitted on `training`
+    (None when it cannot be fitted there)."""
+    try:
+        model = fit_experiment(training, settings)
+    except (FitError, np.linalg.LinAlgError):
+        return None
+    predicted = model.predict(truth.variables).values
+    with np.errstate(divide="ignore", invalid="ignore"):
+        error = np.abs(predicted - truth.time) / truth.time
+    return float(np.median(error)) if np.all(np.isfinite(error)) else None
