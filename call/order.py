@@ -70,6 +70,7 @@ def _top_level_parts(text: str) -> list[str]:
 
 @dataclass
 class _Loop:
+    """An open sampling loop, what is known of it so far."""
     pragma: For
     variables: tuple[str, ...]
     used: set[str] = field(default_factory=set)   # formula variables of experiments inside
@@ -112,8 +113,8 @@ class Order:
         if pragma.shuffle and outer is not None:
             self.findings.error(pragma, "'shuffle' must stand on the outermost '#pragma cll for' of "
                                         "a nest: this loop follows another directly; put 'shuffle' "
-                                        "on that one", [self.findings.note(outer.pragma, "the outer "
-                                                                                          "loop is here")])
+                                        "on that one",
+                                [self.findings.note(outer.pragma, "the outer loop is here")])
         elif pragma.shuffle:
             entry.nest = [pragma]
         elif outer is not None and outer.nest is not None and outer.nest[-1] is outer.pragma:
