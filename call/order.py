@@ -3,9 +3,9 @@
 Two checks while a file is read: a repetition loop (a sampling loop whose variables appear in
 no formula of the experiments inside it) nested inside a size sweep (a sampling loop whose
 variables appear in a formula of those experiments) gets a warning, since a co-runner that
-starts mid-sweep slows every later size; and a `shuffle` clause must stand on the outermost
-loop of a perfect nest whose headers plainly assign their variables, which become the
-call.shuffle.Nest the generated code needs.
+starts mid-sweep slows every later size; and a `shuffle` clause opens a nest (it and the
+sampling loops that directly follow it) that must be perfect, with headers that plainly
+assign their variables: the call.shuffle.Nest the generated code needs.
 """
 from __future__ import annotations
 
@@ -105,17 +105,13 @@ class Order:
         self.code()
 
     def loop_begins(self, pragma: For) -> None:
-        """A sampling loop begins: it opens a shuffled nest, joins the one it directly
-        follows, or (with `shuffle`) is refused inside another loop's header run."""
+        """A sampling loop begins: with `shuffle` it opens a shuffled nest (the loops before
+        it stay outside, in their plain order); without, it joins the nest whose innermost
+        loop it directly follows, if any."""
         header = read_header(pragma.header)
         entry = _Loop(pragma, header.variables)
         outer = self.stack[-1] if self.stack and self.last is self.stack[-1].pragma else None
-        if pragma.shuffle and outer is not None:
-            self.findings.error(pragma, "'shuffle' must stand on the outermost '#pragma cll for' of "
-                                        "a nest: this loop follows another directly; put 'shuffle' "
-                                        "on that one",
-                                [self.findings.note(outer.pragma, "the outer loop is here")])
-        elif pragma.shuffle:
+        if pragma.shuffle:      # a new nest, also right inside another loop (one per round)
             entry.nest = [pragma]
         elif outer is not None and outer.nest is not None and outer.nest[-1] is outer.pragma:
             entry.nest = outer.nest

@@ -31,17 +31,19 @@ class Nest:
 
 
 def loop_code(nest: Nest, loop: For) -> str:
-    """The code of one `for` line of a shuffled nest: the outermost opens the table, each
+    """The code of one `for` line of a shuffled nest: the outermost opens the table (and
+    counts the rounds: a nest inside another loop gets a new order each time), each
     opens its header's loop, the innermost saves a combination, closes the header loops,
     shuffles, saves the exit values, and opens the loop over the combinations."""
     table = f"cll_sh_{nest.tag}"
     code = f"for ({loop.header}) {{"
     if loop is nest.loops[0]:
-        code = f"{{ cll_shuffle {table} = {{0, 0, 0, 0, 0, {_width(nest)}}}; " + code
+        code = (f"{{ static unsigned long long cll_round_{nest.tag}; "
+                f"cll_shuffle {table} = {{0, 0, 0, 0, 0, {_width(nest)}}}; " + code)
     if loop is nest.loops[-1]:
         index = f"cll_i_{nest.tag}"
         code += (f" {_copy(nest, f'cll_shuffle_row(&{table})', save=True)} {'}' * len(nest.loops)}"
-                 f" cll_shuffle_order(&{table}, {nest.tag}u);"
+                 f" cll_shuffle_order(&{table}, {nest.tag}u, cll_round_{nest.tag}++);"
                  f" {_copy(nest, f'cll_shuffle_row(&{table})', save=True)}"
                  f" for (size_t {index} = 0; {index} < {table}.combos; {index}++) {{"
                  f" {_copy(nest, f'cll_shuffle_at(&{table}, {index})', save=False)}")
@@ -77,7 +79,8 @@ def _copy(nest: Nest, row: str, save: bool) -> str:
 def helpers() -> list[str]:
     """The C lines the generated header holds when the file has a shuffled nest: the table,
     its growth, the seeded Fisher-Yates shuffle (splitmix64; seed from $CLL_SHUFFLE_SEED, a
-    decimal unsigned integer, else DEFAULT_SEED, mixed with the nest's line) and its release."""
+    decimal unsigned integer, else DEFAULT_SEED, mixed with the nest's line and round) and
+    its release."""
     return f"""\
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,7 +105,7 @@ static unsigned long long cll_shuffle_next(unsigned long long *x) {{
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }}
-static void cll_shuffle_order(cll_shuffle *s, unsigned line) {{
+static void cll_shuffle_order(cll_shuffle *s, unsigned line, unsigned long long pass) {{
     const char *text = getenv("{SEED_VARIABLE}");
     char *end = NULL;
     unsigned long long x = {DEFAULT_SEED}ull;
@@ -113,7 +116,7 @@ static void cll_shuffle_order(cll_shuffle *s, unsigned line) {{
             exit(2);
         }}
     }}
-    x ^= 0xD1B54A32D192ED03ull * line;
+    x ^= 0xD1B54A32D192ED03ull * line ^ 0x8CB92BA72F3D8DD7ull * (pass + 1);
     s->combos = s->n;
     s->order = malloc((s->n ? s->n : 1) * sizeof *s->order);
     if (s->order == NULL) {{
