@@ -3,9 +3,9 @@ replaced, on the same line, by calls into the runtime) and `prog.cll.h` (the exp
 their registration), following runtime_c/cll.h."""
 from __future__ import annotations
 
+from call import shuffle
 from call.check import Program
 from call.diagnostics import CallError, Diagnostic
-from call import shuffle
 from call.pragmas import Begin, End, EndFor, For, Parallel, Pragma, Report
 from cll_grammar.columns import MPI_COLUMNS
 

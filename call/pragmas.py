@@ -85,7 +85,8 @@ def _syntax_message(err: UnexpectedInput, body: str) -> str:
     if isinstance(err, UnexpectedCharacters):
         return f"unexpected character {body[err.pos_in_stream]!r} in '#pragma cll' line"
     word = str(err.token)
-    if body.split("(")[0].strip() == "for" and re.search(r"\)\s*(shuffle\s*)?$", body[:err.token.start_pos]):
+    after_header = re.search(r"\)\s*(shuffle\s*)?$", body[:err.token.start_pos])
+    if body.split("(")[0].strip() == "for" and after_header:
         return (f"unexpected {word!r} after the 'for' header: only the clause 'shuffle' may "
                 f"follow it{suggest(word, ['shuffle'])}")
     return f"unexpected {word!r} in '#pragma cll' line"
