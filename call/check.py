@@ -8,7 +8,8 @@ one body statement, which the generated code wraps in braces), `return`/`goto` i
 experiment and a `break`/`continue` that leaves one, the `break`/`continue` statements that
 leave a sampling loop's body for a loop or switch outside it (the generated code carries them
 past the sampling loop, call.jumps finds them), and near-miss prefixes such as `#pragma ll`
-that a compiler would silently ignore.
+that a compiler would silently ignore; call.order checks the measurement order (repetition
+loops inside size sweeps, `shuffle` nests).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from call.ccontext import CContext
 from call.clex import CLexError, CodeToken, Directive, lex
 from call.diagnostics import CallError, Diagnostic, edit_distance
 from call.jumps import jump_targets
+from call.order import Order
 from call.pragmas import Begin, End, EndFor, For, Parallel, Pragma, Report, parse_pragma
 from call.program import Findings, Program
 from call.wrap import WRAPPABLE, Wraps
@@ -53,6 +55,7 @@ class _Checker:
         self.context = CContext()
         self.balance = Balance(findings)
         self.wraps = Wraps(findings, self.balance, self.context)
+        self.order = Order(findings)
 
     def run(self, stream):
         """Check every item of the lexed file, then what is still open at its end."""
@@ -63,8 +66,10 @@ class _Checker:
             if item.namespace == "cll":
                 following = next((t for t in stream[index + 1:] if isinstance(t, CodeToken)), None)
                 self.pragma(item, following)
-            elif item.namespace and _near_miss(item.namespace):
-                self.balance.near_miss(item)
+            else:
+                self.order.code()
+                if item.namespace and _near_miss(item.namespace):
+                    self.balance.near_miss(item)
             self.context.directive(item)
         self.close_function(None)
 
@@ -74,6 +79,7 @@ class _Checker:
         """One token of C code: the end of a function, a jump that leaves experiments or
         sampling loops, the statement of an unbraced-body experiment."""
         self.context.token(token)
+        self.order.code()
         if token.text == "}" and self.context.depth == 0:
             self.close_function(token)
         elif token.text in ("return", "goto") and token.kind == "IDENT":
@@ -86,6 +92,7 @@ class _Checker:
         """The end of a function or of the file: nothing stays open across it."""
         self.balance.close_function(token)
         self.wraps.clear()
+        self.order.clear()
 
     # ------------------------------------------------------------ pragmas
 
@@ -96,7 +103,10 @@ class _Checker:
         except CallError as err:
             self.findings.errors.extend(err.diagnostics)
             self.balance.reject(directive.body.split()[:2])  # no cascade at its `end`
+            self.order.code()
             return
+        if not isinstance(pragma, (Begin, For, EndFor)):
+            self.order.code()
         if not isinstance(pragma, PLACED) or self.placement_ok(pragma, following):
             self.program.sites.append((directive, pragma))
         handlers = {Begin: self.begin, End: self.balance.end, For: self.sampling_loop,
@@ -150,16 +160,19 @@ class _Checker:
                                         f"'{pragma.formula}' here",
                                 [self.findings.note(first, f"and '{first.formula}' here")])
         self.balance.open(pragma, self.context.depth)
+        self.order.experiment(pragma)
 
     def sampling_loop(self, pragma: For):
         """A sampling loop begins."""
         self.balance.open(pragma, self.context.depth)
+        self.order.loop_begins(pragma)
 
     def end_loop(self, pragma: EndFor):
         """A sampling loop ends: the generated code needs to know which."""
         loop = self.balance.end_loop(pragma, self.context.depth)
         if loop is not None:
             self.program.closes[pragma.site] = loop
+        self.order.loop_ends(pragma, loop)
 
     def parallel(self, pragma: Parallel):
         """The parallel mode: one per file."""

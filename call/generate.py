@@ -3,6 +3,7 @@ replaced, on the same line, by calls into the runtime) and `prog.cll.h` (the exp
 their registration), following runtime_c/cll.h."""
 from __future__ import annotations
 
+from call import shuffle
 from call.check import Program
 from call.diagnostics import CallError, Diagnostic
 from call.pragmas import Begin, End, EndFor, For, Parallel, Pragma, Report
@@ -93,11 +94,15 @@ def _statement(pragma: Pragma, program: Program) -> str:
                 f"{begin}(&cll_exp_{pragma.name}, cll_v); }}")
     if isinstance(pragma, End):
         return f"{'cll_mpi_end' if mpi else 'cll_end'}(&cll_exp_{pragma.name}, {c_string(pragma.site)});"
+    if isinstance(pragma, For) and pragma.site in program.nests:
+        return shuffle.loop_code(program.nests[pragma.site], pragma)
     if isinstance(pragma, For):
         loop = f"for ({pragma.header}) {{"
         return f"{{ int cll_jump_{pragma.line} = 0; {loop}" if program.exits(pragma) else loop
     if isinstance(pragma, EndFor):
         loop = program.closes.get(pragma.site)
+        if loop is not None and loop.site in program.nests:
+            return shuffle.end_code(program.nests[loop.site], loop)
         if loop is None or not program.exits(loop):
             return "}"
         performed = " ".join(f"if (cll_jump_{loop.line} == {JUMP_CODES[kind]}) {kind};"
@@ -144,6 +149,8 @@ def instrumented_header(program: Program) -> str:
            '#include "cll_mpi.h"' if mpi else '#include "cll.h"']
     if openmp:
         out.append("#include <omp.h>")
+    if program.nests:
+        out += shuffle.helpers()
     for name, begin in program.experiments.items():
         variables = captured_variables(begin, program) + (list(MPI_COLUMNS) if mpi else [])
         if variables:

@@ -1,6 +1,7 @@
 """Parse and validate one `#pragma cll` line (grammar/pragma.lark) into a directive object."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from lark import Token, Tree
@@ -10,7 +11,7 @@ from call.clex import Directive
 from call.diagnostics import CallError, Diagnostic
 from cll_grammar.formula import Formula, FormulaError, parse_formula
 from cll_grammar.grammars import open_grammar
-from cll_grammar.span import nearest
+from cll_grammar.span import nearest, suggest
 
 KEYWORDS = ("end", "for", "sync", "parallel", "report")
 MODELS = ("MPI", "OpenMP", "PUB")
@@ -44,6 +45,7 @@ class End(Pragma):
 @dataclass(frozen=True)
 class For(Pragma):
     header: str  # "N = 16; N <= 4096; N *= 2"
+    shuffle: bool = False  # run the bodies of its nest in a random order (call.order)
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,12 @@ def _syntax_message(err: UnexpectedInput, body: str) -> str:
         return "this '#pragma cll' line ends too early"
     if isinstance(err, UnexpectedCharacters):
         return f"unexpected character {body[err.pos_in_stream]!r} in '#pragma cll' line"
-    return f"unexpected {str(err.token)!r} in '#pragma cll' line"
+    word = str(err.token)
+    after_header = re.search(r"\)\s*(shuffle\s*)?$", body[:err.token.start_pos])
+    if body.split("(")[0].strip() == "for" and after_header:
+        return (f"unexpected {word!r} after the 'for' header: only the clause 'shuffle' may "
+                f"follow it{suggest(word, ['shuffle'])}")
+    return f"unexpected {word!r} in '#pragma cll' line"
 
 
 class _Reader:
@@ -131,8 +138,9 @@ class _Reader:
 
     def for_loop(self, tree: Tree) -> For:
         parts = [self.directive.body[t.meta.start_pos:t.meta.end_pos] if not t.meta.empty else ""
-                 for t in tree.children]
-        return For(**self.place, header="; ".join(p.strip() for p in parts))
+                 for t in tree.children if isinstance(t, Tree)]
+        return For(**self.place, header="; ".join(p.strip() for p in parts),
+                   shuffle=any(isinstance(t, Token) for t in tree.children))
 
     def parallel(self, tree: Tree) -> Parallel:
         model, *rest = tree.children

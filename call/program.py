@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from call.clex import CodeToken, Directive
 from call.diagnostics import Diagnostic
 from call.pragmas import Begin, For, Parallel, Pragma
+from call.shuffle import Nest
 
 
 @dataclass
@@ -26,6 +27,8 @@ class Program:
     jumps: dict[tuple[int, int], tuple[str, For]] = field(default_factory=dict)
     # the `For` each `end for` closes, by the end for's site
     closes: dict[str, For] = field(default_factory=dict)
+    # the shuffled nest (call.shuffle) each of its sampling loops belongs to, by the for's site
+    nests: dict[str, Nest] = field(default_factory=dict)
 
     def exits(self, loop: For) -> list[str]:
         """The jumps ('break', 'continue') that leave sampling loop `loop` for outside it."""

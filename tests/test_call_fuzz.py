@@ -1,5 +1,6 @@
 """Fuzz `call check` / `call translate` with mutated real annotated programs (the samples):
-pragma lines deleted, duplicated, swapped, moved, edited character by character and cut short.
+pragma lines deleted, duplicated, swapped, moved, edited character by character, cut short and
+given a `shuffle` clause (with junk after it).
 `call` must never print a traceback (exit 0 or 1, never the internal-error status 2), and a
 translation that succeeds must compile whenever the plain program compiles (gcc -fsyntax-only,
 on a smaller budget), but for C that a pragma names and the compiler finds missing there."""
@@ -21,7 +22,7 @@ SAMPLES = sorted((Path(__file__).resolve().parent.parent / "samples").glob("*/*.
 TEXTS = [path.read_text() for path in SAMPLES]
 # characters a user (or a damaged file) puts into pragma lines
 ALPHABET = st.sampled_from(list("abcfNPnx01279_[](){};,+-*/^.:=<> \t\\\"'#") + ["end", "for", "report",
-                                                                              "sync", "parallel", "\n"])
+                                                                              "sync", "parallel", "shuffle", "\n"])
 
 
 def pragma_lines(lines: list[str]) -> list[int]:
@@ -38,7 +39,7 @@ def mutated_programs(draw, most=4):
         if not pragmas:
             break
         at = draw(st.sampled_from(pragmas))
-        kind = draw(st.sampled_from(["delete", "duplicate", "swap", "move", "edit", "truncate"]))
+        kind = draw(st.sampled_from(["delete", "duplicate", "swap", "move", "edit", "truncate", "shuffle"]))
         if kind == "delete":
             del lines[at]
         elif kind == "duplicate":
@@ -55,6 +56,9 @@ def mutated_programs(draw, most=4):
             where = draw(st.integers(start, len(line)))
             cut = draw(st.integers(0, 3))
             lines[at] = line[:where] + draw(ALPHABET) + line[where + cut:]
+        elif kind == "shuffle":    # the clause, and perhaps junk after it, on any pragma line
+            junk = draw(st.lists(ALPHABET, max_size=2))
+            lines[at] = lines[at].rstrip("\\ ") + " shuffle" + "".join(junk)
         else:
             lines[at] = lines[at][:draw(st.integers(0, len(lines[at])))]
     return index, "\n".join(lines)

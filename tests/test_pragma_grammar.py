@@ -31,6 +31,8 @@ def test_begin_records_struct_members():
     ("#pragma cll end for", EndFor("t.c", 1, 1)),
     ("#pragma cll for(N=f(1, (2)); N < 8; N *= 2)", For("t.c", 1, 1, header="N=f(1, (2)); N < 8; N *= 2")),
     ("#pragma cll for(;;)", For("t.c", 1, 1, header="; ; ")),
+    ("#pragma cll for(N = 1; N < 8; N *= 2) shuffle", For("t.c", 1, 1, header="N = 1; N < 8; N *= 2",
+                                                         shuffle=True)),
     ("#pragma cll report all", Report("t.c", 1, 1, names=None)),
     ("#pragma cll report a, b", Report("t.c", 1, 1, names=("a", "b"))),
     ("#pragma cll parallel OpenMP", Parallel("t.c", 1, 1, model="OpenMP", obj=None, procs=None)),
@@ -38,6 +40,11 @@ def test_begin_records_struct_members():
 ])
 def test_directives(text, expected):
     assert pragma(text) == expected
+
+
+def test_shuffle_is_a_keyword_only_after_a_for_header():
+    p = pragma("#pragma cll shuffle shuffle[0] + shuffle[1]*N")
+    assert isinstance(p, Begin) and p.name == "shuffle" and p.formula.variables == ("N",)
 
 
 def test_procs_sequence():

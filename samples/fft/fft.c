@@ -1,5 +1,7 @@
 /* fft.c -- a sequential radix-2 recursive FFT (decimation in time), timed as
- * G[0] + G[1]*N*log(N) for N = 2^8 ... MAXN (argument 1, default 2^24), REPS times each.
+ * G[0] + G[1]*N*log(N) for N = 2^8 ... MAXN (argument 1, default 2^24), REPS times each:
+ * the repetition loop is outermost, so each size's repetitions are spread over the run
+ * (docs/pragma-language.md, Measurement order).
  * Built as plain C (pragmas ignored) it transforms one signal of MAXN points.
  */
 #include <complex.h>
@@ -41,8 +43,8 @@ int main(int argc, char **argv) {
     for (int k = 0; k < maxn; k++)
         w[k] = cexp(-2.0 * M_PI * I * k / maxn);
     int N = maxn, rep = 0, last = 0;
-    #pragma cll for(N = 256; N <= maxn; N *= 2)
     #pragma cll for(rep = 0; rep < REPS; rep++)
+    #pragma cll for(N = 256; N <= maxn; N *= 2)
     for (int k = 0; k < N; k++)
         in[k] = sin(0.001 * k) + I * cos(0.003 * k);
     #pragma cll G G[0] + G[1]*N*log(N)

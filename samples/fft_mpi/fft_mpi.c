@@ -6,7 +6,8 @@
  * in the other half (MPI_Sendrecv) and combines them. A machine of one rank runs the
  * sequential FFT. The paper's experiments A..G time the steps, f the whole transform:
  *   f = f[0] + f[1]*log(P) + f[2]*(N/P)*log(N/P) + f[3]*N*(P-1)/P
- * The sampling loop sweeps N = 2^10 ... MAXN (argument 1, default 2^17), REPS times each.
+ * The sampling loop sweeps N = 2^10 ... MAXN (argument 1, default 2^17), REPS times each
+ * (repetitions outermost: each round sweeps every size; docs/pragma-language.md, Measurement order).
  * P must be a power of two. Built as plain C with mpicc (pragmas ignored) it transforms one
  * signal of MAXN points and prints the same checksum.
  */
@@ -122,8 +123,8 @@ int main(int argc, char **argv) {
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     int N = maxn, rep = 0, last = 0;
-    #pragma cll for(N = 1024; N <= maxn; N *= 2)
     #pragma cll for(rep = 0; rep < REPS; rep++)
+    #pragma cll for(N = 1024; N <= maxn; N *= 2)
     for (int k = 0; k < N; k++)
         a[k] = sin(0.001 * k) + I * cos(0.003 * k);
     for (int k = 0; k < N / 2; k++)

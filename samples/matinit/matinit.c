@@ -4,7 +4,9 @@
  * matrix outgrows the caches its constants change: llac should find the intervals.
  * The sampling loop sweeps N = 16, 18, 20, ..., 32, 36, 40, ... (eight sizes per octave, the
  * powers of two among them, so that every cache regime holds several sizes) up to MAXN
- * (argument 1, default 8192), REPS times each. Built as plain C (pragmas ignored) it initialises one MAXN x MAXN matrix.
+ * (argument 1, default 8192), REPS times each, the repetition loop outermost so that each
+ * size's repetitions are spread over the run (docs/pragma-language.md, Measurement order). Built as plain C (pragmas ignored) it
+ * initialises one MAXN x MAXN matrix.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,8 +33,8 @@ int main(int argc, char **argv) {
         return 1;
     }
     int N = maxn, rep = 0, last = 0;
-    #pragma cll for(N = 16; N <= maxn; N = next_size(N))
     #pragma cll for(rep = 0; rep < REPS; rep++)
+    #pragma cll for(N = 16; N <= maxn; N = next_size(N))
     #pragma cll rowinit rowinit[0] + rowinit[1]*N + rowinit[2]*N*N
     for (int i = 0; i < N; i++)
         for (int j = 0; j < N; j++)

@@ -3,6 +3,8 @@
  * (argument 1, default 8192) and P = 1, 2, 4 threads (`call run`
  * runs it once per P with OMP_NUM_THREADS=P). Experiment R times each thread's share inside
  * the parallel region, after a `sync` (a barrier), so the trace has one record per thread.
+ * REPS rounds each sweep every size (repetitions outermost: docs/pragma-language.md,
+ * Measurement order).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,8 +38,8 @@ int main(int argc, char **argv) {
     for (int k = 0; k < maxn; k++)
         x[k] = 1.0 / (k + 1);
     int N = maxn, rep = 0, last = 0;
-    #pragma cll for(N = 128; N <= maxn; N = next_size(N))
     #pragma cll for(rep = 0; rep < REPS; rep++)
+    #pragma cll for(N = 128; N <= maxn; N = next_size(N))
     #pragma cll K K[0] + K[1]*N*N/P + K[2]*P
     #pragma omp parallel
     {
