@@ -114,7 +114,18 @@ class Model:
                 spread[rows] = q * np.sqrt(relative_var)
         bounds = np.sort(np.stack([values * np.exp(-spread), values * np.exp(spread)]), axis=0)
         extrapolated, notes = self._extrapolation(columns, piece)
-        return Prediction(values, bounds[0], bounds[1], piece, extrapolated, tuple(notes))
+        return Prediction(values, bounds[0], bounds[1], piece, extrapolated, tuple(notes + self._drift_notes(columns)))
+
+    def _drift_notes(self, columns: dict) -> list[str]:
+        """One note per variable whose backtested drift widens some interval beyond the data."""
+        notes = []
+        for v, rate in self.drift.items():
+            data = self.sample_points[v]
+            if rate > 0 and np.any(log_distance(columns[v], data.min(), data.max()) > 0):
+                notes.append(f"beyond the measured {v} the interval includes the extrapolation error that "
+                             f"backtests on the data show (one standard deviation: ±{np.expm1(rate * np.log(2)):.1%} "
+                             f"at twice the largest measured {v}; docs/method.md §6)")
+        return notes
 
     def _extrapolation(self, columns: dict, piece: np.ndarray) -> tuple[np.ndarray, list[str]]:
         """Flag points outside their piece's measured range, with one note per variable and piece."""

@@ -99,6 +99,10 @@ def test_the_drift_is_small_for_a_right_formula_and_large_for_a_wrong_one():
     for model, narrow in ((right, True), (wrong, False)):
         beyond = model.predict({"N": 4 * model.sample_points["N"].max()})
         assert ((beyond.upper[0] - beyond.lower[0]) / beyond.values[0] < 0.1) == narrow
+    note = wrong.predict({"N": 4 * wrong.sample_points["N"].max()}).notes[-1]
+    assert note.startswith("beyond the measured N the interval includes the extrapolation error that "
+                           "backtests on the data show (one standard deviation: ±")
+    assert not any("backtests" in n for n in wrong.predict({"N": wrong.sample_points["N"].max()}).notes)
 
 
 def test_a_significant_but_negligible_change_is_no_interval():
