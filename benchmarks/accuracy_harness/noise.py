@@ -50,12 +50,15 @@ CO_RUNNER_ORDERS = {"repetitions inside the size sweep": "noise_chain_inner",
 @dataclass(frozen=True)
 class NoiseResult:
     """A noise kernel's loaded runs: each one's relative error at the reference's largest
-    size and whether its model has a cut (a false split: the cost is exactly linear)."""
+    size and whether its model has a cut (a false split: the cost is exactly linear); and
+    the reference run's own error, fitted on the loaded runs' sizes (how linear the kernel
+    is on this machine without the benchmark's load)."""
     kernel: str
     target: float                 # the predicted size (about 4x the largest fitted one)
     errors: tuple[float, ...]
     splits: tuple[bool, ...]
     failures: tuple[str, ...] = ()
+    quiet: float = float("nan")   # the same error of the reference run fitted on the same sizes
 
     @property
     def worst(self) -> float:
@@ -87,6 +90,8 @@ def loaded_runs(k: NoiseKernel, workdir: Path, runs: int) -> NoiseResult:
     reference's largest size."""
     reference = run_sample(k.sample(k.reference_n), workdir / k.name / "reference")[k.experiment]
     target, measured = measured_at_largest(reference)
+    quiet = fit_defaults(reference.select(reference.columns["N"] <= k.fit_n))
+    quiet_error = abs(float(quiet.predict({"N": target}).values[0]) - measured) / measured
     errors, splits, failures = [], [], []
     for i in range(runs):
         try:
@@ -99,7 +104,7 @@ def loaded_runs(k: NoiseKernel, workdir: Path, runs: int) -> NoiseResult:
         predicted = float(model.predict({"N": target}).values[0])
         errors.append(abs(predicted - measured) / measured)
         splits.append(bool(model.cuts))
-    return NoiseResult(k.experiment, target, tuple(errors), tuple(splits), tuple(failures))
+    return NoiseResult(k.experiment, target, tuple(errors), tuple(splits), tuple(failures), quiet_error)
 
 
 def co_runner_runs(k: NoiseKernel, workdir: Path) -> list[str]:

@@ -50,12 +50,12 @@ def table(rows: list[Row]) -> str:
 
 def noise_table(results: list[NoiseResult]) -> str:
     """The noise mode's figures per kernel, as a markdown table."""
-    lines = ["| kernel | predicted at N | loaded runs | median error | worst error | false splits |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| kernel | predicted at N | loaded runs | median error | worst error | false splits "
+             "| without load |", "|---|---|---|---|---|---|---|"]
     for r in results:
         runs = len(r.errors) + len(r.failures)
         lines.append(f"| {r.kernel} | {r.target:.0f} | {runs} | {percent(r.median)} | "
-                     f"{percent(r.worst)} | {sum(r.splits)} |")
+                     f"{percent(r.worst)} | {sum(r.splits)} | {percent(r.quiet)} |")
     return "\n".join(lines)
 
 

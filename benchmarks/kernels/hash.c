@@ -1,7 +1,7 @@
 /* hash.c -- hash table: N inserts of seeded random keys into an open-addressing table (linear
  * probing, 2N+1 slots: load factor 1/2 at every N), then N lookups, half of them of absent keys.
- * Sizes N = 30001, 35701, ... (odd, x1.19) up to MAXN (argument 1, default 1000001); REPS
- * (argument 2, default 7) repetitions as the OUTER sampling loop.
+ * Sizes N = 30001, 35701, ... (odd, x1.19) up to MAXN (argument 1, default 7846259); REPS
+ * (argument 2, default 5) repetitions as the OUTER sampling loop.
  */
 #include <string.h>
 #include "sweep.h"
@@ -30,7 +30,7 @@ static int insert_and_look_up(unsigned long long *table, size_t slots, const uns
 }
 
 int main(int argc, char **argv) {
-    int maxn = int_argument(argc, argv, 1, 1000001, 30001), reps = int_argument(argc, argv, 2, 7, 1);
+    int maxn = int_argument(argc, argv, 1, 7846259, 30001), reps = int_argument(argc, argv, 2, 5, 1);
     unsigned long long *table = allocate(2 * (size_t)maxn + 1, sizeof *table);
     unsigned long long *keys = allocate(maxn, sizeof *keys), *probes = allocate(maxn, sizeof *probes);
     long long found = 0;

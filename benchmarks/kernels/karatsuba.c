@@ -1,6 +1,6 @@
 /* karatsuba.c -- recursive divide and conquer: Karatsuba multiplication of two polynomials of
  * N coefficients (three half-size products per level: N^log2(3)), schoolbook below 32.
- * Sizes N = 501, 597, ... (odd, x1.19) up to MAXN (argument 1, default 16001); REPS
+ * Sizes N = 501, 597, ... (odd, x1.19) up to MAXN (argument 1, default 55267); REPS
  * (argument 2, default 7) repetitions as the OUTER sampling loop.
  */
 #include "sweep.h"
@@ -34,7 +34,7 @@ static void karatsuba(const double *a, const double *b, int n, double *r, double
 }
 
 int main(int argc, char **argv) {
-    int maxn = int_argument(argc, argv, 1, 16001, 501), reps = int_argument(argc, argv, 2, 7, 1);
+    int maxn = int_argument(argc, argv, 1, 55267, 501), reps = int_argument(argc, argv, 2, 7, 1);
     double *a = allocate(maxn, sizeof *a), *b = allocate(maxn, sizeof *b);
     double *r = allocate(2 * (size_t)maxn, sizeof *r), *w = allocate(8 * (size_t)maxn + 64, sizeof *w);
     double sum = 0;

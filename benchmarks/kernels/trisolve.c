@@ -1,6 +1,6 @@
 /* trisolve.c -- triangular solver: forward substitution L x = b with a dense lower triangular
  * N x N matrix (about N*N/2 multiply-adds). Sizes N = 121, 145, ... (odd, x1.19) up to MAXN
- * (argument 1, default 4001); REPS (argument 2, default 7) repetitions as the OUTER sampling loop.
+ * (argument 1, default 13715); REPS (argument 2, default 5) repetitions as the OUTER sampling loop.
  */
 #include "sweep.h"
 
@@ -14,7 +14,7 @@ static void forward_substitution(const double *l, const double *b, double *x, in
 }
 
 int main(int argc, char **argv) {
-    int maxn = int_argument(argc, argv, 1, 4001, 121), reps = int_argument(argc, argv, 2, 7, 1);
+    int maxn = int_argument(argc, argv, 1, 13715, 121), reps = int_argument(argc, argv, 2, 5, 1);
     double *l = allocate((size_t)maxn * maxn, sizeof *l);
     double *b = allocate(maxn, sizeof *b), *x = allocate(maxn, sizeof *x), sum = 0;
     int N = maxn, rep = 0;
