@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -40,7 +40,7 @@ class NoiseKernel:
                       experiment=self.experiment)
 
 
-NOISE_KERNELS = [NoiseKernel("noise_chain", "chain", 121001, 1000001, 4000001, 21),
+NOISE_KERNELS = [NoiseKernel("noise_chain", "chain", 121001, 1000001, 4000001, 11),
                  NoiseKernel("noise_stream", "stream", 4000001, 32000001, 128000001, 15)]
 QUICK_NOISE_KERNELS = [NoiseKernel("noise_chain", "chain", 12101, 100001, 400001, 5)]
 CO_RUNNER_ORDERS = {"repetitions inside the size sweep": "noise_chain_inner",
@@ -108,17 +108,18 @@ def loaded_runs(k: NoiseKernel, workdir: Path, runs: int) -> NoiseResult:
 
 
 def co_runner_runs(k: NoiseKernel, workdir: Path) -> list[str]:
-    """For each order of the sampling loops: a quiet run (timed), then a run with a busy loop
-    on every core starting halfway through its sweep (the quiet run's wall time minus half
-    its measured time: `call run` starts the program after its own start-up); one line each
-    saying whether llac splits."""
+    """For each order of the sampling loops: a quiet run of `k` with 3x its repetitions
+    (timed), then a run with two busy loops per core starting halfway through its sweep (the
+    quiet run's wall time minus half its measured time: `call run` starts the program after
+    its own start-up); one line each saying whether llac splits."""
+    k = replace(k, reps=3 * k.reps)
     lines = []
     for order, name in CO_RUNNER_ORDERS.items():
         sample = k.sample(k.fit_n, name)
         start = time.perf_counter()
         quiet = run_sample(sample, workdir / name / "quiet")[k.experiment]
         halfway = time.perf_counter() - start - float(np.sum(quiet.columns["time"])) / 2
-        with background_load(processes=os.cpu_count() or 1, high=0.0, delay=halfway):
+        with background_load(processes=2 * (os.cpu_count() or 1), high=0.0, delay=halfway):
             loaded = run_sample(sample, workdir / name / "co-runner")[k.experiment]
         lines.append(f"{k.experiment}, {order}: quiet run {splits_text(fit_defaults(quiet))}; with a "
                      f"co-runner from {halfway:.1f} s (mid-sweep) {splits_text(fit_defaults(loaded))}")

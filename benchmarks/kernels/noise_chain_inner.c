@@ -5,15 +5,16 @@
 #include "noise.h"
 
 int main(int argc, char **argv) {
-    int maxn = int_argument(argc, argv, 1, 1000001, 1), reps = int_argument(argc, argv, 2, 21, 1);
+    int maxn = int_argument(argc, argv, 1, 1000001, 1), reps = int_argument(argc, argv, 2, 11, 1);
     int first = int_argument(argc, argv, 3, 121001, 1);
     double sum = 0;
     int N = maxn, rep = 0;
     #pragma cll for(N = first; N <= maxn; N = next_size(N))
     #pragma cll for(rep = 0; rep < reps; rep++)
     #pragma cll chain chain[0] + chain[1]*N
-    sum += chain(N);
+    chain(N);
     #pragma cll end chain
+    sum += noise_result;
     #pragma cll end for
     #pragma cll end for
     printf("chain: checksum %.6g\n", sum);
