@@ -1,31 +1,58 @@
 """Unit tests of the accuracy harness (benchmarks/accuracy_harness) on small synthetic data:
-aggregation and the train/held-out split, error computation, llac scoring, the Extra-P
-request (through llac's exporter), table rendering and the target check."""
+aggregation and the train/held-out split, error computation, llac scoring with interval
+coverage and width, the Extra-P request (through llac's exporter), the background load (always
+stopped), a kernel built and run into a case, table rendering and the targets' text."""
 import json
+import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
-from accuracy_harness import extrap_tool  # noqa: E402
-from accuracy_harness.cases import aggregate, make_case, synthetic  # noqa: E402
-from accuracy_harness.evaluate import Row, extrap_rows, llac_rows, relative_errors  # noqa: E402
-from accuracy_harness.report import percent, table, targets  # noqa: E402
+from accuracy_harness import cases as cases_module, cli, extrap_tool  # noqa: E402
+from accuracy_harness.cases import aggregate, make_case, relative_spread, synthetic  # noqa: E402
+from accuracy_harness.catalogue import KERNEL_SAMPLES, REPO, kernel, run_sample  # noqa: E402
+from accuracy_harness.evaluate import (Row, extrap_rows, interval_scores, llac_rows,  # noqa: E402
+                                       negative_constants, relative_errors)
+from accuracy_harness.load import background_load  # noqa: E402
+from accuracy_harness.noise import NoiseResult  # noqa: E402
+from accuracy_harness.report import noise_table, percent, table, targets, targets10  # noqa: E402
 from cll_grammar.formula import parse_formula  # noqa: E402
 from llac.experiment import Experiment  # noqa: E402
+from llac.model import FitSettings, Prediction  # noqa: E402
 
 
 def experiment(n, time, formula="f[0] + f[1]*N", **extra):
     return Experiment("f", parse_formula(formula, experiment="f"), {"N": n, "time": time, **extra})
 
 
-def test_aggregate_keeps_one_median_per_sample_point():
+@pytest.mark.parametrize("estimator, expected", [("median", [1.5, 5.0]), ("min", [1.0, 3.0])])
+def test_aggregate_keeps_one_value_per_point_by_llacs_default_estimator(monkeypatch, estimator, expected):
+    monkeypatch.setattr(cases_module, "FitSettings", lambda: FitSettings(aggregate=estimator))
     exp = experiment([4, 2, 4, 2, 4], [9.0, 1.0, 3.0, 2.0, 5.0])
     got = aggregate(exp)
-    assert list(got.columns["N"]) == [2, 4] and list(got.columns["time"]) == [1.5, 5.0]
+    assert list(got.columns["N"]) == [2, 4] and list(got.columns["time"]) == expected
+
+
+def test_case_gives_llac_every_training_repetition_and_measures_the_heldout_noise():
+    exp = experiment([2.0, 2, 2, 4, 4, 4, 8, 8, 8], [1.0, 1, 1, 2, 2, 2, 1.0, 1.1, 0.9])
+    case = make_case("c", exp, {"N": 4})
+    assert list(case.training_records.columns["N"]) == [2, 2, 2, 4, 4, 4]
+    assert list(case.training.columns["N"]) == [2, 4] and list(case.heldout.columns["N"]) == [8]
+    assert case.noise == pytest.approx(1.4826 * 0.1)
+
+
+def test_relative_spread_is_the_median_over_points_of_the_robust_relative_deviation():
+    exp = experiment([1.0, 1, 1, 2, 2, 2], [1.0, 1, 1, 1.0, 1.1, 0.9])
+    assert relative_spread(exp) == pytest.approx(1.4826 * 0.1 / 2)
+    assert relative_spread(experiment([1.0, 2], [3.0, 4])) == 0
 
 
 def test_case_fits_the_small_points_and_holds_out_the_rest_of_each_variable():
@@ -91,6 +118,96 @@ def test_extrap_unavailable_is_one_clear_error(tmp_path, monkeypatch):
         extrap_tool.venv_python(tmp_path / "venv")
 
 
+def prediction(values, lower, upper):
+    values = np.asarray(values, dtype=float)
+    return Prediction(values, np.asarray(lower, dtype=float), np.asarray(upper, dtype=float),
+                      np.zeros(len(values), dtype=int), np.ones(len(values), dtype=bool), ())
+
+
+def test_interval_coverage_and_median_relative_width():
+    p = prediction([1.0, 2, 4, 10], [0.9, 1.5, 3, np.nan], [1.1, 2.5, 6, np.nan])
+    coverage, width = interval_scores(p, np.array([1.0, 3.0, 3.0, 10.0]))
+    assert coverage == 0.5                    # 1.0 and 3.0 inside (bounds included); 3.0 > 2.5; NaN never
+    assert width == pytest.approx(0.625)      # median of 0.2, 0.5, 0.75, inf
+
+
+def test_negative_constants_are_counted_over_every_interval():
+    model = SimpleNamespace(pieces=[SimpleNamespace(constants=np.array([-1e-6, 2e-9])),
+                                    SimpleNamespace(constants=np.array([0.0, -3e-9]))])
+    assert negative_constants(model) == 2
+    assert negative_constants(SimpleNamespace(pieces=[SimpleNamespace(constants=np.array([0.0, 1.0]))])) == 0
+
+
+def test_llac_rows_report_coverage_width_and_negatives():
+    case = synthetic("lin", "f[0] + f[1]*N", lambda c: 1e-6 + 1e-9 * c["N"],
+                     {"N": 2.0 ** np.arange(4, 16)}, {"N": 2.0 ** 12}, 0.02, seed=3)
+    for row in llac_rows(case):
+        assert 0 <= row.coverage <= 1 and 0 < row.width < 1 and row.negatives >= 0
+
+
+def alive(process):
+    """Whether `process` runs (not finished, not a zombie)."""
+    try:
+        state = Path(f"/proc/{process}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def test_background_load_runs_inside_the_block_and_is_always_stopped():
+    with background_load(processes=2, low=0.01, high=0.02, seed=1) as started:
+        assert len(started) == 2 and all(p.poll() is None for p in started)
+    assert all(p.poll() is not None for p in started)
+    with pytest.raises(KeyboardInterrupt):
+        with background_load(processes=1, high=0.0) as started:
+            raise KeyboardInterrupt
+    assert started[0].poll() is not None
+
+
+def test_background_load_stops_by_itself_after_its_limit():
+    with background_load(processes=1, high=0.0, limit=0.3) as (process,):
+        assert process.wait(timeout=20) == 0
+
+
+def test_background_load_outlives_no_killed_harness():
+    harness = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; sys.path.insert(0, sys.argv[1])\n"
+        "from accuracy_harness.load import background_load\n"
+        "with background_load(processes=2, low=0.01, high=0.05) as started:\n"
+        "    print(*[p.pid for p in started], flush=True); time.sleep(60)"),
+        str(REPO / "benchmarks")], stdout=subprocess.PIPE, text=True)
+    pids = [int(p) for p in harness.stdout.readline().split()]
+    assert len(pids) == 2 and all(alive(p) for p in pids)
+    os.kill(harness.pid, signal.SIGKILL)            # no `finally` runs: the processes see their parent go
+    harness.wait()
+    deadline = time.monotonic() + 20
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(p) for p in pids)
+
+
+def test_kernels_are_the_six_shapes_built_with_their_folder_on_the_include_path():
+    assert [next(iter(s.experiments)) for s in KERNEL_SAMPLES] == \
+        ["jacobi", "trisolve", "spmv", "msort", "hash", "karatsuba"]
+    for sample in KERNEL_SAMPLES:
+        assert (REPO / sample.source).exists() and sample.options[0] == "--cflags"
+
+
+def test_a_kernel_is_built_run_and_made_a_case_with_odd_sizes_and_reps_outermost(tmp_path):
+    sample = kernel("karatsuba", 1001, "1999", "2")
+    experiments = run_sample(sample, tmp_path)
+    records = experiments["karatsuba"]
+    n = records.columns["N"]
+    sizes = np.unique(n)
+    assert sizes[0] == 501 and sizes[-1] <= 1999 and all(sizes % 2 == 1)
+    assert np.allclose(sizes[1:] / sizes[:-1], 1.19, atol=0.01)
+    half = len(n) // 2                              # repetitions outermost: the sweep twice in a row
+    assert list(n[:half]) == list(sizes) == list(n[half:])
+    case = make_case("kernels/karatsuba", records, {"N": 1001})
+    assert all(case.training_records.columns["N"] <= 1001) and len(case.training_records) == 2 * sum(sizes <= 1001)
+    assert all(case.heldout.columns["N"] > 1001) and str(records.formula) == "karatsuba[0] + karatsuba[1]*N^log2(3)"
+
+
 def rows():
     return [Row("real", "llac", "a|b", 0.031, 0.05), Row("real", "extrap-default", "x", 0.2, 0.3),
             Row("jump", "llac", "m", 0.01, 0.02, 0.015, 0.02),
@@ -103,7 +220,7 @@ def rows():
 def test_table_renders_percentages_and_escapes_pipes():
     text = table(rows()).splitlines()
     assert text[0].startswith("| case | tool | model | held-out median |") and len(text) == 2 + 7
-    assert text[2] == "| real | llac | a\\|b | 3.1% | 5.0% | - | - |"
+    assert text[2] == "| real | llac | a\\|b | 3.1% | 5.0% | - | - | - | - |"
     assert percent(float("inf")) == "inf"
 
 
@@ -112,3 +229,66 @@ def test_targets_real_limit_and_synthetic_comparisons():
     assert lines[0].startswith("ok   real: llac median 3.1%")
     assert lines[1].startswith("MISS jump: llac 1.5% vs best Extra-P 2.0%") and "2x better" in lines[1]
     assert lines[2].startswith("MISS competing-N-NN") and "no worse" in lines[2]
+
+
+def test_table_shows_two_runs_side_by_side():
+    text = table([Row("k", "llac", "m1", 0.041, 0.1, coverage=0.5, width=0.2),
+                  Row("k", "llac", "m2", 0.053, 0.2, coverage=1.0, width=0.3, run=2)]).splitlines()
+    assert text[2] == "| k | llac | m1 / m2 | 4.1% / 5.3% | 10.0% / 20.0% | - / - | - / - | 50.0% / 100.0% | 20.0% / 30.0% |"
+
+
+def kernel_rows(llac, extrap, one, coverage=0.9, negatives=0):
+    return [Row("kernels/k", "llac", "m", llac[r], 0.5, coverage=coverage, negatives=negatives, run=r + 1)
+            for r in range(2)] + \
+        [Row("kernels/k", "extrap-default", "x", extrap[r], 0.5, run=r + 1) for r in range(2)] + \
+        [Row("kernels/k", "llac-1-interval", "m", one[r], 0.5, run=r + 1) for r in range(2)]
+
+
+def test_targets10_meets_every_target_with_good_figures():
+    lines = targets10(kernel_rows([0.04, 0.05], [0.2, 0.3], [0.04, 0.06]),
+                      {("kernels/k", 1): 0.01, ("kernels/k", 2): 0.01},
+                      [NoiseResult("chain", 4e6, (0.01, 0.03), (False, False))])
+    assert lines == [
+        "ok   noise chain: worst error at N=4000000 3.0%, median 2.0% (target <= 5.0%); "
+        "false splits in 0 of 2 loaded runs (target 0)",
+        "ok   kernels/k: llac median 4.0% / 5.0% (target <= 10.0% and <= half of Extra-P default's 20.0% / 30.0%)",
+        "ok   llac no worse than one interval by more than the noise on 2 of 2 real cases and runs",
+        "ok   coverage of llac's 95% interval beyond the data: 90.0% on average over 2 cases and runs "
+        "(target >= 85.0%)",
+        "ok   negative constants in 0 of 2 llac models (0 constants; target 0)"]
+
+
+def test_targets10_misses_are_said_with_their_figures():
+    lines = targets10(kernel_rows([0.04, 0.12], [0.07, 0.3], [0.04, 0.06], coverage=0.5, negatives=1),
+                      {("kernels/k", 1): 0.01, ("kernels/k", 2): 0.01},
+                      [NoiseResult("chain", 4e6, (0.01, 0.06), (True, False)),
+                       NoiseResult("stream", 4e7, (0.01,), (False,), ("run 2: no valid times",))])
+    assert lines[0].startswith("MISS noise chain: worst error at N=4000000 6.0%") and "in 1 of 2" in lines[0]
+    assert lines[1].startswith("MISS noise stream") and lines[1].endswith("; run 2: no valid times")
+    assert lines[2].startswith("MISS kernels/k: llac median 4.0% / 12.0%")
+    assert lines[3] == ("MISS llac no worse than one interval by more than the noise on 1 of 2 real cases "
+                        "and runs; worse: kernels/k (run 2): 12.0% against 6.0%, noise 1.0%")
+    assert lines[4].startswith("MISS coverage") and "below: kernels/k 50.0%, kernels/k (run 2) 50.0%" in lines[4]
+    assert lines[5] == "MISS negative constants in 2 of 2 llac models (2 constants; target 0)"
+
+
+def test_noise_table_lists_median_worst_and_false_splits():
+    text = noise_table([NoiseResult("chain", 3924045, (0.01, 0.02, 0.04), (False, True, False),
+                                    quiet=0.005)]).splitlines()
+    assert text[2] == "| chain | 3924045 | 3 | 2.0% | 4.0% | 1 | 0.5% |"
+
+
+@pytest.mark.parametrize("argv, parts, runs", [
+    ([], {"synthetic", "samples", "kernels", "noise"}, 2), (["--noise"], {"noise"}, 2),
+    (["--only", "kernels", "--only", "samples", "--runs", "3"], {"kernels", "samples"}, 3),
+    (["--quick"], {"synthetic", "samples", "noise"}, 1)])
+def test_command_line_parts_and_runs(argv, parts, runs):
+    args = cli.arguments(argv)
+    assert args.parts == parts and args.runs == runs
+
+
+@pytest.mark.parametrize("argv", [["--only", "fft"], ["--runs", "0"], ["--loaded-runs", "-1"], ["--runs", "x"]])
+def test_command_line_errors_are_one_usage_message(argv, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.arguments(argv)
+    assert exit_.value.code == 2 and "usage: benchmarks/accuracy" in capsys.readouterr().err

@@ -22,7 +22,9 @@ def test_quick_accuracy_run_prints_the_table_with_every_tool(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     lines = done.stdout.splitlines()
-    rows = [line.split(" | ") for line in lines if line.startswith("| ") and "---" not in line][1:]
+    accuracy = lines[lines.index("") + 1:]
+    accuracy = accuracy[:accuracy.index("")]                 # the first table: the accuracy
+    rows = [line.split(" | ") for line in accuracy if "---" not in line][1:]
     assert {(r[0].lstrip("| "), r[1]) for r in rows} == {
         ("nlogn-above-noise", "llac"), ("nlogn-above-noise", "llac-1-interval"),
         ("nlogn-above-noise", "extrap-default"), ("regime-slope-x3", "llac"),
@@ -31,4 +33,8 @@ def test_quick_accuracy_run_prints_the_table_with_every_tool(tmp_path):
     errors = [float(r[3].rstrip("%")) for r in rows]   # every tool predicted every held-out point
     assert all(e < 100 for e in errors)
     assert any(line.startswith("- ok   nlogn-above-noise") for line in lines)
+    noise = [line.split(" | ") for line in lines if line.startswith("| chain |")]
+    assert len(noise) == 1 and noise[0][2] == "2"       # the noise smoke: 2 loaded runs, scored
+    assert noise[0][3].endswith("%") and noise[0][4].endswith("%")
+    assert any(line.startswith(("- ok   noise chain", "- MISS noise chain")) for line in lines)
     assert report.read_text() == done.stdout

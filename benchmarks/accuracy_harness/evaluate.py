@@ -1,6 +1,7 @@
 """Fit each case with each tool on its training points and score the predictions of the
 held-out points: relative error against the measurement and, for a synthetic case, against
-the true function."""
+the true function; for llac also the coverage and width of its prediction intervals and how
+many of its constants are negative."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from llac.model import FitError, FitSettings, Model, fit_experiment
+from llac.model import FitError, FitSettings, Model, Prediction, fit_experiment
 
 from .cases import Case
 from .extrap_tool import extrap_predict
@@ -26,6 +27,10 @@ class Row:
     max: float = float("nan")
     median_truth: float = float("nan")    # the same against the true function (synthetic)
     max_truth: float = float("nan")
+    coverage: float = float("nan")        # share of held-out points inside the 95% interval (llac)
+    width: float = float("nan")           # median (upper - lower) / predicted there (llac)
+    negatives: int = 0                    # negative constants in the model (llac, all intervals)
+    run: int = 1                          # which run of a real program
 
 
 def relative_errors(predicted: np.ndarray, reference: np.ndarray) -> tuple[float, float]:
@@ -36,12 +41,30 @@ def relative_errors(predicted: np.ndarray, reference: np.ndarray) -> tuple[float
     return float(np.median(errors)), float(np.max(errors))
 
 
-def score(case: Case, tool: str, model: str, predicted: np.ndarray) -> Row:
-    """The row of `tool` on `case` for predictions of the held-out points."""
+def interval_scores(prediction: Prediction, measured: np.ndarray) -> tuple[float, float]:
+    """The coverage of `prediction`'s intervals (share of `measured` inside lower..upper; a
+    missing bound never covers) and their median relative width (upper - lower) / value."""
+    measured = np.asarray(measured, dtype=float)
+    covered = (prediction.lower <= measured) & (measured <= prediction.upper)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        width = (prediction.upper - prediction.lower) / np.abs(prediction.values)
+    width = np.where(np.isnan(width), np.inf, width)
+    return float(np.mean(covered)), float(np.median(width))
+
+
+def negative_constants(model: Model) -> int:
+    """How many constants of `model` are negative, over all its intervals (a term of a cost
+    formula cannot cost negative time)."""
+    return sum(int(np.sum(piece.constants < 0)) for piece in model.pieces)
+
+
+def score(case: Case, tool: str, model: str, predicted: np.ndarray, **llac_figures) -> Row:
+    """The row of `tool` on `case` for predictions of the held-out points (`llac_figures`:
+    coverage, width and negatives of a llac model)."""
     held = case.heldout.columns
     median, worst = relative_errors(predicted, held["time"])
     truth = relative_errors(predicted, case.truth(held)) if case.truth else (float("nan"),) * 2
-    return Row(case.name, tool, model, median, worst, *truth)
+    return Row(case.name, tool, model, median, worst, *truth, run=case.run, **llac_figures)
 
 
 def describe(model: Model) -> str:
@@ -54,17 +77,20 @@ def describe(model: Model) -> str:
 
 
 def llac_rows(case: Case) -> list[Row]:
-    """llac with its defaults (interval splitting) and with one interval."""
+    """llac with its defaults (interval splitting) and with one interval, fitted on every
+    training measurement."""
     rows = []
     for tool, settings in LLAC_TOOLS.items():
         try:
-            model = fit_experiment(case.training, settings)
+            model = fit_experiment(case.training_records, settings)
         except FitError as error:
-            rows.append(Row(case.name, tool, f"fit failed: {error}"))
+            rows.append(Row(case.name, tool, f"fit failed: {error}", run=case.run))
             continue
         held = case.heldout.columns
-        predicted = model.predict({v: held[v] for v in model.formula.variables}).values
-        rows.append(score(case, tool, describe(model), predicted))
+        prediction = model.predict({v: held[v] for v in model.formula.variables})
+        coverage, width = interval_scores(prediction, held["time"])
+        rows.append(score(case, tool, describe(model), prediction.values, coverage=coverage,
+                          width=width, negatives=negative_constants(model)))
     return rows
 
 
@@ -79,7 +105,7 @@ def extrap_rows(case: Case, python: Path, modelers: list[str] | None = None) -> 
     for modeler in modelers:
         result, tool = results[modeler], f"extrap-{modeler.lower()}"
         if "error" in result:
-            rows.append(Row(case.name, tool, result["error"][:120]))
+            rows.append(Row(case.name, tool, result["error"][:120], run=case.run))
         else:
             rows.append(score(case, tool, result["function"], np.asarray(result["values"])))
     return rows
