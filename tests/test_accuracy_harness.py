@@ -103,7 +103,8 @@ def test_extrap_request_uses_llacs_export_and_reports_results(tmp_path, monkeypa
             {"Default": values, "Segmented": {"error": "ValueError: too few points"}}), "stderr": ""})
 
     monkeypatch.setattr(extrap_tool, "_run", fake_run)
-    case = make_case("c", experiment([1.0, 2, 4, 8, 16, 16], [2.0, 4, 8, 16, 33, 31]), {"N": 4})
+    # N = 16: its minimum and its median are both 32 (the mean is not)
+    case = make_case("c", experiment([1.0, 2, 4, 8, 16, 16, 16], [2.0, 4, 8, 16, 32, 33.5, 32]), {"N": 4})
     default, segmented = extrap_rows(case, tmp_path / "python")
     assert seen["modelers"] == ["Default", "Segmented"] and seen["points"] == [[8.0, 16.0]]
     assert seen["text"].startswith("PARAMETER N\n") and "POINTS 1 2 4\n" in seen["text"]
