@@ -153,14 +153,18 @@ class Model:
                 for i, name in enumerate(self.formula.constants)}
 
 
-def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()) -> Model:
+def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings(),
+                   quick: bool = False) -> Model:
     """Fit `experiment`'s formula by relative least squares, split into intervals where the
     constants change (if `settings.split`), collect warnings, and measure by backtests how fast
-    predictions beyond the data lose accuracy (`Model.drift`). Raises FitError on data or
-    settings that cannot give a fit."""
+    predictions beyond the data lose accuracy (`Model.drift`). `quick` skips the formula
+    advice and the backtests, for callers that compare many formulas' predictions (suggest).
+    Raises FitError on data or settings that cannot give a fit."""
     _check_settings(settings)
     points = aggregate_points(experiment.formula, experiment.columns, settings.aggregate)
-    model = _fit_points(experiment.name, experiment.formula, points, settings, experiment)
+    model = _fit_points(experiment.name, experiment.formula, points, settings, None if quick else experiment)
+    if quick:
+        return model
 
     def refit(mask: np.ndarray) -> Model | None:
         part = SamplePoints({v: x[mask] for v, x in points.variables.items()}, points.time[mask],

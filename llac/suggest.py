@@ -135,7 +135,7 @@ def suggest(experiment: Experiment, settings: FitSettings) -> Suggestion:
     ranked = []
     for rank, (error, text) in shown:
         try:
-            whole = fit_experiment(experiment.replace(formula=parse_formula(text)), settings)
+            whole = fit_experiment(experiment.replace(formula=parse_formula(text)), settings, quick=True)
             in_range, intervals = whole.median_rel_error, len(whole.pieces)
         except FitError:
             in_range, intervals = float("nan"), 0
@@ -148,7 +148,7 @@ def _held_out_error(training: Experiment, truth, settings: FitSettings) -> float
     """Median relative error at the held-out points of the formula fitted on `training`
     (None when it cannot be fitted there)."""
     try:
-        model = fit_experiment(training, settings)
+        model = fit_experiment(training, settings, quick=True)
     except (FitError, np.linalg.LinAlgError):
         return None
     predicted = model.predict(truth.variables).values
