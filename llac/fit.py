@@ -1,9 +1,11 @@
 """Relative least squares: fit a formula's constants so that the *relative* error is small.
 
 Timings span orders of magnitude, so an absolute fit would ignore the small sizes. We solve
-weighted least squares with weights 1/base², where base starts as the measured times and is
-then replaced by the fitted values (iteratively reweighted; clamped to a factor 10 of the
-measured time so that a bad intermediate fit cannot blow up a weight). Columns are scaled to
+weighted least squares with weights 1/base², where base starts as the measured times t and is
+then replaced by sqrt(t * fitted) (iteratively reweighted; the fitted values clamped to a factor
+10 of the measured time so that a bad intermediate fit cannot blow up a weight): the squared
+weighted residual is then, to second order, (ln t - ln fitted)², symmetric in over- and
+underestimation. Columns are scaled to
 a maximum of 1 before solving. numpy does the iterations (fast, used many times by the split
 search) and the final fit's standard errors, p-values and covariance.
 """
@@ -75,7 +77,7 @@ def median(values: np.ndarray) -> float:
 
 def relative_fit(design: np.ndarray, time: np.ndarray, bounded: np.ndarray | None = None,
                  noise: np.ndarray | None = None) -> RelativeFit:
-    """Fit constants minimising relative squared error, iterating weights 1/fitted².
+    """Fit constants minimising relative squared error, iterating weights 1/(measured·fitted).
 
     The constants of the `bounded` columns (a mask; None: none) must be >= 0: a term of a cost
     formula cannot cost negative time (docs/method.md §2). `noise` (>= 1 per point, None: all 1)
@@ -88,7 +90,7 @@ def relative_fit(design: np.ndarray, time: np.ndarray, bounded: np.ndarray | Non
     noise = np.ones(len(time)) if noise is None else noise
     base = time
     for _ in range(ITERATIONS):
-        new = np.clip(scaled @ _solve(scaled, time, base * noise, bounded, exact=False), time / 10, time * 10)
+        new = np.sqrt(time * np.clip(scaled @ _solve(scaled, time, base * noise, bounded, exact=False), time / 10, time * 10))
         done = np.max(np.abs(new - base) / base) < 1e-8
         base = new
         if done:
