@@ -105,17 +105,15 @@ NOISE_FLOOR = 0.005     # spreads below this relative level count as this level
 NOISY = 3.0             # a point whose spread exceeds this many typical spreads is down-weighted
 
 
-def noise_factors(spread: np.ndarray | None, count: np.ndarray) -> np.ndarray:
+def noise_factors(spread: np.ndarray) -> np.ndarray:
     """Each sample point's noise factor for `relative_fit`: max(1, s / (NOISY·s0)), where s is
     the point's spread ((median - min) / min of its repetitions) and s0 the typical spread (the
     median over points with repetitions, at least NOISE_FLOOR). Interference only adds time:
     a point whose repetitions mostly ran much slower than its fastest was measured under load,
     and its summary is less trustworthy than a point whose repetitions agree; such a point
     weighs 1/factor² as much (docs/method.md §2). Spreads up to NOISY typical ones are the
-    ordinary scatter of a few repetitions and change nothing. A point without repetitions has
-    factor 1."""
-    if spread is None:
-        return np.ones(len(count))
+    ordinary scatter of a few repetitions and change nothing. A point without repetitions
+    (spread NaN) has factor 1."""
     repeated = np.isfinite(spread)
     typical = max(float(np.median(spread[repeated])) if repeated.any() else 0.0, NOISE_FLOOR)
     return np.maximum(1.0, np.where(repeated, spread, 0.0) / (NOISY * typical))

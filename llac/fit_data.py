@@ -23,7 +23,7 @@ class SamplePoints:
     time: np.ndarray
     count: np.ndarray
     excluded: int
-    spread: np.ndarray | None = None   # (median - min) / min of each point's repetitions (NaN: one)
+    spread: np.ndarray        # (median - min) / min of each point's repetitions (NaN: one)
 
     def __len__(self) -> int:
         return len(self.time)

@@ -168,12 +168,12 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
 
     def refit(mask: np.ndarray) -> Model | None:
         part = SamplePoints({v: x[mask] for v, x in points.variables.items()}, points.time[mask],
-                            points.count[mask], 0, None if points.spread is None else points.spread[mask])
+                            points.count[mask], 0, points.spread[mask])
         try:
             return _fit_points(experiment.name, experiment.formula, part, settings)
         except FitError:
             return None
-    noise = noise_factors(points.spread, points.count)
+    noise = noise_factors(points.spread)
     return replace(model, sample_points={**model.sample_points, "spread": points.spread},
                    warnings=model.warnings + tuple(spread_warning(points.spread, settings.aggregate,
                                                                   settings.threshold)),
@@ -189,9 +189,8 @@ def _fit_points(name: str, formula: Formula, points: SamplePoints, settings: Fit
     design = _design(formula, points.variables, len(points))
     check_identifiable(formula, points, design)
     try:
-        noise = noise_factors(points.spread, points.count)
-        leaves, cuts = split_points(design, points.time, points.variables, settings, noise)
-        bounded = bounded_columns(design, settings)
+        noise, bounded = noise_factors(points.spread), bounded_columns(design, settings)
+        leaves, cuts = split_points(design, points.time, points.variables, settings, bounded, noise)
         if settings.prune:
             leaves = [_prune(leaf, design, points.time, settings.alpha, bounded, noise) for leaf in leaves]
         pieces = tuple(_piece(leaf, design, points, formula) for leaf in leaves)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from llac.fit import FitSettings, RelativeFit, bounded_columns, relative_fit
+from llac.fit import FitSettings, RelativeFit, relative_fit
 
 EXTRAPOLATION_SPAN = 2.0   # the piece predictions beyond the data use spans at least this factor
 MAX_CANDIDATES = 48        # cut positions tried per variable and piece (evenly among valid ones)
@@ -69,18 +69,17 @@ class _Search:
 
 
 def split_points(design: np.ndarray, time: np.ndarray, variables: dict[str, np.ndarray],
-                 settings: FitSettings, noise: np.ndarray | None = None) -> tuple[list[Leaf], list[Cut]]:
+                 settings: FitSettings, bounded: np.ndarray, noise: np.ndarray) -> tuple[list[Leaf], list[Cut]]:
     """Split the sample points into pieces with their own constants; return leaves and cuts.
 
     Best first: of all pieces with an acceptable cut, one that predictions beyond the data
     use is split first, else the one whose cut lowers the relative residual sum of squares
     most, so the interval budget (`maxintervals`, `maxpieces`) goes where extrapolation needs
     it and then to the largest changes, not to the smallest values first. Leaves come in tree order (left, i.e. smaller values, first); the first leaf's
-    region has -inf lower bounds.
+    region has -inf lower bounds. `bounded` and `noise` are relative_fit's (the constants
+    kept >= 0, each point's noise factor).
     """
     k = design.shape[1]
-    bounded = bounded_columns(design, settings)
-    noise = np.ones(len(time)) if noise is None else noise
     search = _Search(design, time, variables, settings, np.random.default_rng(settings.seed),
                      settings.minpoints or k + 1, bounded, noise)
     root = _Node((), np.arange(len(time)), {v: (-np.inf, np.inf) for v in variables},

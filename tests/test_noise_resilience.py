@@ -75,7 +75,7 @@ def test_a_point_whose_repetitions_disagree_weighs_less_and_a_consistent_one_doe
     time = 1e-3 * np.repeat([1.0, 1.0, 1.0, 1.3, 1.0, 1.0], 5) * (1 + 0.01 * np.tile([0, 1, 2, 1, 0], 6))
     time[10:15] = 1e-3 * np.array([1.0, 1.5, 1.6, 1.9, 2.4])    # 300: four of five repetitions loaded
     points = aggregate_points(parse_formula("f[0] + f[1]*N"), {"N": n, "time": time}, "min")
-    factors = noise_factors(points.spread, points.count)
+    factors = noise_factors(points.spread)
     assert factors[2] > 10 and np.all(np.delete(factors, 2) == 1)   # 400, consistently slower, keeps its weight
 
 
