@@ -1,0 +1,124 @@
+"""What a probe run measures about a machine (docs/machine.md), as plain data shared by
+`call probe` (which measures and stores it) and llac (which reads it to see cache regimes
+and other machines coming).
+
+Units are the trace's: seconds, bytes. Every measured figure carries its spread over the
+probe's repetitions, (median − min) / min, the same measure llac reports for sample points.
+"""
+from __future__ import annotations
+
+import re
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class CacheLevel:
+    """One cache as sysfs reports it, with the size the probe measured at its knee
+    (virtual machines report odd sizes: the measured knee wins where there is one)."""
+    level: int
+    kind: str                      # Data, Instruction, Unified
+    reported_bytes: int
+    line_bytes: int
+    measured_bytes: int | None = None
+
+    @property
+    def size(self) -> int:
+        """The size llac believes: the measured knee, else what the system reports."""
+        return self.measured_bytes or self.reported_bytes
+
+
+@dataclass(frozen=True)
+class MountainPoint:
+    """Cost of one access (seconds) by working-set size and stride, reads or writes."""
+    access: str                    # read, write
+    working_set: int               # bytes
+    stride: int                    # bytes
+    seconds: float
+    spread: float
+
+
+@dataclass(frozen=True)
+class Operation:
+    """Cost (seconds) of one basic operation (`add_dependent`, `fma_independent`,
+    `divide_dependent`, ..., and `timer`, the clock read's own cost)."""
+    name: str
+    seconds: float
+    spread: float
+
+
+@dataclass(frozen=True)
+class BspPoint:
+    """BSP parameters for P processes, in the manner of bsp_probe: g in seconds per byte of
+    an h-relation (small or large messages), L in seconds per empty superstep."""
+    procs: int
+    message: str                   # small, large
+    g: float
+    g_spread: float
+    L: float
+    L_spread: float
+
+
+@dataclass
+class ProbeRun:
+    """Everything one probe run measured on one machine, dated."""
+    host: str
+    cpu_model: str
+    date: str                      # ISO 8601 UTC
+    quick: bool
+    label: str | None = None
+    cores: int | None = None
+    seconds: float | None = None   # how long the probe took
+    caches: list[CacheLevel] = field(default_factory=list)
+    mountain: list[MountainPoint] = field(default_factory=list)
+    operations: list[Operation] = field(default_factory=list)
+    bsp: list[BspPoint] = field(default_factory=list)
+    run_id: int | None = None      # set once stored
+
+
+def this_host() -> str:
+    """The host name, as the runtime writes it in a trace's `#host:`."""
+    return socket.gethostname()
+
+
+def this_cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The CPU's model name from /proc/cpuinfo (`unknown` where there is none), as the
+    runtime writes it in a trace's `#cpu:`; with the host it names the machine entry."""
+    try:
+        text = cpuinfo.read_text(errors="replace")
+    except OSError:
+        return "unknown"
+    found = re.search(r"^model name\s*:\s*(.+)$", text, re.MULTILINE)
+    return found.group(1).strip() if found else "unknown"
+
+
+def reported_caches(root: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> list[CacheLevel]:
+    """The caches of CPU 0 as sysfs reports them (empty where sysfs has none)."""
+    caches = []
+    for index in sorted(root.glob("index[0-9]*")):
+        try:
+            level = int((index / "level").read_text())
+            kind = (index / "type").read_text().strip()
+            size = _parse_size((index / "size").read_text().strip())
+            line = int((index / "coherency_line_size").read_text())
+        except (OSError, ValueError):
+            continue
+        caches.append(CacheLevel(level, kind, size, line))
+    return caches
+
+
+def _parse_size(text: str) -> int:
+    """sysfs sizes read `32K`, `16384K`, `1M`."""
+    units = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
+    if text and text[-1].upper() in units:
+        return int(text[:-1]) * units[text[-1].upper()]
+    return int(text)
+
+
+def machine_name(host: str) -> str:
+    """A machine's name in llac's language: the host's first label made an identifier
+    (`node-17.example.org` -> `node_17`)."""
+    first = host.split(".")[0] or "machine"
+    name = re.sub(r"[^A-Za-z0-9_]", "_", first)
+    return name if not name[0].isdigit() else "m" + name

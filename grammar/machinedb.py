@@ -1,0 +1,191 @@
+"""The machine database: one SQLite file of machines and their dated probe runs
+(docs/machine.md). `call probe` stores runs; llac reads them.
+
+One machine entry per host and CPU model; each probe run belongs to one machine and holds
+its caches, memory mountain, operation costs and BSP parameters. The schema is versioned
+with SQLite's `user_version`: opening a file applies the migrations it lacks, in order, in
+one transaction; a file written by a newer llac is refused with a clear message.
+"""
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import astuple
+from pathlib import Path
+
+from .machine import BspPoint, CacheLevel, MountainPoint, Operation, ProbeRun, machine_name
+
+ENVIRONMENT_VARIABLE = "LLAC_MACHINE_DB"
+
+# Migration k brings a file from version k to k + 1. Never edit a released one: add another.
+MIGRATIONS = [
+    """
+    CREATE TABLE machine (
+        id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
+        host TEXT NOT NULL, cpu_model TEXT NOT NULL, UNIQUE (host, cpu_model));
+    CREATE TABLE probe_run (
+        id INTEGER PRIMARY KEY,
+        machine_id INTEGER NOT NULL REFERENCES machine(id) ON DELETE CASCADE,
+        date TEXT NOT NULL, quick INTEGER NOT NULL, label TEXT, cores INTEGER, seconds REAL);
+    CREATE TABLE cache_level (
+        run_id INTEGER NOT NULL REFERENCES probe_run(id) ON DELETE CASCADE,
+        level INTEGER NOT NULL, kind TEXT NOT NULL, reported_bytes INTEGER NOT NULL,
+        line_bytes INTEGER NOT NULL, measured_bytes INTEGER);
+    CREATE TABLE mountain (
+        run_id INTEGER NOT NULL REFERENCES probe_run(id) ON DELETE CASCADE,
+        access TEXT NOT NULL CHECK (access IN ('read', 'write')),
+        working_set INTEGER NOT NULL, stride INTEGER NOT NULL,
+        seconds REAL NOT NULL, spread REAL NOT NULL);
+    CREATE TABLE operation (
+        run_id INTEGER NOT NULL REFERENCES probe_run(id) ON DELETE CASCADE,
+        name TEXT NOT NULL, seconds REAL NOT NULL, spread REAL NOT NULL);
+    CREATE TABLE bsp (
+        run_id INTEGER NOT NULL REFERENCES probe_run(id) ON DELETE CASCADE,
+        procs INTEGER NOT NULL, message TEXT NOT NULL CHECK (message IN ('small', 'large')),
+        g REAL NOT NULL, g_spread REAL NOT NULL, L REAL NOT NULL, L_spread REAL NOT NULL);
+    """,
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+# The child tables of a run: table name, the dataclass stored in it, its columns in order.
+_PARTS = (
+    ("cache_level", CacheLevel, "caches", "level, kind, reported_bytes, line_bytes, measured_bytes"),
+    ("mountain", MountainPoint, "mountain", "access, working_set, stride, seconds, spread"),
+    ("operation", Operation, "operations", "name, seconds, spread"),
+    ("bsp", BspPoint, "bsp", "procs, message, g, g_spread, L, L_spread"),
+)
+
+
+class MachineDBError(Exception):
+    """A machine database that cannot be used: unreadable, not SQLite, too new."""
+
+
+def default_path() -> Path:
+    """Where the database lives: $LLAC_MACHINE_DB, else $XDG_DATA_HOME/llac/machines.sqlite,
+    else ~/.local/share/llac/machines.sqlite."""
+    if os.environ.get(ENVIRONMENT_VARIABLE):
+        return Path(os.environ[ENVIRONMENT_VARIABLE])
+    data_home = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(data_home) / "llac" / "machines.sqlite"
+
+
+class MachineDB:
+    """An open machine database (use as a context manager, or call close())."""
+
+    def __init__(self, path: Path | str | None = None, create: bool = True):
+        """Open (and with `create`, create) the database at `path` (default_path() when None),
+        applying the migrations it lacks."""
+        self.path = Path(path) if path is not None else default_path()
+        if not create and not self.path.exists():
+            raise MachineDBError(f"{self.path}: no machine database here (run `call probe`)")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.connection = sqlite3.connect(self.path)
+            self.connection.execute("PRAGMA foreign_keys = ON")
+            self._migrate()
+        except sqlite3.DatabaseError as error:
+            raise MachineDBError(f"{self.path}: not a usable machine database ({error})") from None
+        except OSError as error:
+            raise MachineDBError(f"{self.path}: cannot open ({error.strerror})") from None
+
+    def __enter__(self) -> MachineDB:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the file."""
+        self.connection.close()
+
+    def _migrate(self) -> None:
+        """Bring the file to SCHEMA_VERSION, refusing one newer than this llac."""
+        version = self.connection.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise MachineDBError(
+                f"{self.path}: written by a newer llac (schema {version}, this llac knows "
+                f"up to {SCHEMA_VERSION}); upgrade llac or set {ENVIRONMENT_VARIABLE}")
+        if version == SCHEMA_VERSION:
+            return
+        with self.connection:
+            for script in MIGRATIONS[version:]:
+                for statement in filter(str.strip, script.split(";")):
+                    self.connection.execute(statement)
+            self.connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    # ---- writing
+    def store(self, run: ProbeRun) -> int:
+        """Store a probe run under its machine (created on first sight); return its id."""
+        with self.connection:
+            machine_id = self._machine_id(run.host, run.cpu_model)
+            cursor = self.connection.execute(
+                "INSERT INTO probe_run (machine_id, date, quick, label, cores, seconds) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (machine_id, run.date, int(run.quick), run.label, run.cores, run.seconds))
+            run.run_id = cursor.lastrowid
+            for table, _, attribute, columns in _PARTS:
+                rows = [(run.run_id, *astuple(item)) for item in getattr(run, attribute)]
+                marks = ", ".join("?" * (columns.count(",") + 2))
+                self.connection.executemany(
+                    f"INSERT INTO {table} (run_id, {columns}) VALUES ({marks})", rows)
+        return run.run_id
+
+    def _machine_id(self, host: str, cpu_model: str) -> int:
+        """The id of the machine (host, cpu_model), created with a free name if new."""
+        row = self.connection.execute(
+            "SELECT id FROM machine WHERE host = ? AND cpu_model = ?", (host, cpu_model)).fetchone()
+        if row:
+            return row[0]
+        base = name = machine_name(host)
+        taken = {r[0] for r in self.connection.execute("SELECT name FROM machine")}
+        suffix = 2
+        while name in taken:
+            name, suffix = f"{base}_{suffix}", suffix + 1
+        return self.connection.execute(
+            "INSERT INTO machine (name, host, cpu_model) VALUES (?, ?, ?)",
+            (name, host, cpu_model)).lastrowid
+
+    def delete_run(self, run_id: int) -> None:
+        """Remove one probe run (and a machine left without runs)."""
+        with self.connection:
+            self.connection.execute("DELETE FROM probe_run WHERE id = ?", (run_id,))
+            self.connection.execute(
+                "DELETE FROM machine WHERE id NOT IN (SELECT machine_id FROM probe_run)")
+
+    # ---- reading
+    def machines(self) -> list[tuple[str, str, str, int, str | None]]:
+        """Every machine: (name, host, cpu_model, number of runs, date of the latest)."""
+        return self.connection.execute(
+            "SELECT m.name, m.host, m.cpu_model, COUNT(r.id), MAX(r.date) FROM machine m "
+            "LEFT JOIN probe_run r ON r.machine_id = m.id GROUP BY m.id ORDER BY m.name").fetchall()
+
+    def machine_named(self, name: str) -> tuple[str, str] | None:
+        """(host, cpu_model) of the machine called `name`, or None."""
+        return self.connection.execute(
+            "SELECT host, cpu_model FROM machine WHERE name = ?", (name,)).fetchone()
+
+    def machine_of(self, host: str, cpu_model: str) -> str | None:
+        """The name of the machine (host, cpu_model), or None when it was never probed."""
+        row = self.connection.execute(
+            "SELECT name FROM machine WHERE host = ? AND cpu_model = ?", (host, cpu_model)).fetchone()
+        return row[0] if row else None
+
+    def runs(self, name: str) -> list[ProbeRun]:
+        """Every probe run of machine `name`, oldest first."""
+        ids = self.connection.execute(
+            "SELECT r.id FROM probe_run r JOIN machine m ON m.id = r.machine_id "
+            "WHERE m.name = ? ORDER BY r.date, r.id", (name,)).fetchall()
+        return [self.run(run_id) for (run_id,) in ids]
+
+    def run(self, run_id: int) -> ProbeRun:
+        """The probe run with this id, whole."""
+        host, cpu, date, quick, label, cores, seconds = self.connection.execute(
+            "SELECT m.host, m.cpu_model, r.date, r.quick, r.label, r.cores, r.seconds "
+            "FROM probe_run r JOIN machine m ON m.id = r.machine_id WHERE r.id = ?",
+            (run_id,)).fetchone()
+        run = ProbeRun(host, cpu, date, bool(quick), label, cores, seconds, run_id=run_id)
+        for table, kind, attribute, columns in _PARTS:
+            rows = self.connection.execute(
+                f"SELECT {columns} FROM {table} WHERE run_id = ? ORDER BY rowid", (run_id,))
+            setattr(run, attribute, [kind(*row) for row in rows])
+        return run
