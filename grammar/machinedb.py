@@ -77,7 +77,7 @@ class MachineDB:
         applying the migrations it lacks."""
         self.path = Path(path) if path is not None else default_path()
         if not create and not self.path.exists():
-            raise MachineDBError(f"{self.path}: no machine database here (run `call probe`)")
+            raise MachineDBError(f"{self.path}: no machine database here")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.connection = sqlite3.connect(self.path)

@@ -143,6 +143,16 @@ class Help(Statement):
 
 
 @dataclass(frozen=True)
+class Machine(Statement):
+    """`machine ACTION ...`: the machine database (list, show, compare, mountain, bsp, export,
+    import); `names` are machine references, `path` the file of export and import."""
+    action: str
+    names: tuple[Name, ...] = ()
+    path: str | None = None
+    replace: bool = False
+
+
+@dataclass(frozen=True)
 class ParallelReport(Statement):
     """A P3T+ parameter report of a parallel experiment, `by` rank, thread or P; `plot` draws it."""
     obj: Name

@@ -23,7 +23,8 @@ WORDS = {"OBJECT": "a name", "STRING": "a quoted string", "VALUE": "a number",
          "formula__NAME": "a column name", "formula__NUMBER": "a number",
          "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "EQUAL": "'='",
          "COMMA": "','", "PERCENT": "'%'", "LOGSCALE": "'log' or 'loglog'", "_RANGE": "'..'",
-         "formula__MEMBER_OP": "'.' or '->'"}
+         "formula__MEMBER_OP": "'.' or '->'",
+         "MACHINE_VIEW": "'list', 'show', 'compare', 'mountain' or 'bsp'"}
 
 
 class ContinuationLexer:
@@ -159,6 +160,22 @@ class StatementBuilder(Transformer):
 
     def plot_comm(self, meta, children):
         return _parallel_report(ast.Comm, meta, children, plot=True)
+
+    def machine(self, meta, children):
+        action, names = str(children[0]), tuple(map(_name, children[1:]))
+        most = {"list": 0, "show": 1, "mountain": 1, "bsp": 1, "compare": 2}[action]
+        least = 2 if action == "compare" else 0
+        if not least <= len(names) <= most:
+            wanted = "two machines" if action == "compare" else f"at most {most} machine"
+            raise LlacError(f"machine {action} takes {wanted}", span_of(meta))
+        return ast.Machine(action, names, span=span_of(meta))
+
+    def machine_export(self, meta, children):
+        return ast.Machine("export", (_name(children[0]),), _string(children[1]),
+                           children[-1] is not None and children[-1].type == "REPLACE", span=span_of(meta))
+
+    def machine_import(self, meta, children):
+        return ast.Machine("import", (), _string(children[0]), span=span_of(meta))
 
     def point(self, meta, children):
         return ast.Point(_name(children[0]), children[1])

@@ -250,13 +250,18 @@ def bar_chart(title: str, labels, series, markers, stacked: bool = False,
     return figure.build().string(colorless=True)
 
 
-def line_chart(title: str, x, series: dict, x_label: str, width: int = WIDTH, height: int = HEIGHT) -> str:
+def line_chart(title: str, x, series: dict, x_label: str, width: int = WIDTH, height: int = HEIGHT,
+               log_x: bool = False) -> str:
     """One line per named series over the values `x` (e.g. times by P), each with its own
-    marker, so the legend reads without colours."""
+    marker, so the legend reads without colours; `log_x` spaces x by its logarithm (sizes
+    from KiB to GiB), with readable ticks."""
     figure = _figure(width, height)
+    at = np.log10(np.asarray(x, dtype=float)) if log_x else list(x)
     for i, (name, values) in enumerate(series.items()):
         marker = SERIES_MARKERS[i % len(SERIES_MARKERS)]
-        figure.draw(figure.signal(list(x), list(values), marker=marker).lines().label(name))
+        figure.draw(figure.signal(list(at), list(values), marker=marker).lines().label(name))
+    if log_x:
+        figure.ruler("x").ticks(*log_ticks(float(min(x)), float(max(x))))
     figure.title(title)
     figure.label(x_label, "x")
     return figure.build().string(colorless=True)

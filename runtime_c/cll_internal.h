@@ -96,6 +96,7 @@ int cll_place_trace_(const char *tmp, int fd);
 
 /* ---- header.c ---- */
 void cll_command_init_(void);      /* reads the command line for the header at start-up */
+void cll_cpu_init_(void);          /* reads the CPU model name for the header at start-up */
 /* The header lines a trace and a spill file share: the first line `magic`, the program and
  * the run, then the timer with `resolution_format` for its seconds per tick. */
 void cll_header_run_lines_(FILE *f, const char *magic, const char *resolution_format);

@@ -11,6 +11,30 @@
 #include <unistd.h>
 
 static char command[4096];
+static char cpu[256] = "unknown";
+
+/* The CPU model as /proc/cpuinfo names it: with the host, it names the machine database's
+ * entry for this run (docs/machine.md). Read at start-up: the header may be written from a
+ * signal handler, where opening files is not safe. */
+void cll_cpu_init_(void)
+{
+    char line[512];
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon) {
+            colon++;
+            colon += strspn(colon, " \t");
+            colon[strcspn(colon, "\r\n")] = '\0';
+            if (*colon)
+                snprintf(cpu, sizeof cpu, "%s", colon);
+            break;
+        }
+    }
+    fclose(f);
+}
 
 void cll_command_init_(void)
 {
@@ -37,8 +61,8 @@ void cll_header_run_lines_(FILE *f, const char *magic, const char *resolution_fo
     snprintf(resolution, sizeof resolution, resolution_format, cll_seconds_per_tick());
     fprintf(f, "%s %d\n#program: %s\n#source: %s\n#command: %s\n#date: %s\n#host: %s\n",
             magic, CLL_TRACE_FORMAT_VERSION, cll_program_name_(), cll_sources_(), command, date, host);
-    fprintf(f, "#parallel: %s\n#procs: %d\n#timer: %s\n#timer_resolution: %s\n",
-            cll_parallel_(), cll_procs_(), cll_timer_name(), resolution);
+    fprintf(f, "#cpu: %s\n#parallel: %s\n#procs: %d\n#timer: %s\n#timer_resolution: %s\n",
+            cpu, cll_parallel_(), cll_procs_(), cll_timer_name(), resolution);
 }
 
 void cll_header_experiment_(FILE *f, const cll_experiment *e)

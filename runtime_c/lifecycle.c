@@ -220,6 +220,7 @@ static void init_once(void)
     cll_timer_init_();
     cll_paths_init_();
     cll_command_init_();
+    cll_cpu_init_();
     atexit(at_exit);
     pthread_atfork(NULL, NULL, forget_in_child);
 #ifndef CLL_NO_SIGNAL_HANDLERS

@@ -3,8 +3,14 @@
 Each fuzzer draws at most `max_examples` inputs and has no per-example deadline (the machines
 are shared and noisy); `HYPOTHESIS_PROFILE=long` runs a larger campaign by hand (5,000 inputs
 per fuzzer, or `HYPOTHESIS_EXAMPLES`; fuzzers with their own smaller budget keep it).
+
+The machine database of every test (and of the programs it starts) is a file of its own in
+a temporary directory, never the user's: tests that need one set LLAC_MACHINE_DB themselves.
 """
 import os
+import tempfile
+
+os.environ["LLAC_MACHINE_DB"] = os.path.join(tempfile.mkdtemp(prefix="llac-test-db-"), "machines.sqlite")
 
 from hypothesis import HealthCheck, settings
 

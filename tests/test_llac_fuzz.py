@@ -63,7 +63,10 @@ def statement(draw):
         f"x = aggregate {obj} by {draw(st.sampled_from(SETTINGS))}", f"rename {obj} {other}",
         f"delete {obj}", f"balance {obj} by {col}", f"comm {obj}", f"plot balance {obj}",
         f"export {obj} {draw(st.sampled_from(STRINGS))}", f"load {draw(st.sampled_from(STRINGS))}",
-        f"m = fit {obj}", f"x = {obj}"]
+        f"m = fit {obj}", f"x = {obj}",
+        f"machine {draw(st.sampled_from(['list', 'show', 'compare', 'mountain', 'bsp']))} {obj} {other}",
+        f"machine export {obj} {draw(st.sampled_from(STRINGS))}",
+        f"machine import {draw(st.sampled_from(STRINGS))}"]
     return draw(st.sampled_from(shapes))
 
 

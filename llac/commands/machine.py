@@ -1,0 +1,170 @@
+"""The `machine` command: the machine database as tables and plots (list, show, compare,
+mountain, bsp, export, import). What the figures mean: docs/machine.md."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from llac import ast
+from llac.commands import command
+from llac.commands.results import Note, Table, Text
+from llac.errors import LlacError
+from llac.machines import (MEMORY, access_cost, export_machine, import_machine, level_edges,
+                           open_machines, resolve)
+
+NANO = 1e9
+READ_STRIDES = (8, 64)         # sequential doubles, one cache line apart
+
+
+@command("machine", "machine list | show [M] | compare M1 M2 | mountain [M] | bsp [M] | "
+         'export M "FILE" [replace] | import "FILE"',
+         """The machine database that `call probe` fills (one SQLite file:
+         $LLAC_MACHINE_DB, default ~/.local/share/llac/machines.sqlite). `list`: the machines
+         and their probe runs. `show`: one probe run: caches (reported by the system and
+         measured at the knees), the cost of an access in each cache level and in memory,
+         basic operations, BSP's g and L per P. `compare`: two machines (or two runs) side
+         by side with their ratio. `mountain` and `bsp` plot the memory mountain and g and L
+         against P. `export`/`import` carry a machine to another database as JSON. M is a
+         machine's name (its latest full probe run), NAME@LABEL (its latest run with that
+         `--label`) or NAME@ID; without M, this machine.""",
+         ["machine list", "machine show", "machine compare vm vm@loaded", "machine mountain vm",
+          'machine export vm "vm.json"', 'machine import "vm.json"'], ast.Machine)
+def machine(session, statement: ast.Machine):
+    references = [n.text for n in statement.names]
+    with open_machines(create=statement.action == "import") as db:
+        if statement.action == "list":
+            return _list(db)
+        if statement.action == "import":
+            name, added, skipped = import_machine(db, Path(statement.path))
+            return [Note(f"machine {name}: {added} probe run(s) imported"
+                         + (f", {skipped} already there" if skipped else "") + f" (into {db.path})")]
+        if statement.action == "export":
+            if not statement.replace and os.path.lexists(statement.path):
+                raise LlacError(f"{statement.path!r} exists; to overwrite it: "
+                                f'machine export {references[0]} "{statement.path}" replace')
+            count = export_machine(db, references[0], Path(statement.path))
+            return [Note(f"wrote {statement.path} (machine {references[0]}, {count} probe run(s))")]
+        runs = [resolve(db, r) for r in references] or [resolve(db, None)]
+        others = [r for r in db.runs(runs[0][0]) if r.run_id != runs[0][1].run_id]
+    if statement.action == "compare":
+        return [_compare(*runs)]
+    name, run = runs[0]
+    if statement.action == "mountain":
+        return [Text(_mountain_chart(name, run))]
+    if statement.action == "bsp":
+        return [Text(_bsp_chart(name, run))]
+    return _show(name, run, others)
+
+
+def _list(db) -> list:
+    """One row per machine."""
+    rows = tuple((name, host, cpu, runs, latest or "")
+                 for name, host, cpu, runs, latest in db.machines())
+    if not rows:
+        return [Note(f"no machine in {db.path} yet; `call probe` measures this one")]
+    return [Table(f"machines in {db.path}", ("name", "host", "cpu", "probe runs", "latest"), rows)]
+
+
+def _title(name: str, run) -> str:
+    """`vm@3 (AMD EPYC, host vm): full probe of 2026-11-23T21:00:00Z`."""
+    kind = "quick" if run.quick else "full"
+    label = f", label {run.label}" if run.label else ""
+    took = f", {run.seconds:.0f} s" if run.seconds else ""
+    return f"{name}@{run.run_id} ({run.cpu_model}, host {run.host}): {kind} probe of {run.date}{label}{took}"
+
+
+def _show(name: str, run, others) -> list:
+    """The whole probe run as tables."""
+    results = [Note(_title(name, run))]
+    if others:
+        results.append(Note("other runs: " + ", ".join(
+            f"{name}@{r.run_id}{' (' + r.label + ')' if r.label else ''} {r.date[:10]}" for r in others)))
+    if run.caches:
+        results.append(Table("caches (bytes): reported by the system, measured at the mountain's knees",
+                             ("level", "kind", "reported", "measured", "line"),
+                             tuple((c.level, c.kind, c.reported_bytes, c.measured_bytes or "-", c.line_bytes)
+                                   for c in run.caches)))
+    if run.mountain:
+        results.append(_level_table(run))
+    if run.operations:
+        results.append(Table("operations (ns each)", ("operation", "ns", "spread"),
+                             tuple((o.name, o.seconds * NANO, _percent(o.spread)) for o in run.operations)))
+    if run.bsp:
+        results.append(Table("BSP parameters: g in ns per byte of an h-relation, L in µs per superstep",
+                             ("P", "messages", "g", "g spread", "L", "L spread"),
+                             tuple((b.procs, b.message, b.g * NANO, _percent(b.g_spread), b.L * 1e6,
+                                    _percent(b.L_spread)) for b in run.bsp)))
+    return results
+
+
+def _level_sets(run) -> list[tuple[str, float]]:
+    """A working set inside each data cache (half its size) and one in memory (the largest
+    the probe measured), with the level's name."""
+    largest = max(p.working_set for p in run.mountain)
+    return [(label, size / 2) for label, size in level_edges(run)] + [(MEMORY, largest)]
+
+
+def _level_table(run) -> Table:
+    """ns per access in each level, reads at stride 8 and 64 bytes and writes at 8."""
+    rows = tuple((label, int(ws), *(float(access_cost(run, ws, s)) * NANO for s in READ_STRIDES),
+                  float(access_cost(run, ws, 8, "write")) * NANO)
+                 for label, ws in _level_sets(run))
+    return Table("memory: ns per access (from the mountain)",
+                 ("level", "working set", "read, stride 8", "read, stride 64", "write, stride 8"), rows)
+
+
+def _compare(first, second) -> Table:
+    """Figures of two runs side by side with second/first."""
+    (name_a, a), (name_b, b) = first, second
+    rows = []
+    for label, ws in _level_sets(a) if a.mountain and b.mountain else ():
+        for stride in READ_STRIDES:
+            x, y = (float(access_cost(r, ws, stride)) * NANO for r in (a, b))
+            rows.append((f"read {label} ({int(ws)} B), stride {stride}, ns", x, y, y / x))
+    b_ops = {o.name: o.seconds for o in b.operations}
+    rows += [(f"{o.name}, ns", o.seconds * NANO, b_ops[o.name] * NANO, b_ops[o.name] / o.seconds)
+             for o in a.operations if o.name in b_ops and o.seconds > 0]
+    b_bsp = {(p.procs, p.message): p for p in b.bsp}
+    for p in a.bsp:
+        q = b_bsp.get((p.procs, p.message))
+        if q:
+            rows.append((f"g P={p.procs} {p.message}, ns/byte", p.g * NANO, q.g * NANO, q.g / p.g))
+            rows.append((f"L P={p.procs} {p.message}, µs", p.L * 1e6, q.L * 1e6, q.L / p.L))
+    if not rows:
+        raise LlacError(f"{name_a} and {name_b} have no figure in common to compare")
+    a_tag, b_tag = f"{name_a}@{a.run_id}", f"{name_b}@{b.run_id}"
+    return Table(f"{a_tag} ({a.date[:10]}) against {b_tag} ({b.date[:10]})",
+                 ("figure", a_tag, b_tag, "ratio"), tuple(rows))
+
+
+def _mountain_chart(name: str, run) -> str:
+    """Read cost per access against the working set (log axis), one line per stride."""
+    from llac.plot import line_chart
+    if not run.mountain:
+        raise LlacError(f"{name}@{run.run_id} has no memory mountain")
+    sizes = sorted({p.working_set for p in run.mountain if p.access == "read"})
+    strides = sorted({p.stride for p in run.mountain if p.access == "read"})
+    series = {f"read, stride {s} B": [float(access_cost(run, ws, s)) * NANO for ws in sizes]
+              for s in strides}
+    edges = ", ".join(f"{label} {size // 1024} KiB" for label, size in level_edges(run))
+    return line_chart(f"memory mountain of {name}@{run.run_id}: ns per read", sizes, series,
+                      f"working set, bytes ({edges})", log_x=True)
+
+
+def _bsp_chart(name: str, run) -> str:
+    """g (small and large messages) and L against P."""
+    from llac.plot import line_chart
+    if not run.bsp:
+        raise LlacError(f"{name}@{run.run_id} has no BSP parameters (`call probe --procs 1,2,4`)")
+    procs = sorted({p.procs for p in run.bsp})
+    found = {(p.procs, p.message): p for p in run.bsp}
+    series = {f"g {m}, ns/byte": [found[(q, m)].g * NANO if (q, m) in found else float("nan")
+                                  for q in procs] for m in ("small", "large")}
+    series["L, µs"] = [min(p.L for p in run.bsp if p.procs == q) * 1e6 for q in procs]
+    return line_chart(f"BSP parameters of {name}@{run.run_id} by P", procs, series, "P")
+
+
+def _percent(spread: float) -> str:
+    """A spread as a percentage."""
+    return f"{spread * 100:.1f}%"
+

@@ -1,0 +1,165 @@
+"""llac's view of the machine database (docs/machine.md): finding a machine's probe run by
+the name a user writes, the cost of a memory access at a working set, the cache level a
+working set falls in, and machines as JSON files to carry to another database.
+
+A machine reference is `NAME` (its latest full probe run without a label, else its latest
+run without a label, else its latest run: a label marks a run made under special conditions),
+`NAME@LABEL` (its latest run labelled so by `call probe --label`) or `NAME@ID` (one run).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, fields
+from pathlib import Path
+
+import numpy as np
+
+from cll_grammar.machine import (BspPoint, CacheLevel, MountainPoint, Operation, ProbeRun,
+                                 this_cpu_model, this_host)
+from cll_grammar.machinedb import ENVIRONMENT_VARIABLE, MachineDB, MachineDBError
+from llac.errors import LlacError
+
+EXPORT_FORMAT = "llac-machine 1"
+SEQUENTIAL_STRIDE = 8          # bytes: consecutive doubles, the default access pattern
+MEMORY = "memory"
+
+
+def open_machines(create: bool = False) -> MachineDB:
+    """The user's machine database (made empty with `create`), or a clear error when there
+    is none yet."""
+    try:
+        return MachineDB(create=create)
+    except MachineDBError as error:
+        raise LlacError(f"{error}; `call probe` measures this machine "
+                        f"(${ENVIRONMENT_VARIABLE} names another database)") from None
+
+
+def resolve(db: MachineDB, reference: str | None) -> tuple[str, ProbeRun]:
+    """The machine name and probe run a reference designates; None means this machine."""
+    if reference is None:
+        name = db.machine_of(this_host(), this_cpu_model())
+        if name is None:
+            raise LlacError(f"this machine ({this_host()}, {this_cpu_model()}) was never probed "
+                            f"into {db.path}; run `call probe`")
+    else:
+        name = reference.split("@")[0]
+    runs = db.runs(name)
+    if not runs:
+        known = ", ".join(m[0] for m in db.machines()) or "none"
+        raise LlacError(f"no machine {name!r} in {db.path} (machines: {known})")
+    if reference is None or "@" not in reference:
+        plain = [r for r in runs if not r.label]
+        full = [r for r in plain or runs if not r.quick]
+        return name, (full or plain or runs)[-1]
+    tag = reference.split("@", 1)[1]
+    chosen = [r for r in runs if (str(r.run_id) == tag if tag.isdigit() else r.label == tag)]
+    if not chosen:
+        tags = ", ".join(f"{name}@{r.label or r.run_id}" for r in runs)
+        raise LlacError(f"machine {name} has no probe run {tag!r} (its runs: {tags})")
+    return name, chosen[-1]
+
+
+def data_caches(run: ProbeRun) -> list[CacheLevel]:
+    """The caches data goes through (data and unified), smallest level first."""
+    caches = [c for c in run.caches if c.kind in ("Data", "Unified")]
+    return sorted(caches, key=lambda c: c.level)
+
+
+def level_of(run: ProbeRun, working_set: float) -> str:
+    """`L1`, `L2`, ... the smallest cache holding `working_set` bytes, else `memory`."""
+    for cache in data_caches(run):
+        if working_set <= cache.size:
+            return f"L{cache.level}"
+    return MEMORY
+
+
+def level_edges(run: ProbeRun) -> list[tuple[str, int]]:
+    """Each data cache's name and size: the working sets where a level is left."""
+    return [(f"L{c.level}", c.size) for c in data_caches(run)]
+
+
+def access_cost(run: ProbeRun, working_set, stride: int = SEQUENTIAL_STRIDE,
+                access: str = "read") -> np.ndarray:
+    """Seconds per access at `working_set` bytes (scalar or array), interpolated log-log in
+    the probe's memory mountain at the measured stride nearest to `stride`; beyond the
+    measured working sets the nearest measured cost holds."""
+    points = [p for p in run.mountain if p.access == access] or list(run.mountain)
+    if not points:
+        raise LlacError(f"the probe run of {run.host} on {run.date} has no memory mountain")
+    strides = sorted({p.stride for p in points})
+    nearest = min(strides, key=lambda s: abs(np.log(s / stride)))
+    curve = sorted((p.working_set, p.seconds) for p in points if p.stride == nearest)
+    sizes, costs = (np.array(v, dtype=float) for v in zip(*curve))
+    wanted = np.log(np.clip(np.asarray(working_set, dtype=float), 1.0, None))
+    return np.exp(np.interp(wanted, np.log(sizes), np.log(costs)))
+
+
+def operation_cost(run: ProbeRun, name: str) -> float | None:
+    """Seconds of one operation the probe measured (`timer`, `add_dependent`, ...)."""
+    return next((op.seconds for op in run.operations if op.name == name), None)
+
+
+def export_machine(db: MachineDB, name: str, path: Path) -> int:
+    """Write machine `name` with all its probe runs to a JSON file; return how many runs."""
+    runs = db.runs(name)
+    if not runs:
+        raise LlacError(f"no machine {name!r} in {db.path}")
+    document = {"format": EXPORT_FORMAT, "name": name, "runs": [asdict(r) for r in runs]}
+    for run in document["runs"]:
+        run.pop("run_id")
+    try:
+        path.write_text(json.dumps(document, indent=1) + "\n")
+    except OSError as error:
+        raise LlacError(f"cannot write {str(path)!r}: {error.strerror}") from None
+    return len(runs)
+
+
+def import_machine(db: MachineDB, path: Path) -> tuple[str, int, int]:
+    """Read a machine file written by `export_machine` into `db`; runs already there (same
+    machine, date and label) are skipped. Returns (machine name, runs added, runs skipped)."""
+    try:
+        document = json.loads(path.read_text())
+    except OSError as error:
+        raise LlacError(f"cannot read {str(path)!r}: {error.strerror}") from None
+    except (ValueError, UnicodeDecodeError) as error:
+        raise LlacError(f"{path}: not a machine file ({error})") from None
+    if not isinstance(document, dict) or document.get("format") != EXPORT_FORMAT:
+        raise LlacError(f"{path}: not a machine file (no \"format\": \"{EXPORT_FORMAT}\")")
+    try:
+        runs = [_run_from_json(r) for r in document["runs"]]
+    except (KeyError, TypeError, ValueError) as error:
+        raise LlacError(f"{path}: damaged machine file ({type(error).__name__}: {error})") from None
+    added = skipped = 0
+    for run in runs:
+        name = db.machine_of(run.host, run.cpu_model)
+        seen = {(r.date, r.label) for r in db.runs(name)} if name else set()
+        if (run.date, run.label) in seen:
+            skipped += 1
+            continue
+        db.store(run)
+        added += 1
+    name = db.machine_of(runs[0].host, runs[0].cpu_model) if runs else document.get("name", "?")
+    return name, added, skipped
+
+
+def _run_from_json(item: dict) -> ProbeRun:
+    """A ProbeRun from its exported dictionary, with its parts' types checked."""
+    parts = {"caches": CacheLevel, "mountain": MountainPoint, "operations": Operation, "bsp": BspPoint}
+    fields = {k: v for k, v in item.items() if k not in parts}
+    run = ProbeRun(**fields)
+    if not isinstance(run.host, str) or not isinstance(run.cpu_model, str) or not isinstance(run.date, str):
+        raise ValueError("host, cpu_model and date must be strings")
+    for attribute, kind in parts.items():
+        setattr(run, attribute, [_checked(kind(**p)) for p in item.get(attribute, [])])
+    return run
+
+
+def _checked(part):
+    """`part` when each of its number fields holds a number (JSON can hold anything)."""
+    for item in fields(part):
+        value = getattr(part, item.name)
+        number = "int" in str(item.type) or "float" in str(item.type)
+        if number and not (isinstance(value, (int, float)) and not isinstance(value, bool)
+                           or value is None and "None" in str(item.type)):
+            raise ValueError(f"{type(part).__name__}.{item.name} is {value!r}, not a number")
+    return part

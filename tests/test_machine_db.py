@@ -1,0 +1,145 @@
+"""The machine database (issue 11, item 2): the SQLite store's round trip and migrations, and
+llac's `machine` commands as a user types them (list, show, compare, mountain, bsp, export,
+import), with their errors."""
+import json
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from cll_grammar.machine import machine_name, this_cpu_model, this_host
+from cll_grammar.machinedb import SCHEMA_VERSION, MachineDB, MachineDBError
+from support.machines import probe_run
+
+
+def llac(command: str, db, cwd=None) -> subprocess.CompletedProcess:
+    """Run `llac -c COMMAND` with LLAC_MACHINE_DB set to `db`."""
+    import os
+    env = {**os.environ, "LLAC_MACHINE_DB": str(db)}
+    return subprocess.run([sys.executable, "-m", "llac", "-c", command], capture_output=True,
+                          text=True, env=env, cwd=cwd, stdin=subprocess.DEVNULL, timeout=60)
+
+
+@pytest.fixture
+def db_path(tmp_path):
+    """A database holding machine node1 (a plain run and a run labelled `loaded`, memory 1.5x
+    slower) and this machine (one quick run)."""
+    path = tmp_path / "machines.sqlite"
+    with MachineDB(path) as db:
+        db.store(probe_run())
+        db.store(probe_run(date="2026-11-23T11:00:00Z", label="loaded", memory_factor=1.5))
+        db.store(probe_run(host=this_host(), cpu=this_cpu_model(), quick=True))
+    return path
+
+
+def test_a_stored_run_reads_back_whole(tmp_path):
+    run = probe_run()
+    with MachineDB(tmp_path / "m.sqlite") as db:
+        run_id = db.store(run)
+        back = db.run(run_id)
+        assert back == run
+        assert db.machines() == [("node1", "node1", "Test CPU 9000", 1, run.date)]
+        db.store(probe_run(cpu="Other CPU"))           # same host, another CPU: another machine
+        assert [m[0] for m in db.machines()] == ["node1", "node1_2"]
+        db.delete_run(run_id)
+        assert [m[0] for m in db.machines()] == ["node1_2"]
+
+
+def test_machine_names_are_identifiers():
+    assert machine_name("node-17.example.org") == "node_17"
+    assert machine_name("7up") == "m7up"
+
+
+def test_an_old_file_is_migrated_and_a_newer_one_refused(tmp_path):
+    old = tmp_path / "old.sqlite"
+    sqlite3.connect(old).close()                         # schema 0: an empty SQLite file
+    with MachineDB(old) as db:
+        db.store(probe_run())
+    assert sqlite3.connect(old).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    newer = tmp_path / "newer.sqlite"
+    connection = sqlite3.connect(newer)
+    connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    connection.close()
+    with pytest.raises(MachineDBError, match="written by a newer llac"):
+        MachineDB(newer)
+    junk = tmp_path / "junk.sqlite"
+    junk.write_text("not a database at all\n" * 100)
+    with pytest.raises(MachineDBError, match="not a usable machine database"):
+        MachineDB(junk)
+
+
+def test_list_show_and_compare(db_path):
+    done = llac("machine list; machine show node1; machine compare node1 node1@loaded", db_path)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "node1" in out and this_cpu_model() in out
+    assert "node1@1 (Test CPU 9000, host node1): full probe" in out     # the run without a label
+    assert "other runs: node1@2 (loaded)" in out
+    assert "491520" in out                                                # L2 measured at its knee
+    memory_row = next(line for line in out.splitlines() if line.startswith("memory "))
+    assert memory_row.split()[2] == "30"                                  # ns per read, stride 8
+    ratios = {line.split(",")[0]: line.split()[-1] for line in out.splitlines() if line.startswith("read ")}
+    assert ratios["read memory (134217728 B)"] == "1.5" and ratios["read L1 (16384 B)"] == "1"
+
+
+def test_show_without_a_name_is_this_machine(db_path):
+    done = llac("machine show", db_path)
+    assert done.returncode == 0, done.stderr
+    assert f"host {this_host()}): quick probe" in done.stdout
+
+
+def test_plots_of_the_mountain_and_of_g_and_L(db_path):
+    done = llac("machine mountain node1; machine bsp node1", db_path)
+    assert done.returncode == 0, done.stderr
+    assert "memory mountain of node1@1" in done.stdout and "1e8" in done.stdout
+    assert "BSP parameters of node1@1 by P" in done.stdout and "L, µs" in done.stdout
+
+
+def test_export_and_import_carry_a_machine_to_another_database(db_path, tmp_path):
+    path = tmp_path / "node1.json"
+    done = llac(f'machine export node1 "{path}"', db_path)
+    assert done.returncode == 0 and "2 probe run(s)" in done.stdout, done.stderr
+    assert json.loads(path.read_text())["format"] == "llac-machine 1"
+    again = llac(f'machine export node1 "{path}"', db_path)
+    assert again.returncode == 1 and "exists; to overwrite it" in again.stderr
+    other = tmp_path / "other.sqlite"
+    done = llac(f'machine import "{path}"; machine import "{path}"', other)
+    assert "2 probe run(s) imported" in done.stdout and "0 probe run(s) imported, 2 already there" in done.stdout
+    with MachineDB(db_path) as a, MachineDB(other) as b:
+        assert [r.mountain for r in a.runs("node1")] == [r.mountain for r in b.runs("node1")]
+
+
+@pytest.mark.parametrize("command, message", [
+    ("machine show nope", "no machine 'nope' in"),
+    ("machine show node1@nolabel", "machine node1 has no probe run 'nolabel' (its runs: node1@1, node1@loaded)"),
+    ("machine compare node1", "machine compare takes two machines"),
+    ("machine frob", "expected 'export', 'import', 'list', 'show', 'compare', 'mountain' or 'bsp'"),
+    ('machine import "missing.json"', "cannot read 'missing.json'"),
+])
+def test_mistakes_get_one_clear_message(db_path, command, message):
+    done = llac(command, db_path)
+    assert done.returncode == 1
+    assert message in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("document, message", [
+    ("{", "not a machine file"),
+    ('{"format": "other"}', "not a machine file"),
+    ('{"format": "llac-machine 1", "runs": [{"host": "h"}]}', "damaged machine file"),
+    ('{"format": "llac-machine 1", "runs": [{"host": "h", "cpu_model": "c", "date": "d", "quick": false,'
+     ' "operations": [{"name": "timer", "seconds": "fast", "spread": 0}]}]}', "Operation.seconds is 'fast'"),
+])
+def test_a_bad_machine_file_is_refused_and_imports_nothing(tmp_path, document, message):
+    path = tmp_path / "bad.json"
+    path.write_text(document)
+    done = llac(f'machine import "{path}"', tmp_path / "m.sqlite")
+    assert done.returncode == 1 and message in done.stderr, done.stderr
+    with MachineDB(tmp_path / "m.sqlite") as db:
+        assert db.machines() == []
+
+
+def test_no_database_yet_says_how_to_make_one(tmp_path):
+    done = llac("machine list", tmp_path / "none.sqlite")
+    assert done.returncode == 1
+    assert "no machine database here" in done.stderr and "`call probe`" in done.stderr
