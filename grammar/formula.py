@@ -224,6 +224,12 @@ class ExpressionBuilder(Transformer):
         return children[0]
 
 
+def parse_expression(text: str) -> Node:
+    """Parse an arithmetic expression of variables (a working set's `bytes` clause, a
+    column definition); raises FormulaError located in `text`."""
+    return _parse(text)
+
+
 def _parse(text: str) -> Node:
     try:
         tree = open_grammar("formula.lark", start="formula").parse(text)

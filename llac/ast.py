@@ -81,6 +81,7 @@ class Point:
 class Predict(Statement):
     obj: Name
     points: tuple[Point, ...] = ()
+    machine: Name | None = None       # `on MACHINE`: the machine-aware prediction on another machine
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,7 @@ class Suggest(Statement):
 class PredictAt(Statement):
     obj: Name
     data: Name
+    machine: Name | None = None
 
 
 @dataclass(frozen=True)

@@ -100,6 +100,9 @@ class _Context:
             return list(AGGREGATES)
         if self.previous == "by" and self.command in ("balance", "comm"):
             return list(BY_WORDS)
+        if self.previous == "on" and self.command == "predict" or self.command == "machine" and args \
+                and args[0] in ("show", "compare", "mountain", "bsp", "export"):
+            return _machine_names()
         if self.command == "predict" and args and self.previous != "at":
             given = {args[i - 1] for i, a in enumerate(args) if a == "=" and i}
             return [f"{v}=" for v in self.variables(args[0]) if v not in given]
@@ -132,6 +135,12 @@ def _setting_values(name: str) -> list[str]:
     if isinstance(default, bool):
         return ["on", "off"]
     return list(SETTING_WORDS.get(name, ()))
+
+
+def _machine_names() -> list[str]:
+    """The machines of the database and their labelled runs (none when there is no database)."""
+    from llac.machines import machine_references
+    return machine_references()
 
 
 def _data_files() -> list[str]:

@@ -59,6 +59,17 @@ def resolve(db: MachineDB, reference: str | None) -> tuple[str, ProbeRun]:
     return name, chosen[-1]
 
 
+def machine_references() -> list[str]:
+    """Every machine's name and NAME@LABEL of its labelled runs, for completion (empty when
+    there is no database)."""
+    try:
+        with MachineDB(create=False) as db:
+            names = [m[0] for m in db.machines()]
+            return names + sorted({f"{n}@{r.label}" for n in names for r in db.runs(n) if r.label})
+    except MachineDBError:
+        return []
+
+
 def data_caches(run: ProbeRun) -> list[CacheLevel]:
     """The caches data goes through (data and unified), smallest level first."""
     caches = [c for c in run.caches if c.kind in ("Data", "Unified")]

@@ -84,6 +84,8 @@ class Model:
     median_rel_error: float
     max_rel_error: float
     drift: dict[str, float] = field(default_factory=dict)  # log error per log distance beyond the data
+    working_set: str | None = None          # the pragma's `bytes` expression (llac.cache_aware)
+    machine: tuple[str, str] | None = None  # (host, CPU model) the data were measured on
 
     def predict(self, points: Mapping[str, np.ndarray | float]) -> Prediction:
         """Predict the time at `points` (variable -> values, broadcast together) with the
@@ -163,6 +165,7 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
     _check_settings(settings)
     points = aggregate_points(experiment.formula, experiment.columns, settings.aggregate)
     model = _fit_points(experiment.name, experiment.formula, points, settings, None if quick else experiment)
+    model = replace(model, working_set=experiment.header.get("bytes"), machine=_machine(experiment))
     if quick:
         return model
 
@@ -178,6 +181,12 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
                    warnings=model.warnings + tuple(spread_warning(points.spread, settings.aggregate,
                                                                   settings.threshold)),
                    drift=drift_rates(points.variables, points.time, noise, refit))
+
+
+def _machine(experiment: Experiment) -> tuple[str, str] | None:
+    """(host, CPU model) of the trace's header, when it names the host."""
+    host = experiment.header.get("host")
+    return (host, experiment.header.get("cpu", "unknown")) if host else None
 
 
 def _fit_points(name: str, formula: Formula, points: SamplePoints, settings: FitSettings,

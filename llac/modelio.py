@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from cll_grammar.formula import Constant, Formula, FormulaError, parse_formula
+from cll_grammar.formula import Constant, Formula, FormulaError, parse_expression, parse_formula
 from llac.errors import InputError
 
 FORMAT = "llac-model"
@@ -55,7 +55,8 @@ def model_document(model, name: str) -> dict:
         "warnings": list(model.warnings), "insignificant": list(model.insignificant),
         "excluded": model.excluded, "sample_points": plain(model.sample_points),
         "median_rel_error": plain(model.median_rel_error), "max_rel_error": plain(model.max_rel_error),
-        "drift": plain(model.drift),
+        "drift": plain(model.drift), "working_set": model.working_set,
+        "machine": list(model.machine) if model.machine else None,
         "error": "relative error = |predicted - measured| / measured; times in seconds",
     }
 
@@ -113,6 +114,8 @@ def _checked(model):
     if not variables | {"time", "count"} <= set(model.sample_points) or \
             len({len(v) for v in model.sample_points.values()}) > 1:
         raise ValueError("the sample points do not match the formula")
+    if model.working_set is not None:
+        parse_expression(model.working_set)        # FormulaError is a ValueError
     return model
 
 
@@ -131,7 +134,23 @@ def _model(document: dict):
                  tuple(document["insignificant"]), int(document["excluded"]),
                  {k: _floats(v) for k, v in document["sample_points"].items()},
                  float(document["median_rel_error"]), float(document["max_rel_error"]),
-                 {str(v): float(r) for v, r in document.get("drift", {}).items()})
+                 {str(v): float(r) for v, r in document.get("drift", {}).items()},
+                 _optional_text(document.get("working_set")), _machine(document.get("machine")))
+
+
+def _optional_text(value) -> str | None:
+    """A string field that older files lack."""
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"expected a string, found {value!r}")
+    return value
+
+
+def _machine(value) -> tuple[str, str] | None:
+    """The (host, CPU model) pair of a model file (older files lack it)."""
+    if value is None:
+        return None
+    host, cpu = value
+    return _optional_text(host), _optional_text(cpu)
 
 
 def _floats(values) -> np.ndarray:

@@ -128,7 +128,11 @@ class StatementBuilder(Transformer):
         return "".join(map(str, children))
 
     def predict(self, meta, children):
-        return ast.Predict(_name(children[0]), tuple(children[1:]), span=span_of(meta))
+        machine = children.pop() if isinstance(children[-1], ast.Name) else None
+        return ast.Predict(_name(children[0]), tuple(children[1:]), machine, span=span_of(meta))
+
+    def on_machine(self, meta, children):
+        return _name(children[0])
 
     def predict_last(self, meta, children):
         return ast.PredictLast(span=span_of(meta))
@@ -143,7 +147,8 @@ class StatementBuilder(Transformer):
         return ast.Suggest(_name(children[0]), span=span_of(meta))
 
     def predict_at(self, meta, children):
-        return ast.PredictAt(_name(children[0]), _name(children[1]), span=span_of(meta))
+        machine = children[2] if len(children) > 2 else None
+        return ast.PredictAt(_name(children[0]), _name(children[1]), machine, span=span_of(meta))
 
     def predict_table(self, meta, children):
         obj, data, procs = map(_name, children)
@@ -172,7 +177,7 @@ class StatementBuilder(Transformer):
 
     def machine_export(self, meta, children):
         return ast.Machine("export", (_name(children[0]),), _string(children[1]),
-                           children[-1] is not None and children[-1].type == "REPLACE", span=span_of(meta))
+                           children[-1].type == "REPLACE", span=span_of(meta))
 
     def machine_import(self, meta, children):
         return ast.Machine("import", (), _string(children[0]), span=span_of(meta))

@@ -89,11 +89,12 @@ class _Axes:
 
 
 def plot_model(model, vs: str | None = None, by: str | None = None, scale: str = "linear",
-               residuals: bool = False, canvas: Canvas = Canvas()) -> str:
+               residuals: bool = False, canvas: Canvas = Canvas(), levels=()) -> str:
     """The figure as text: the measurements (one marker per interval), the model's line per
-    interval, the cuts of the x variable as dotted lines, and a legend below the figure (so
-    that it hides no data); ANSI colours when `canvas.color`."""
-    built = _model_figure(model, vs, by, scale, residuals, canvas)
+    interval, the cuts of the x variable as dotted lines, the values of x where the working
+    set leaves a cache level (`levels`: (name, x) pairs) as double lines, and a legend below
+    the figure (so that it hides no data); ANSI colours when `canvas.color`."""
+    built = _model_figure(model, vs, by, scale, residuals, canvas, levels)
     if isinstance(built, str):
         return built
     figure, legend = built
@@ -101,10 +102,10 @@ def plot_model(model, vs: str | None = None, by: str | None = None, scale: str =
 
 
 def plot_model_html(model, vs: str | None = None, by: str | None = None, scale: str = "linear",
-                    residuals: bool = False) -> str:
+                    residuals: bool = False, levels=()) -> str:
     """The figure as a web page: the coloured figure, its legend and the table of the
     measured sample points it shows."""
-    built = _model_figure(model, vs, by, scale, residuals, Canvas(HTML_WIDTH, HTML_HEIGHT, True))
+    built = _model_figure(model, vs, by, scale, residuals, Canvas(HTML_WIDTH, HTML_HEIGHT, True), levels)
     title = html.escape(f"{model.name}: {model.formula}")
     if isinstance(built, str):
         body = f"<p>{html.escape(built)}</p>"
@@ -137,7 +138,7 @@ def _spread_cell(spread: float, marked: bool) -> str:
     return "-" if not np.isfinite(spread) else f"{spread:.1%}" + (" noisy" if marked else "")
 
 
-def _model_figure(model, vs, by, scale, residuals, canvas: Canvas):
+def _model_figure(model, vs, by, scale, residuals, canvas: Canvas, levels=()):
     """plotext's figure of the model and its legend text, or a one-line message when the
     formula has no variable to plot against."""
     variables = model.formula.variables
@@ -155,6 +156,10 @@ def _model_figure(model, vs, by, scale, residuals, canvas: Canvas):
         if cut.variable == x_name and not residuals and (cut.value > 0 or not axes.logx):
             figure.line(float(axes.x(np.array(cut.value))), orientation="vertical", style="dotted")
             axes.legend.append(f"┊ cut {x_name}={cut.value:.4g}")
+    for label, at in levels:
+        if at > 0 or not axes.logx:
+            figure.line(float(axes.x(np.array(at))), orientation="vertical", style="double")
+            axes.legend.append(f"║ the working set leaves {label} at {x_name}≈{at:.4g}")
     _ticks(figure, axes, model)
     figure.title(f"{model.name}: {'relative error of the model' if residuals else model.formula}")
     figure.label(x_name + (" (log scale)" if axes.logx else ""), "x")

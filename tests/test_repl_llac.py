@@ -225,9 +225,21 @@ def test_completion_offers_experiments_to_fit_and_a_models_variables_to_predict(
     list(session.execute("fit colinit"))
     assert completions(session, "fit ") == ["colinit", "rowinit"]
     assert completions(session, "show ") == ["colinit", "rowinit", "colinit.model"]
-    assert completions(session, "predict colinit.model ") == ["at", "N="]
+    assert completions(session, "predict colinit.model ") == ["at", "N=", "on"]
     assert completions(session, "predict colinit.model at ") == ["colinit", "rowinit"]
-    assert completions(session, "predict colinit N=4 ") == []          # every variable is given
+    assert completions(session, "predict colinit N=4 ") == ["on"]      # every variable is given
+
+
+def test_completion_offers_machines_after_on(tmp_path, monkeypatch):
+    from cll_grammar.machinedb import MachineDB
+    from support.machines import probe_run
+    monkeypatch.setenv("LLAC_MACHINE_DB", str(tmp_path / "m.sqlite"))
+    with MachineDB() as db:
+        db.store(probe_run())
+        db.store(probe_run(label="loaded"))
+    session = loaded(tmp_path, monkeypatch)
+    assert completions(session, "predict colinit N=4 on ") == ["node1", "node1@loaded"]
+    assert completions(session, "machine show ") == ["node1", "node1@loaded"]
 
 
 def test_completion_offers_plot_options_then_variables(tmp_path, monkeypatch):

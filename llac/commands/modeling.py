@@ -90,7 +90,18 @@ def fit(session, source):
         return _fit_all(session)
     experiment = session.experiment(source.obj)
     model = fitted(session, experiment)
-    return Produced(model, (ModelReport(source.obj.text, model, droppable(model, experiment)),))
+    return Produced(model, (ModelReport(source.obj.text, model, droppable(model, experiment)),
+                            *_memory_notes(model)))
+
+
+def _memory_notes(model) -> tuple:
+    """Where the fitted working sets lie among the machine's cache levels (a model whose
+    experiment states its working set), or why that cannot be said."""
+    from llac.cache_aware import fit_note, memory_view
+    view, reason = memory_view(model)
+    if view is None:
+        return (Note(reason),) if reason else ()
+    return (Note(fit_note(model, view)),)
 
 
 def _fit_all(session) -> list:
@@ -209,7 +220,7 @@ def suggest_(session, statement: ast.Suggest):
                   rows, footer)]
 
 
-@command("predict", "predict [NAME [VAR=VALUES ...]]  |  predict NAME at EXPERIMENT", """Predict
+@command("predict", "predict [NAME [VAR=VALUES ...] [on MACHINE]]  |  predict NAME at EXPERIMENT [on MACHINE]", """Predict
          times with the model of NAME (fitted first if needed). VALUES is a number, a list
          `1,2,4`, a range `1024..65536 *2` (multiply) or `100..1000 step 100`; several
          variables give every combination. With no values: at the fitted sample points, against
@@ -218,8 +229,12 @@ def suggest_(session, statement: ast.Suggest):
          `at EXPERIMENT by VAR`: the CALL paper's Table 3 layout (help table3). Times are in
          seconds; error = (predicted - measured) / measured. Each row says which
          interval was used, the prediction interval, and flags extrapolation beyond the
-         measured range.""",
-         ["predict colinit N=8192", "predict colinit N=1024..65536 *2",
+         measured range. When the experiment states its working set (the pragma's `bytes`
+         clause) and its machine was probed (`call probe`), a machine-aware prediction, its
+         error and the working set's cache level stand beside the plain one, with a warning
+         where the working set leaves every level the fitted points reached; `on MACHINE`
+         predicts for another machine of the database (docs/machine.md).""",
+         ["predict colinit N=8192", "predict colinit N=1024..65536 *2", "predict triad N=1e7 on vm@loaded",
           "predict fft N=4096 P=1,2,4,8", "predict colinit at big", "predict colinit", "predict"],
          ast.Predict, ast.PredictAt, ast.PredictLast)
 def predict(session, statement):
@@ -242,11 +257,11 @@ def predict(session, statement):
         data = aggregate_experiment(experiment.replace(formula=model.formula), model.settings.aggregate,
                                     statement.data.span)
         points = {v: data.columns[v] for v in model.formula.variables}
-        return [*notes, _prediction_table(model, points, data.columns["time"])]
+        return [*notes, _prediction_table(model, points, data.columns["time"], statement.machine)]
     if not statement.points:
         points = {v: model.sample_points[v] for v in model.formula.variables}
-        return [*notes, _prediction_table(model, points, model.sample_points["time"])]
-    return [*notes, _prediction_table(model, _grid(model, statement.points))]
+        return [*notes, _prediction_table(model, points, model.sample_points["time"], statement.machine)]
+    return [*notes, _prediction_table(model, _grid(model, statement.points), None, statement.machine)]
 
 
 def _grid(model, points) -> dict[str, np.ndarray]:
@@ -266,13 +281,17 @@ def _grid(model, points) -> dict[str, np.ndarray]:
     return {v: np.array([c[i] for c in combos]) for i, v in enumerate(model.formula.variables)}
 
 
-def _prediction_table(model, points: dict, measured=None) -> Table:
-    """Table-3 style rows: inputs, [measured], predicted, interval, [error %], piece, flags."""
+def _prediction_table(model, points: dict, measured=None, machine: ast.Name | None = None) -> Table:
+    """Table-3 style rows: inputs, [measured], predicted, interval, [error %], [the
+    machine-aware prediction, its error and the working set's cache level], piece, flags."""
     prediction = model.predict(points)
+    aware, aware_notes, aware_name = _aware(model, points, prediction, machine)
     variables = list(points)
     headers = [*variables, *([f"measured {SECONDS}"] if measured is not None else []),
                f"predicted {SECONDS}", f"low {SECONDS}", f"high {SECONDS}",
-               *(["error %"] if measured is not None else []), "interval"]
+               *(["error %"] if measured is not None else []),
+               *([f"{aware_name} {SECONDS}", *(["error %"] if measured is not None else []), "level"]
+                 if aware is not None else []), "interval"]
     rows = []
     for i in range(len(prediction.values)):
         row = [points[v][i] for v in variables]
@@ -281,6 +300,11 @@ def _prediction_table(model, points: dict, measured=None) -> Table:
         row += [prediction.values[i], prediction.lower[i], prediction.upper[i]]
         if measured is not None:
             row.append(100 * (prediction.values[i] - measured[i]) / measured[i])
+        if aware is not None:
+            row.append(aware[0][i])
+            if measured is not None:
+                row.append(100 * (aware[0][i] - measured[i]) / measured[i])
+            row.append(aware[1][i])
         piece = int(prediction.piece[i])
         row.append(("-" if piece < 0 else str(piece + 1)) + (" extrapolated" if prediction.extrapolated[i] else ""))
         rows.append(tuple(row))
@@ -291,9 +315,44 @@ def _prediction_table(model, points: dict, measured=None) -> Table:
                       f"as in the fit")
         footer.append(f"{ERROR_SIGN}; |error|: median {np.nanmedian(errors):.3g}%, "
                       f"max {np.nanmax(errors):.3g}%")
-    footer += list(prediction.notes)
+        if aware is not None:
+            errors = np.abs(aware[0] - measured) / measured * 100
+            footer.append(f"{aware_name}: |error| median {np.nanmedian(errors):.3g}%, max {np.nanmax(errors):.3g}%")
+    footer += list(prediction.notes) + aware_notes
     return Table(f"prediction by the model of {model.name} ({model.formula})", tuple(headers),
                  tuple(rows), tuple(footer))
+
+
+def _level_marks(model, x_name: str) -> list[tuple[str, float]]:
+    """Where, along x, the fitted working set leaves each cache level of its machine (none
+    without a working set or a probed machine)."""
+    from llac.cache_aware import level_crossings, memory_view
+    view, _ = memory_view(model)
+    return level_crossings(model, view, x_name) if view else []
+
+
+def _aware(model, points: dict, prediction, machine: ast.Name | None):
+    """The machine-aware prediction ((values, levels), notes, column name) of a model whose
+    experiment states its working set; (None, notes, None) when there is none to give."""
+    from llac.cache_aware import aware_prediction, memory_view, working_set
+    from llac.machines import level_of
+    view, reason = memory_view(model)
+    if view is None:
+        if machine is not None:
+            raise LlacError(reason or f"predict on {machine.text}: the experiment {model.name} states no "
+                            f"working set (the pragma's `bytes EXPR` clause)", machine.span)
+        return None, [reason] if reason else [], None
+    other = None
+    if machine is not None:
+        other, reason = memory_view(model, machine.text)
+        if other is None:
+            raise LlacError(reason, machine.span)
+    values, notes = aware_prediction(model, view, points, prediction.values, prediction.piece, other)
+    sets = working_set(model.working_set, points)
+    levels = [level_of((other or view).run, w) for w in sets]
+    name = f"on {other.machine}" if other else "machine-aware"
+    return (values, levels), [f"{name}: the memory share φ={view.share:.2f} of each prediction follows "
+                              f"{(other or view).machine}'s memory mountain (docs/machine.md)"] + notes, name
 
 
 @command("report", "report", """One table that summarises every experiment's model. Models
@@ -349,13 +408,16 @@ def plot(session, statement: ast.Plot):
     from llac import plot as plots
     options = (statement.vs.text if statement.vs else None, statement.by.text if statement.by else None,
                statement.scale, statement.residuals)
+    levels = _level_marks(model, x_name) if x_name and not statement.residuals else ()
     if statement.path is None:
-        return [*notes, Text(plots.plot_model(model, *options, canvas=plots.terminal_canvas(sys.stdout)))]
+        return [*notes, Text(plots.plot_model(model, *options, canvas=plots.terminal_canvas(sys.stdout),
+                                              levels=levels))]
     kind = os.path.splitext(statement.path)[1].lower()
     if kind not in (".txt", ".html", ".htm"):
         raise LlacError(f"plot to {statement.path!r}: name a .txt file (text) or an .html file "
                         f"(a web page)", statement.span)
-    page = plots.plot_model(model, *options) if kind == ".txt" else plots.plot_model_html(model, *options)
+    page = plots.plot_model(model, *options, levels=levels) if kind == ".txt" else \
+        plots.plot_model_html(model, *options, levels=levels)
     try:
         with open(statement.path, "w" if statement.replace else "x", encoding="utf-8") as out:
             out.write(page if page.endswith("\n") else page + "\n")

@@ -28,3 +28,22 @@ def probe_run(host="node1", cpu="Test CPU 9000", date="2026-11-23T10:00:00Z", la
                   Operation("divide_dependent", 4.5e-9, 0.01)]
     bsp = [BspPoint(p, m, 1e-9 * p, 0.05, 2e-6 * p, 0.1) for p in (1, 2, 4) for m in ("small", "large")]
     return ProbeRun(host, cpu, date, quick, label, 2, 95.0, list(CACHES), mountain, operations, bsp)
+
+
+def write_stream_trace(path, sizes, memory_factor=1.0, host="node1", cpu="Test CPU 9000",
+                       working_set="8*N", seed=1) -> None:
+    """A trace of a streaming experiment over N doubles measured on the synthetic machine:
+    per element 0.3 ns of computation plus 0.9 reads at the mountain's cost for 8·N bytes
+    (three repetitions, 1% one-sided noise), its header stating the working set."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    records = [f"stream 0 0 {2e-7 + n * (0.3e-9 + 0.9 * step_cost(8 * n, memory_factor)) * (1 + 0.01 * rng.random())!r} "
+               f"{float(n)!r}" for _ in range(3) for n in sizes]
+    bytes_line = f"#  bytes: {working_set}\n" if working_set else ""
+    path.write_text(
+        f"#cll-trace 1\n#program: s\n#source: s.c\n#command: ./s\n#date: 2026-11-23T10:00:00Z\n"
+        f"#host: {host}\n#cpu: {cpu}\n#parallel: none\n#procs: 1\n#timer: tsc\n"
+        f"#timer_resolution: 3e-10\n#overhead: 2e-8\n#status: complete\n#experiment: stream\n"
+        f"#  formula: stream[0] + stream[1]*N\n{bytes_line}#  source: s.c:1:1\n"
+        f"#  columns: rank thread time N\n#  records: {len(records)}\n#data\n"
+        + "\n".join(records) + "\n#end\n")

@@ -1,0 +1,110 @@
+"""Cache-aware prediction (issue 11, item 4) on a synthetic machine whose mountain has clear
+steps, and a streaming experiment measured on it: where the fitted working sets cross the
+levels (fit, plot), the warning when a prediction leaves them, the machine-aware prediction
+beside the plain one, and `predict ... on MACHINE` for a machine whose memory is slower."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from cll_grammar.machinedb import MachineDB
+from support.machines import probe_run, write_stream_trace
+
+IN_CACHE = [int(2 ** (k / 2)) for k in range(18, 43)]       # 512 .. 2 Mi doubles: 4 KiB .. 16 MiB
+IN_MEMORY = [2 ** 22, 2 ** 23, 2 ** 24]                        # 32 .. 128 MiB
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    with MachineDB(tmp_path / "machines.sqlite") as db:
+        db.store(probe_run())
+        db.store(probe_run(date="2026-11-23T12:00:00Z", label="slowmem", memory_factor=1.6))
+    write_stream_trace(tmp_path / "train.cll.1.dat", IN_CACHE)
+    write_stream_trace(tmp_path / "big.cll.1.dat", IN_MEMORY)
+    write_stream_trace(tmp_path / "slow.cll.1.dat", IN_MEMORY, memory_factor=1.6)
+    write_stream_trace(tmp_path / "nobytes.cll.1.dat", IN_CACHE, working_set=None)
+    write_stream_trace(tmp_path / "elsewhere.cll.1.dat", IN_CACHE, host="unprobed")
+    return tmp_path
+
+
+def llac(workdir, command: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "LLAC_MACHINE_DB": str(workdir / "machines.sqlite")}
+    return subprocess.run([sys.executable, "-m", "llac", "-c", command], cwd=workdir, env=env,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+
+
+def column(out: str, title: str) -> list[float]:
+    """The values of the table column `title` (a header cell) in the first table that has it."""
+    lines = out.splitlines()
+    head = next(i for i, line in enumerate(lines) if title in line and "predicted" in line)
+    start = lines[head].index(title)
+    rows = []
+    for line in lines[head + 2:]:
+        if not re.match(r"^\s*\d", line):
+            break
+        rows.append(float(line[start:start + len(title) + 2].split()[0]))
+    return rows
+
+
+def test_fit_says_where_the_working_set_crosses_the_levels(workdir):
+    done = llac(workdir, 'load "train.cll.1.dat"; fit stream')
+    assert done.returncode == 0, done.stderr
+    assert "working set (8*N bytes) 4 KiB .. 16 MiB on node1@1" in done.stdout
+    assert "L1 (32 KiB) left at N≈4096" in done.stdout
+    share = float(re.search(r"memory share φ=([\d.]+) estimated", done.stdout).group(1))
+    assert 0.6 <= share <= 0.9           # the truth at 4 KiB: 0.9 ns of 1.2 ns per element
+
+
+def test_the_machine_aware_prediction_sees_memory_coming(workdir):
+    done = llac(workdir, 'load "train.cll.1.dat"; fit stream; load "big.cll.1.dat" as big; predict stream at big')
+    assert done.returncode == 0, done.stderr
+    plain = column(done.stdout, "error %")
+    aware = [float(line.split()[7]) for line in done.stdout.splitlines()
+             if re.match(r"^\s*\d+\s", line) and "memory" in line]
+    assert all(e < -60 for e in plain)                       # the plain fit keeps L3's cost
+    assert len(aware) == 3 and all(abs(e) < 5 for e in aware), done.stdout
+    assert "lies in memory, beyond L3 where the largest fitted points lie" in done.stdout
+
+
+def test_predict_on_a_machine_with_slower_memory(workdir):
+    done = llac(workdir, 'load "train.cll.1.dat"; fit stream; load "slow.cll.1.dat" as slow; '
+                         'predict stream at slow on node1@slowmem')
+    assert done.returncode == 0, done.stderr
+    assert "on node1@2 [s]" in done.stdout
+    errors = [float(line.split()[7]) for line in done.stdout.splitlines()
+              if re.match(r"^\s*\d+\s", line) and "memory" in line]
+    assert len(errors) == 3 and all(abs(e) < 5 for e in errors), done.stdout
+
+
+def test_the_plot_marks_the_levels(workdir):
+    done = llac(workdir, 'load "train.cll.1.dat"; plot stream loglog')
+    assert "║ the working set leaves L1 at N≈4096" in done.stdout
+    assert "║" in done.stdout.split("x measured")[0]
+
+
+def test_a_model_file_keeps_its_working_set(workdir):
+    done = llac(workdir, 'load "train.cll.1.dat"; fit stream; export stream.model "m.json"; '
+                         'load "m.json" as m; predict m N=8388608')
+    assert done.returncode == 0, done.stderr
+    assert "machine-aware [s]" in done.stdout and "memory" in done.stdout
+
+
+def test_without_what_it_needs_the_plain_prediction_stands_alone(workdir):
+    done = llac(workdir, 'load "nobytes.cll.1.dat"; fit stream; predict stream N=8388608')
+    assert done.returncode == 0 and "machine-aware" not in done.stdout and "working set" not in done.stdout
+    done = llac(workdir, 'load "elsewhere.cll.1.dat"; predict stream N=8388608')
+    assert done.returncode == 0, done.stderr
+    assert "machine-aware [s]" not in done.stdout
+    assert "the machine the data were measured on (unprobed, Test CPU 9000) was never probed" in done.stdout
+
+
+@pytest.mark.parametrize("command, message", [
+    ('load "nobytes.cll.1.dat"; predict stream N=8 on node1', "states no working set"),
+    ('load "train.cll.1.dat"; predict stream N=8 on nowhere', "no machine 'nowhere'"),
+    ('load "train.cll.1.dat"; predict stream N=8 on node1@fast', "machine node1 has no probe run 'fast'"),
+])
+def test_predict_on_a_machine_it_cannot_use_is_a_clear_error(workdir, command, message):
+    done = llac(workdir, command)
+    assert done.returncode == 1 and message in done.stderr and "Traceback" not in done.stderr, done.stderr
