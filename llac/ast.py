@@ -82,6 +82,7 @@ class Predict(Statement):
     obj: Name
     points: tuple[Point, ...] = ()
     machine: Name | None = None       # `on MACHINE`: the machine-aware prediction on another machine
+    parameters: tuple[tuple[str, float], ...] = ()   # `with g=..., L=...`: BSP parameters to use
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,8 @@ class Model:
     drift: dict[str, float] = field(default_factory=dict)  # log error per log distance beyond the data
     working_set: str | None = None          # the pragma's `bytes` expression (llac.cache_aware)
     machine: tuple[str, str] | None = None  # (host, CPU model) the data were measured on
+    communicates: bool = False              # its records moved data (h > 0): g and L enter its time
+    procs: int | None = None                # the one P its data were measured with (None: several)
 
     def predict(self, points: Mapping[str, np.ndarray | float]) -> Prediction:
         """Predict the time at `points` (variable -> values, broadcast together) with the
@@ -165,7 +167,9 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
     _check_settings(settings)
     points = aggregate_points(experiment.formula, experiment.columns, settings.aggregate)
     model = _fit_points(experiment.name, experiment.formula, points, settings, None if quick else experiment)
-    model = replace(model, working_set=experiment.header.get("bytes"), machine=_machine(experiment))
+    model = replace(model, working_set=experiment.header.get("bytes"), machine=_machine(experiment),
+                    communicates=bool("h" in experiment.columns and np.nanmax(experiment.columns["h"], initial=0) > 0),
+                    procs=_single_procs(experiment))
     if quick:
         return model
 
@@ -187,6 +191,14 @@ def _machine(experiment: Experiment) -> tuple[str, str] | None:
     """(host, CPU model) of the trace's header, when it names the host."""
     host = experiment.header.get("host")
     return (host, experiment.header.get("cpu", "unknown")) if host else None
+
+
+def _single_procs(experiment: Experiment) -> int | None:
+    """The P of every record, when they share one (sequential data: 1)."""
+    if "P" not in experiment.columns:
+        return 1
+    values = np.unique(experiment.columns["P"])
+    return int(values[0]) if len(values) == 1 else None
 
 
 def _fit_points(name: str, formula: Formula, points: SamplePoints, settings: FitSettings,

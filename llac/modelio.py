@@ -57,6 +57,7 @@ def model_document(model, name: str) -> dict:
         "median_rel_error": plain(model.median_rel_error), "max_rel_error": plain(model.max_rel_error),
         "drift": plain(model.drift), "working_set": model.working_set,
         "machine": list(model.machine) if model.machine else None,
+        "communicates": model.communicates, "procs": model.procs,
         "error": "relative error = |predicted - measured| / measured; times in seconds",
     }
 
@@ -135,13 +136,21 @@ def _model(document: dict):
                  {k: _floats(v) for k, v in document["sample_points"].items()},
                  float(document["median_rel_error"]), float(document["max_rel_error"]),
                  {str(v): float(r) for v, r in document.get("drift", {}).items()},
-                 _optional_text(document.get("working_set")), _machine(document.get("machine")))
+                 _optional_text(document.get("working_set")), _machine(document.get("machine")),
+                 bool(document.get("communicates", False)), _optional_count(document.get("procs")))
 
 
 def _optional_text(value) -> str | None:
     """A string field that older files lack."""
     if value is not None and not isinstance(value, str):
         raise TypeError(f"expected a string, found {value!r}")
+    return value
+
+
+def _optional_count(value) -> int | None:
+    """A whole-number field that older files lack."""
+    if value is not None and (type(value) is not int or value < 1):
+        raise TypeError(f"expected a count, found {value!r}")
     return value
 
 

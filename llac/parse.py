@@ -128,8 +128,24 @@ class StatementBuilder(Transformer):
         return "".join(map(str, children))
 
     def predict(self, meta, children):
+        parameters = children.pop()[1] if isinstance(children[-1], tuple) else ()
         machine = children.pop() if isinstance(children[-1], ast.Name) else None
-        return ast.Predict(_name(children[0]), tuple(children[1:]), machine, span=span_of(meta))
+        return ast.Predict(_name(children[0]), tuple(children[1:]), machine, parameters, span=span_of(meta))
+
+    def what_if(self, meta, children):
+        names = [name for name, _ in children]
+        for name, value in children:
+            if name not in ("g", "L"):
+                raise LlacError(f"predict ... with: {name!r} is not a machine parameter (g or L)", span_of(meta))
+            if names.count(name) > 1:
+                raise LlacError(f"predict ... with: {name} is given twice", span_of(meta))
+            if not value > 0:
+                raise LlacError(f"predict ... with: {name} must be positive (seconds per byte for g, "
+                                f"seconds for L)", span_of(meta))
+        return ("what_if", tuple(children))
+
+    def parameter(self, meta, children):
+        return (str(children[0]), _number(children[1]))
 
     def on_machine(self, meta, children):
         return _name(children[0])

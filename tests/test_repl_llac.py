@@ -225,9 +225,9 @@ def test_completion_offers_experiments_to_fit_and_a_models_variables_to_predict(
     list(session.execute("fit colinit"))
     assert completions(session, "fit ") == ["colinit", "rowinit"]
     assert completions(session, "show ") == ["colinit", "rowinit", "colinit.model"]
-    assert completions(session, "predict colinit.model ") == ["at", "N=", "on"]
+    assert completions(session, "predict colinit.model ") == ["at", "N=", "on", "with"]
     assert completions(session, "predict colinit.model at ") == ["colinit", "rowinit"]
-    assert completions(session, "predict colinit N=4 ") == ["on"]      # every variable is given
+    assert completions(session, "predict colinit N=4 ") == ["on", "with"]   # every variable is given
 
 
 def test_completion_offers_machines_after_on(tmp_path, monkeypatch):

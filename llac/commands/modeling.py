@@ -220,7 +220,7 @@ def suggest_(session, statement: ast.Suggest):
                   rows, footer)]
 
 
-@command("predict", "predict [NAME [VAR=VALUES ...] [on MACHINE]]  |  predict NAME at EXPERIMENT [on MACHINE]", """Predict
+@command("predict", "predict [NAME [VAR=VALUES ...] [on MACHINE] [with g=G, L=L]]  |  predict NAME at EXPERIMENT [on MACHINE]", """Predict
          times with the model of NAME (fitted first if needed). VALUES is a number, a list
          `1,2,4`, a range `1024..65536 *2` (multiply) or `100..1000 step 100`; several
          variables give every combination. With no values: at the fitted sample points, against
@@ -233,8 +233,12 @@ def suggest_(session, statement: ast.Suggest):
          clause) and its machine was probed (`call probe`), a machine-aware prediction, its
          error and the working set's cache level stand beside the plain one, with a warning
          where the working set leaves every level the fitted points reached; `on MACHINE`
-         predicts for another machine of the database (docs/machine.md).""",
+         predicts for another machine of the database. For an experiment whose records moved
+         data (MPI, h > 0), `with g=G, L=L` (seconds per byte, seconds) and `on MACHINE` read
+         the constant term as L and the others as g times bytes and predict with the new g
+         and L (docs/machine.md).""",
          ["predict colinit N=8192", "predict colinit N=1024..65536 *2", "predict triad N=1e7 on vm@loaded",
+          "predict D size=65536 with g=2e-9, L=5e-6",
           "predict fft N=4096 P=1,2,4,8", "predict colinit at big", "predict colinit", "predict"],
          ast.Predict, ast.PredictAt, ast.PredictLast)
 def predict(session, statement):
@@ -260,8 +264,10 @@ def predict(session, statement):
         return [*notes, _prediction_table(model, points, data.columns["time"], statement.machine)]
     if not statement.points:
         points = {v: model.sample_points[v] for v in model.formula.variables}
-        return [*notes, _prediction_table(model, points, model.sample_points["time"], statement.machine)]
-    return [*notes, _prediction_table(model, _grid(model, statement.points), None, statement.machine)]
+        return [*notes, _prediction_table(model, points, model.sample_points["time"], statement.machine,
+                                          statement.parameters)]
+    return [*notes, _prediction_table(model, _grid(model, statement.points), None, statement.machine,
+                                      statement.parameters)]
 
 
 def _grid(model, points) -> dict[str, np.ndarray]:
@@ -281,17 +287,18 @@ def _grid(model, points) -> dict[str, np.ndarray]:
     return {v: np.array([c[i] for c in combos]) for i, v in enumerate(model.formula.variables)}
 
 
-def _prediction_table(model, points: dict, measured=None, machine: ast.Name | None = None) -> Table:
+def _prediction_table(model, points: dict, measured=None, machine: ast.Name | None = None,
+                      parameters=()) -> Table:
     """Table-3 style rows: inputs, [measured], predicted, interval, [error %], [the
     machine-aware prediction, its error and the working set's cache level], piece, flags."""
     prediction = model.predict(points)
-    aware, aware_notes, aware_name = _aware(model, points, prediction, machine)
+    aware, aware_notes, aware_name = _aware(model, points, prediction, machine, parameters)
     variables = list(points)
     headers = [*variables, *([f"measured {SECONDS}"] if measured is not None else []),
                f"predicted {SECONDS}", f"low {SECONDS}", f"high {SECONDS}",
                *(["error %"] if measured is not None else []),
-               *([f"{aware_name} {SECONDS}", *(["error %"] if measured is not None else []), "level"]
-                 if aware is not None else []), "interval"]
+               *([f"{aware_name} {SECONDS}", *(["error %"] if measured is not None else []),
+                  *(["level"] if aware[1] is not None else [])] if aware is not None else []), "interval"]
     rows = []
     for i in range(len(prediction.values)):
         row = [points[v][i] for v in variables]
@@ -304,7 +311,8 @@ def _prediction_table(model, points: dict, measured=None, machine: ast.Name | No
             row.append(aware[0][i])
             if measured is not None:
                 row.append(100 * (aware[0][i] - measured[i]) / measured[i])
-            row.append(aware[1][i])
+            if aware[1] is not None:
+                row.append(aware[1][i])
         piece = int(prediction.piece[i])
         row.append(("-" if piece < 0 else str(piece + 1)) + (" extrapolated" if prediction.extrapolated[i] else ""))
         rows.append(tuple(row))
@@ -331,11 +339,19 @@ def _level_marks(model, x_name: str) -> list[tuple[str, float]]:
     return level_crossings(model, view, x_name) if view else []
 
 
-def _aware(model, points: dict, prediction, machine: ast.Name | None):
-    """The machine-aware prediction ((values, levels), notes, column name) of a model whose
-    experiment states its working set; (None, notes, None) when there is none to give."""
+def _aware(model, points: dict, prediction, machine: ast.Name | None, parameters=()):
+    """The machine-aware prediction ((values, levels or None), notes, column name) of a model
+    whose experiment states its working set, or (with another machine or BSP parameters)
+    moved data; (None, notes, None) when there is none to give."""
     from llac.cache_aware import aware_prediction, memory_view, working_set
     from llac.machines import level_of
+    if parameters or (machine is not None and model.communicates):
+        from llac.bsp_whatif import communication_scale
+        values, note = communication_scale(model, points, prediction.values, dict(parameters),
+                                           machine.text if machine else None)
+        shown = ", ".join(f"{k}={v:g}" for k, v in parameters)
+        return (values, None), [note], (f"on {machine.text}" if machine else "") + \
+            (" " if machine and shown else "") + (f"with {shown}" if shown else "")
     view, reason = memory_view(model)
     if view is None:
         if machine is not None:

@@ -47,3 +47,17 @@ def write_stream_trace(path, sizes, memory_factor=1.0, host="node1", cpu="Test C
         f"#  formula: stream[0] + stream[1]*N\n{bytes_line}#  source: s.c:1:1\n"
         f"#  columns: rank thread time N\n#  records: {len(records)}\n#data\n"
         + "\n".join(records) + "\n#end\n")
+
+
+def write_exchange_trace(path, sizes, procs=2, host="node1", cpu="Test CPU 9000") -> None:
+    """An MPI trace of an exchange `D` (formula D[0] + D[1]*size) at one P, each record a
+    superstep costing the synthetic machine's L + g·h with h = 2·size bytes."""
+    g, L = 1e-9 * procs, 2e-6 * procs                  # probe_run's BSP figures at this P
+    records = [f"D {rank} 0 {L + g * 2 * s!r} {float(s)!r} {float(procs)!r} 1 {s} 1 {s} 1 {2 * s} {L + g * 2 * s!r}"
+               for s in sizes for rank in range(procs) for _ in range(3)]
+    path.write_text(
+        f"#cll-trace 1\n#program: x\n#host: {host}\n#cpu: {cpu}\n#parallel: MPI\n#procs: {procs}\n"
+        f"#clock_offsets: {' '.join(['0'] * procs)}\n#ranks: {' '.join(map(str, range(procs)))}\n"
+        f"#status: complete\n#experiment: D\n#  formula: D[0] + D[1]*size\n#  source: x.c:1:1\n"
+        f"#  columns: rank thread time size P msgs_sent bytes_sent msgs_recv bytes_recv partners h mpi_time\n"
+        f"#  records: {len(records)}\n#data\n" + "\n".join(records) + "\n#end\n")

@@ -1,0 +1,59 @@
+"""What-if for communication (issue 11, item 5): a model of an exchange measured on a
+synthetic machine, predicted again with other g and L, given or from another database entry."""
+import os
+import subprocess
+import sys
+from dataclasses import replace
+
+import pytest
+
+from cll_grammar.machinedb import MachineDB
+from support.machines import probe_run, write_exchange_trace, write_stream_trace
+
+SIZES = [1024 * 2 ** k for k in range(8)]
+G2, L2 = 2e-9, 4e-6                  # probe_run's g and L at P = 2
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    fast = probe_run(label="fastnet", date="2026-11-23T13:00:00Z")
+    fast.bsp = [replace(b, g=b.g / 2, L=b.L / 4) for b in fast.bsp]
+    with MachineDB(tmp_path / "machines.sqlite") as db:
+        db.store(probe_run())
+        db.store(fast)
+    write_exchange_trace(tmp_path / "x.cll.2.dat", SIZES)
+    write_stream_trace(tmp_path / "s.cll.1.dat", SIZES)
+    return tmp_path
+
+
+def predicted(workdir, command: str) -> float:
+    """The what-if column of the one row `command` predicts."""
+    env = {**os.environ, "LLAC_MACHINE_DB": str(workdir / "machines.sqlite")}
+    done = subprocess.run([sys.executable, "-m", "llac", "-c", f'load "x.cll.2.dat"; {command}'],
+                          cwd=workdir, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    row = next(line for line in done.stdout.splitlines() if line.split() and line.split()[0] == "65536")
+    return float(row.split()[4])
+
+
+def test_with_g_and_L(workdir):
+    assert predicted(workdir, "predict D size=65536 with g=4e-9") == pytest.approx(L2 + 4e-9 * 131072, rel=1e-3)
+    assert predicted(workdir, "predict D size=65536 with g=4e-9, L=1e-3") == pytest.approx(1e-3 + 4e-9 * 131072, rel=1e-3)
+
+
+def test_on_a_machine_with_a_faster_network(workdir):
+    expected = L2 / 4 + G2 / 2 * 131072
+    assert predicted(workdir, "predict D size=65536 on node1@fastnet") == pytest.approx(expected, rel=1e-3)
+
+
+@pytest.mark.parametrize("command, message", [
+    ('predict D size=1 with x=3', "'x' is not a machine parameter (g or L)"),
+    ('predict D size=1 with g=1e-9, g=2e-9', "g is given twice"),
+    ('predict D size=1 with L=0', "L must be positive"),
+    ('load "s.cll.1.dat"; predict stream N=1 with g=1e-9', "stream moved no data"),
+])
+def test_mistakes(workdir, command, message):
+    env = {**os.environ, "LLAC_MACHINE_DB": str(workdir / "machines.sqlite")}
+    done = subprocess.run([sys.executable, "-m", "llac", "-c", f'load "x.cll.2.dat"; {command}'],
+                          cwd=workdir, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and message in done.stderr and "Traceback" not in done.stderr, done.stderr
