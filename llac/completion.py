@@ -100,6 +100,8 @@ class _Context:
             return list(AGGREGATES)
         if self.previous == "by" and self.command in ("balance", "comm"):
             return list(BY_WORDS)
+        if self.command == "predict" and "with" in args:
+            return [f"{p}=" for p in ("g", "L") if p not in args[args.index("with"):]]
         if self.previous == "on" and self.command == "predict" or self.command == "machine" and args \
                 and args[0] in ("show", "compare", "mountain", "bsp", "export"):
             return _machine_names()

@@ -240,6 +240,8 @@ def test_completion_offers_machines_after_on(tmp_path, monkeypatch):
     session = loaded(tmp_path, monkeypatch)
     assert completions(session, "predict colinit N=4 on ") == ["node1", "node1@loaded"]
     assert completions(session, "machine show ") == ["node1", "node1@loaded"]
+    assert completions(session, "predict colinit N=4 with ") == ["g=", "L="]
+    assert completions(session, "predict colinit N=4 with g=1, ") == ["L="]
 
 
 def test_completion_offers_plot_options_then_variables(tmp_path, monkeypatch):
