@@ -242,6 +242,12 @@ def _parse(text: str) -> Node:
         raise FormulaError(TOO_DEEP, Span.point(1, 1)) from None
 
 
+def parse_expression(text: str) -> Node:
+    """The tree of an arithmetic expression (formula.lark's `expr`, constants allowed), e.g.
+    a working set `8*N*3`; FormulaError with the span of a syntax error."""
+    return _parse(text)
+
+
 # Sums, products, `and` and `or` are flat; only signs, powers and `not` nest (parentheses
 # leave no node), and Python's recursion limit stops them at about a thousand levels.
 TOO_DEEP = "the expression nests too deeply (signs, powers or 'not' a thousand levels deep)"

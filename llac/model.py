@@ -84,6 +84,7 @@ class Model:
     median_rel_error: float
     max_rel_error: float
     drift: dict[str, float] = field(default_factory=dict)  # log error per log distance beyond the data
+    working_set: str | None = None  # the fitted experiment's working set (llac.experiment)
 
     def predict(self, points: Mapping[str, np.ndarray | float]) -> Prediction:
         """Predict the time at `points` (variable -> values, broadcast together) with the
@@ -162,7 +163,8 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
     Raises FitError on data or settings that cannot give a fit."""
     _check_settings(settings)
     points = aggregate_points(experiment.formula, experiment.columns, settings.aggregate)
-    model = _fit_points(experiment.name, experiment.formula, points, settings, None if quick else experiment)
+    model = replace(_fit_points(experiment.name, experiment.formula, points, settings,
+                                None if quick else experiment), working_set=experiment.working_set)
     if quick:
         return model
 

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from cll_grammar.formula import Constant, Formula, FormulaError, parse_formula
+from cll_grammar.workingset import parse_working_set
 from llac.errors import InputError
 
 FORMAT = "llac-model"
@@ -55,7 +56,7 @@ def model_document(model, name: str) -> dict:
         "warnings": list(model.warnings), "insignificant": list(model.insignificant),
         "excluded": model.excluded, "sample_points": plain(model.sample_points),
         "median_rel_error": plain(model.median_rel_error), "max_rel_error": plain(model.max_rel_error),
-        "drift": plain(model.drift),
+        "drift": plain(model.drift), "working_set": model.working_set,
         "error": "relative error = |predicted - measured| / measured; times in seconds",
     }
 
@@ -131,7 +132,18 @@ def _model(document: dict):
                  tuple(document["insignificant"]), int(document["excluded"]),
                  {k: _floats(v) for k, v in document["sample_points"].items()},
                  float(document["median_rel_error"]), float(document["max_rel_error"]),
-                 {str(v): float(r) for v, r in document.get("drift", {}).items()})
+                 {str(v): float(r) for v, r in document.get("drift", {}).items()},
+                 _working_set(document.get("working_set")))
+
+
+def _working_set(text) -> str | None:
+    """The document's working set (None when it has none), validated."""
+    if text is None:
+        return None
+    try:
+        return parse_working_set(text).text
+    except (FormulaError, TypeError, AttributeError) as err:
+        raise ValueError(f"bad working set {text!r}: {err}") from None
 
 
 def _floats(values) -> np.ndarray:
