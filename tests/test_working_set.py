@@ -204,3 +204,18 @@ def test_fuzzed_clauses_never_crash_call_or_the_reader(tmp_path, clause):
     trace.write_text("#cll-trace 1\n#experiment: t\n#  formula: t[0]*N\n"
                      f"#  bytes: {clause}\n#  columns: rank thread time N\n#data\nt 0 0 1 2\n#end\n")
     assert len(read_trace(trace).experiments["t"]) == 1
+
+
+@pytest.mark.parametrize("kernel, smallest, working_set", [
+    ("triad", 343, "8*N*3"), ("transpose", 23, "8*n*n*2"), ("reduce", 1025, "8*N"), ("chase", 129, "64*N")])
+def test_the_cache_kernels_run_and_state_their_working_sets(tmp_path, kernel, smallest, working_set):
+    """Each kernel of benchmarks/kernels_cache, at its three smallest sizes, once: its
+    working set loads and starts at 8 KiB."""
+    source = REPO / "benchmarks" / "kernels_cache" / f"{kernel}.c"
+    done = call("run", str(source), "--", str(int(smallest * 1.19 ** 2) + 4), "1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    trace = read_trace(tmp_path / f"{kernel}.cll.1.dat")
+    experiment = trace.experiments[kernel]
+    assert trace.problems == () and experiment.working_set == working_set and len(experiment) == 3
+    sizes = working_set_bytes(experiment, experiment.columns)
+    assert 8 * 2**10 <= sizes.min() < 8.5 * 2**10 and np.all(np.diff(sizes) > 0)

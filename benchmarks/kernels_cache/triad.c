@@ -1,5 +1,5 @@
 /* triad.c -- the streaming triad a = b + s*c over three arrays of N doubles: working set
- * 8*N*3 bytes. Sizes N = 341 (8 KiB), 407, ... (odd, x1.19) up to MAXN (argument 1, default
+ * 8*N*3 bytes. Sizes N = 343 (8 KiB), 409, ... (odd, x1.19) up to MAXN (argument 1, default
  * 5592405: 128 MiB); REPS (argument 2, default 5) repetitions as the OUTER sampling loop.
  * An unmeasured pass precedes each measured one, so that a working set that fits a cache
  * level is in it when the measured pass starts.
@@ -12,7 +12,7 @@ static __attribute__((noinline)) void triad(double *a, const double *b, const do
 }
 
 int main(int argc, char **argv) {
-    int maxn = int_argument(argc, argv, 1, 5592405, 341), reps = int_argument(argc, argv, 2, 5, 1);
+    int maxn = int_argument(argc, argv, 1, 5592405, 343), reps = int_argument(argc, argv, 2, 5, 1);
     double *a = allocate(maxn, sizeof *a), *b = allocate(maxn, sizeof *b), *c = allocate(maxn, sizeof *c);
     for (int i = 0; i < maxn; i++) {
         a[i] = 0;
@@ -21,7 +21,7 @@ int main(int argc, char **argv) {
     }
     int N = maxn, rep = 0;
     #pragma cll for(rep = 0; rep < reps; rep++)
-    #pragma cll for(N = 341; N <= maxn; N = next_size(N))
+    #pragma cll for(N = 343; N <= maxn; N = next_size(N))
     triad(a, b, c, 3.0, N);
     #pragma cll triad triad[0] + triad[1]*N bytes 8*N*3
     triad(a, b, c, 3.0, N);
