@@ -4,7 +4,6 @@ experiment loads without it), keeps it through its operations and model files, a
 `working_set_bytes` evaluates it."""
 import contextlib
 import io
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,8 +22,7 @@ from llac.model import fit_experiment
 from llac.tables import aggregate_experiment, merge_experiments
 from llac.trace import read_trace, write_trace
 
-REPO = Path(__file__).resolve().parent.parent
-ENV = dict(os.environ, PYTHONPATH=str(REPO))
+from test_call_samples import ENV, REPO, call
 
 PROGRAM = r"""#include <stdlib.h>
 int main(void) {
@@ -42,13 +40,6 @@ int main(void) {
     return 0;
 }
 """
-
-
-def call(*args, cwd):
-    done = subprocess.run([sys.executable, "-m", "call", *args], cwd=cwd, env=ENV,
-                          capture_output=True, text=True)
-    assert "Traceback" not in done.stderr
-    return done
 
 
 @pytest.fixture(scope="module")
@@ -219,3 +210,12 @@ def test_the_cache_kernels_run_and_state_their_working_sets(tmp_path, kernel, sm
     assert trace.problems == () and experiment.working_set == working_set and len(experiment) == 3
     sizes = working_set_bytes(experiment, experiment.columns)
     assert 8 * 2**10 <= sizes.min() < 8.5 * 2**10 and np.all(np.diff(sizes) > 0)
+
+
+def test_the_clause_after_sync_and_a_continuation_line():
+    from call.clex import Directive, lex
+    from call.pragmas import parse_pragma
+    text = "#pragma cll sync f f[0] + f[1]*N \\\n    bytes 8 * s.n*N + 64"
+    begin = parse_pragma(next(d for d in lex(text) if isinstance(d, Directive)), "t.c")
+    assert begin.sync and begin.name == "f" and str(begin.formula) == "f[0] + f[1]*N"
+    assert begin.working_set.text == "8*s.n*N + 64" and begin.working_set.variables == ("s.n", "N")
