@@ -159,10 +159,10 @@ def instrumented_header(program: Program) -> str:
         if variables:
             out.append(f"static const char *const cll_vars_{name}[] = "
                        f"{{{', '.join(c_string(v) for v in variables)}}};")
-        working_set = f", {c_string(str(begin.working_set))}" if begin.working_set else ""
+        working_set = c_string(str(begin.working_set)) if begin.working_set else "0"
         out.append(f"static cll_experiment cll_exp_{name} = {{{c_string(name)}, "
                    f"{c_string(str(begin.formula))}, {c_string(begin.site)}, {len(variables)}, "
-                   f"{f'cll_vars_{name}' if variables else '0'}, -1{working_set}}};")
+                   f"{f'cll_vars_{name}' if variables else '0'}, -1, {working_set}}};")
     if program.experiments:
         out.append("static cll_experiment *const cll_experiments[] = "
                    f"{{{', '.join(f'&cll_exp_{n}' for n in program.experiments)}}};")
