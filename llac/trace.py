@@ -342,7 +342,8 @@ def write_trace(experiments: Sequence[Experiment], path: str | os.PathLike,
     """Write experiments as a version-1 trace (what the runtime writes), e.g. to export a subset.
 
     Columns are written as `rank thread time`, the formula's variables, then the other columns;
-    a missing rank or thread is written as 0; a working set as the experiment's `bytes:` line. `header` adds or overrides global fields.
+    a missing rank or thread is written as 0; a working set as the experiment's `bytes:` line.
+    `header` adds or overrides global fields.
     """
     fields = {"program": "llac", "procs": "1", "status": "complete", **(header or {})}
     out = [f"{MAGIC} {VERSION}\n", *(f"#{k}: {v}\n" for k, v in fields.items())]
