@@ -153,12 +153,16 @@ class _Checker:
         return False
 
     def begin(self, pragma: Begin):
-        """An experiment begins: one name keeps one formula."""
+        """An experiment begins: one name keeps one formula and one working set."""
         first = self.program.experiments.setdefault(pragma.name, pragma)
         if str(first.formula) != str(pragma.formula):
             self.findings.error(pragma, f"experiment {pragma.name!r} has two different formulas: "
                                         f"'{pragma.formula}' here",
                                 [self.findings.note(first, f"and '{first.formula}' here")])
+        elif str(first.working_set) != str(pragma.working_set):
+            self.findings.error(pragma, f"experiment {pragma.name!r} has two different working sets: "
+                                        f"{_clause(pragma)} here",
+                                [self.findings.note(first, f"and {_clause(first)} here")])
         self.balance.open(pragma, self.context.depth)
         self.order.experiment(pragma)
 
@@ -194,6 +198,11 @@ class _Checker:
 def _near_miss(namespace: str) -> bool:
     """`ll`, `cl`, `call`, `clll`, `CLL`...: probably meant `cll` (a compiler ignores them)."""
     return namespace != "cll" and edit_distance(namespace.lower(), "cll") <= 1
+
+
+def _clause(begin: Begin) -> str:
+    """How a begin states its working set, for messages."""
+    return f"'bytes {begin.working_set}'" if begin.working_set else "no 'bytes' clause"
 
 
 def _describe(pragma: Pragma) -> str:

@@ -131,11 +131,14 @@ def _mpi_comm(program: Program) -> str | None:
 
 
 def captured_variables(begin: Begin, program: Program) -> list[str]:
-    """The formula variables captured from C at begin: all of them, except in an MPI program
-    the names the MPI layer measures (they are columns appended after the captured ones)."""
+    """The variables captured from C at begin: the formula's, then those of the working set
+    (`bytes`) that the formula lacks; in an MPI program not the names the MPI layer measures
+    (they are columns appended after the captured ones)."""
+    extra = begin.working_set.variables if begin.working_set else ()
+    wanted = list(dict.fromkeys(begin.formula.variables + extra))
     if _mpi_comm(program) is None:
-        return list(begin.formula.variables)
-    return [v for v in begin.formula.variables if v not in MPI_COLUMNS]
+        return wanted
+    return [v for v in wanted if v not in MPI_COLUMNS]
 
 
 def instrumented_header(program: Program) -> str:
@@ -156,9 +159,10 @@ def instrumented_header(program: Program) -> str:
         if variables:
             out.append(f"static const char *const cll_vars_{name}[] = "
                        f"{{{', '.join(c_string(v) for v in variables)}}};")
+        working_set = c_string(str(begin.working_set)) if begin.working_set else "0"
         out.append(f"static cll_experiment cll_exp_{name} = {{{c_string(name)}, "
                    f"{c_string(str(begin.formula))}, {c_string(begin.site)}, {len(variables)}, "
-                   f"{f'cll_vars_{name}' if variables else '0'}, -1}};")
+                   f"{f'cll_vars_{name}' if variables else '0'}, -1, {working_set}}};")
     if program.experiments:
         out.append("static cll_experiment *const cll_experiments[] = "
                    f"{{{', '.join(f'&cll_exp_{n}' for n in program.experiments)}}};")

@@ -12,6 +12,7 @@ from call.diagnostics import CallError, Diagnostic
 from cll_grammar.formula import Formula, FormulaError, parse_formula
 from cll_grammar.grammars import open_grammar
 from cll_grammar.span import nearest, suggest
+from cll_grammar.workingset import WorkingSet, parse_working_set
 
 KEYWORDS = ("end", "for", "sync", "parallel", "report")
 MODELS = ("MPI", "OpenMP", "PUB")
@@ -35,6 +36,7 @@ class Begin(Pragma):
     name: str
     formula: Formula
     sync: bool
+    working_set: WorkingSet | None = None   # the `bytes EXPR` clause
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,9 @@ def _syntax_message(err: UnexpectedInput, body: str) -> str:
     if isinstance(err, UnexpectedCharacters):
         return f"unexpected character {body[err.pos_in_stream]!r} in '#pragma cll' line"
     word = str(err.token)
+    if "BYTES" in err.expected and err.token.type == "NAME":
+        return (f"unexpected {word!r} after the formula: only the clause 'bytes EXPR' (the "
+                f"experiment's working set) may follow it{suggest(word, ['bytes'])}")
     after_header = re.search(r"\)\s*(shuffle\s*)?$", body[:err.token.start_pos])
     if body.split("(")[0].strip() == "for" and after_header:
         return (f"unexpected {word!r} after the 'for' header: only the clause 'shuffle' may "
@@ -120,15 +125,26 @@ class _Reader:
                                         f"(did you mean {guess!r}?)")
 
     def begin(self, tree: Tree) -> Begin:
-        *sync, name, formula_tree = tree.children
-        start, stop = formula_tree.meta.start_pos, formula_tree.meta.end_pos
+        sync = tree.children[0] if tree.children[0].type == "SYNC" else None
+        name, formula_tree, *clause = tree.children[1 if sync else 0:]
+        formula = self.expression(formula_tree, f"formula of experiment {str(name)!r}",
+                                  lambda text: parse_formula(text, experiment=str(name)))
+        working_set = None
+        if clause:
+            working_set = self.expression(clause[0].children[1], f"working set ('bytes') of experiment "
+                                                                 f"{str(name)!r}", parse_working_set)
+        return Begin(**self.place, name=str(name), formula=formula, sync=bool(sync),
+                     working_set=working_set)
+
+    def expression(self, tree: Tree, what: str, parse):
+        """`parse` of the text of `tree` (a formula or expression); its FormulaError is an
+        error located in the file, naming `what` was being read."""
+        start, stop = tree.meta.start_pos, tree.meta.end_pos
         try:
-            formula = parse_formula(self.directive.body[start:stop], experiment=str(name))
+            return parse(self.directive.body[start:stop])
         except FormulaError as err:
             self.unknown_directive()
-            self.fail(start + max(err.column, 1) - 1,
-                      f"formula of experiment {str(name)!r}: {err.message}")
-        return Begin(**self.place, name=str(name), formula=formula, sync=bool(sync))
+            self.fail(start + max(err.column, 1) - 1, f"{what}: {err.message}")
 
     def end_experiment(self, tree: Tree) -> End:
         return End(**self.place, name=str(tree.children[0]))

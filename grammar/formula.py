@@ -224,12 +224,6 @@ class ExpressionBuilder(Transformer):
         return children[0]
 
 
-def parse_expression(text: str) -> Node:
-    """Parse an arithmetic expression of variables (a working set's `bytes` clause, a
-    column definition); raises FormulaError located in `text`."""
-    return _parse(text)
-
-
 def _parse(text: str) -> Node:
     try:
         tree = open_grammar("formula.lark", start="formula").parse(text)
@@ -246,6 +240,12 @@ def _parse(text: str) -> Node:
         raise
     except RecursionError:
         raise FormulaError(TOO_DEEP, Span.point(1, 1)) from None
+
+
+def parse_expression(text: str) -> Node:
+    """The tree of an arithmetic expression (formula.lark's `expr`, constants allowed), e.g.
+    a working set `8*N*3`; FormulaError with the span of a syntax error."""
+    return _parse(text)
 
 
 # Sums, products, `and` and `or` are flat; only signs, powers and `not` nest (parentheses

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cll_grammar.formula import evaluate, parse_expression, variables_of
 from cll_grammar.machine import ProbeRun
 from cll_grammar.machinedb import MachineDBError
 from llac.errors import LlacError
+from llac.experiment import NoWorkingSet, working_set_bytes
 from llac.machines import MEMORY, access_cost, level_edges, level_of, open_machines, resolve
 
 SHARES = np.linspace(0.0, 1.0, 21)
@@ -52,23 +52,15 @@ class MemoryView:
         return (1 - self.share) * compute + self.share * cost / self.unit
 
 
-def working_set(expression: str, columns: dict[str, np.ndarray]) -> np.ndarray:
-    """The working set in bytes at the given variable values."""
-    with np.errstate(all="ignore"):
-        return np.asarray(evaluate(parse_expression(expression), columns), dtype=float) \
-            * np.ones(len(next(iter(columns.values()))) if columns else 1)
-
-
 def memory_view(model, reference: str | None = None) -> tuple[MemoryView | None, str | None]:
     """The model's MemoryView on the machine `reference` (None: the one its trace was measured
     on), or None with the reason in one sentence (no `bytes` clause, no database, never probed)."""
     if not model.working_set:
         return None, None
-    variables = variables_of(parse_expression(model.working_set))
-    missing = [v for v in variables if v not in model.formula.variables]
-    if missing:
-        return None, (f"no cache-aware prediction: the working set {model.working_set} uses "
-                      f"{', '.join(missing)}, which the formula {model.formula} does not")
+    try:
+        working_set_bytes(model, {v: model.sample_points[v] for v in model.formula.variables})
+    except NoWorkingSet as error:
+        return None, f"no cache-aware prediction: {error}"
     try:
         with open_machines() as db:
             if reference is None:
@@ -94,7 +86,7 @@ def _memory_share(model, run: ProbeRun) -> tuple[float, bool, float]:
     whether it was estimated, and c_least."""
     points = model.sample_points
     columns = {v: points[v] for v in model.formula.variables}
-    cost = access_cost(run, working_set(model.working_set, columns))
+    cost = access_cost(run, working_set_bytes(model, columns))
     if not np.all(np.isfinite(cost)) or cost.max() < LEVEL_CONTRAST * cost.min():
         return 1.0, False, float(np.nanmin(cost))
     ratio = cost / cost.min()
@@ -112,7 +104,7 @@ def _memory_share(model, run: ProbeRun) -> tuple[float, bool, float]:
 def fitted_levels(model, view: MemoryView) -> list[str]:
     """The levels the fitted points' working sets lie in, smallest first."""
     columns = {v: model.sample_points[v] for v in model.formula.variables}
-    levels = {level_of(view.run, w) for w in working_set(view.expression, columns)}
+    levels = {level_of(view.run, w) for w in working_set_bytes(model, columns)}
     order = [label for label, _ in level_edges(view.run)] + [MEMORY]
     return [label for label in order if label in levels]
 
@@ -121,7 +113,7 @@ def fit_note(model, view: MemoryView) -> str:
     """Where the fitted points' working sets lie and, along a single variable, where they
     cross each level's edge."""
     columns = {v: model.sample_points[v] for v in model.formula.variables}
-    sets = working_set(view.expression, columns)
+    sets = working_set_bytes(model, columns)
     counts = {label: 0 for label in fitted_levels(model, view)}
     for w in sets:
         counts[level_of(view.run, w)] += 1
@@ -148,7 +140,7 @@ def level_crossings(model, view: MemoryView, x_name: str) -> list[tuple[str, flo
         return []
     x = np.sort(model.sample_points[x_name])
     grid = np.geomspace(max(x.min(), 1e-300), x.max(), 400) if x.min() > 0 else np.linspace(x.min(), x.max(), 400)
-    sets = working_set(view.expression, {x_name: grid})
+    sets = working_set_bytes(model, {x_name: grid})
     if not np.all(np.diff(sets) >= 0):
         return []
     return [(label, float(np.interp(size, sets, grid))) for label, size in level_edges(view.run)
@@ -160,8 +152,8 @@ def aware_prediction(model, view: MemoryView, columns: dict[str, np.ndarray], va
     """The machine-aware prediction at `columns` from the plain `values` (and the piece that
     gave each), on this machine or, with `other`, on another one; with notes on the points
     whose working set leaves the levels the fitted points reached."""
-    sets = working_set(view.expression, columns)
-    fitted_sets = working_set(view.expression, {v: model.sample_points[v] for v in model.formula.variables})
+    sets = working_set_bytes(model, columns)
+    fitted_sets = working_set_bytes(model, {v: model.sample_points[v] for v in model.formula.variables})
     largest = np.array([_piece_reference(model, i, fitted_sets) for i in range(len(model.pieces))])
     reference = np.where(piece >= 0, largest[np.clip(piece, 0, None)], fitted_sets.max())
     # the plain prediction carries the cost of the data's own working set, up to the largest fitted

@@ -8,6 +8,7 @@ from typing import Mapping
 import numpy as np
 
 from cll_grammar.formula import Formula
+from cll_grammar.workingset import parse_working_set
 
 
 @dataclass(frozen=True)
@@ -17,13 +18,16 @@ class Experiment:
     `columns` always holds `time` and the formula's variables; traces add `rank` and
     `thread`, MPI traces add communication columns. `origin` says where the data came from
     (file names), `header` keeps the trace header's fields (procs, timer, status, ...).
-    Operations return new experiments; nothing is changed in place.
+    `working_set` is the canonical text of the experiment's working set in bytes, an
+    expression of its variables (the pragma's `bytes` clause, `working_set_bytes` evaluates
+    it), or None. Operations return new experiments; nothing is changed in place.
     """
     name: str
     formula: Formula
     columns: Mapping[str, np.ndarray]
     origin: str = ""
     header: Mapping[str, str] = field(default_factory=dict)
+    working_set: str | None = None
 
     def __post_init__(self):
         cols = {k: np.asarray(v, dtype=float) for k, v in self.columns.items()}
@@ -44,7 +48,7 @@ class Experiment:
         return tuple(self.columns)
 
     def replace(self, **changes) -> "Experiment":
-        """A copy with some fields changed (name, formula, columns, origin, header)."""
+        """A copy with some fields changed (name, formula, columns, origin, header, working_set)."""
         return replace(self, **changes)
 
     def select(self, mask: np.ndarray) -> "Experiment":
@@ -57,3 +61,24 @@ class Experiment:
         cols = dict(self.columns)
         cols[name] = np.broadcast_to(np.asarray(values, dtype=float), (len(self),)).copy()
         return self.replace(columns=cols)
+
+
+class NoWorkingSet(ValueError):
+    """`working_set_bytes` cannot answer: the experiment states no working set, or the points
+    lack a variable it needs; the message says which."""
+
+
+def working_set_bytes(experiment, points: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The working set in bytes of `experiment` (an Experiment, or a Model fitted on one) at
+    each point (`points`: variable name -> equal-length arrays, e.g. a model's sample points
+    or the values of a prediction), in real arithmetic: where a memory-bound cost crosses
+    cache levels. NoWorkingSet when it has none or `points` lacks a variable it needs."""
+    if experiment.working_set is None:
+        raise NoWorkingSet(f"{experiment.name} states no working set (the 'bytes' clause of its "
+                           f"'#pragma cll' line)")
+    working_set = parse_working_set(experiment.working_set)
+    missing = [v for v in working_set.variables if v not in points]
+    if missing:
+        raise NoWorkingSet(f"the working set of {experiment.name} ({working_set}) needs "
+                           f"{', '.join(missing)}, which the points lack")
+    return working_set.bytes_at({k: np.asarray(v, dtype=float) for k, v in points.items()})

@@ -84,7 +84,7 @@ class Model:
     median_rel_error: float
     max_rel_error: float
     drift: dict[str, float] = field(default_factory=dict)  # log error per log distance beyond the data
-    working_set: str | None = None          # the pragma's `bytes` expression (llac.cache_aware)
+    working_set: str | None = None          # the fitted experiment's working set (llac.experiment)
     machine: tuple[str, str] | None = None  # (host, CPU model) the data were measured on
     communicates: bool = False              # its records moved data (h > 0): g and L enter its time
     procs: int | None = None                # the one P its data were measured with (None: several)
@@ -167,7 +167,7 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
     _check_settings(settings)
     points = aggregate_points(experiment.formula, experiment.columns, settings.aggregate)
     model = _fit_points(experiment.name, experiment.formula, points, settings, None if quick else experiment)
-    model = replace(model, working_set=experiment.header.get("bytes"), machine=_machine(experiment),
+    model = replace(model, working_set=experiment.working_set, machine=_machine(experiment),
                     communicates=bool("h" in experiment.columns and np.nanmax(experiment.columns["h"], initial=0) > 0),
                     procs=_single_procs(experiment))
     if quick:

@@ -14,7 +14,8 @@ import math
 
 import numpy as np
 
-from cll_grammar.formula import Constant, Formula, FormulaError, parse_expression, parse_formula
+from cll_grammar.formula import Constant, Formula, FormulaError, parse_formula
+from cll_grammar.workingset import parse_working_set
 from llac.errors import InputError
 
 FORMAT = "llac-model"
@@ -115,8 +116,6 @@ def _checked(model):
     if not variables | {"time", "count"} <= set(model.sample_points) or \
             len({len(v) for v in model.sample_points.values()}) > 1:
         raise ValueError("the sample points do not match the formula")
-    if model.working_set is not None:
-        parse_expression(model.working_set)        # FormulaError is a ValueError
     return model
 
 
@@ -136,7 +135,7 @@ def _model(document: dict):
                  {k: _floats(v) for k, v in document["sample_points"].items()},
                  float(document["median_rel_error"]), float(document["max_rel_error"]),
                  {str(v): float(r) for v, r in document.get("drift", {}).items()},
-                 _optional_text(document.get("working_set")), _machine(document.get("machine")),
+                 _working_set(document.get("working_set")), _machine(document.get("machine")),
                  bool(document.get("communicates", False)), _optional_count(document.get("procs")))
 
 
@@ -160,6 +159,16 @@ def _machine(value) -> tuple[str, str] | None:
         return None
     host, cpu = value
     return _optional_text(host), _optional_text(cpu)
+
+
+def _working_set(text) -> str | None:
+    """The document's working set (None when it has none), validated."""
+    if text is None:
+        return None
+    try:
+        return parse_working_set(text).text
+    except (FormulaError, TypeError, AttributeError) as err:
+        raise ValueError(f"bad working set {text!r}: {err}") from None
 
 
 def _floats(values) -> np.ndarray:

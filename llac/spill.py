@@ -20,9 +20,8 @@ from typing import Sequence
 
 import numpy as np
 
-from llac.experiment import Experiment
 from llac.trace import (DATA_LINE, Problem, Trace, TraceError, _layouts, _parse_header,
-                        _with_procs, expand_paths, read_file_bytes, read_trace)
+                        declared_experiment, expand_paths, read_file_bytes, read_trace)
 
 MAGIC = b"#cll-spill"
 FIXED = 16   # bytes of a record before its variables
@@ -95,9 +94,7 @@ def read_spill(path: str) -> Trace:
         columns = {"rank": np.full(len(values), rank), "thread": values[:, 0],
                    "time": values[:, 1] * resolution}
         columns |= {name: values[:, 2 + i] for i, name in enumerate(lay.columns[3:])}
-        experiments[lay.name] = Experiment(lay.name, lay.formula, _with_procs(columns, header),
-                                           origin=path, header={**header, **decl.fields,
-                                                                "experiment": decl.name})
+        experiments[lay.name] = declared_experiment(path, decl, lay, columns, header, problems)
     return Trace(path, header, experiments, tuple(problems), complete=False)
 
 

@@ -50,7 +50,8 @@ def aggregate_experiment(experiment: Experiment, method: str = "median",
 
 def merge_experiments(experiments: list[Experiment]) -> Experiment:
     """The records of all `experiments` (same formula) in one; columns they all have. The
-    header is the first's, except that `mpi_uncounted` lists what any of them did not count."""
+    header is the first's, except that `mpi_uncounted` lists what any of them did not count;
+    the working set is theirs when they all state the same one, else None."""
     first = experiments[0]
     if len(experiments) == 1:
         return first
@@ -60,4 +61,6 @@ def merge_experiments(experiments: list[Experiment]) -> Experiment:
     uncounted = "; ".join(dict.fromkeys(part for e in experiments if e.header.get("mpi_uncounted")
                                         for part in e.header["mpi_uncounted"].split("; ")))
     header = {**first.header, "mpi_uncounted": uncounted} if uncounted else first.header
-    return first.replace(columns=columns, origin=origin, header=header)
+    working_sets = {e.working_set for e in experiments}
+    return first.replace(columns=columns, origin=origin, header=header,
+                         working_set=first.working_set if len(working_sets) == 1 else None)

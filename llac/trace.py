@@ -18,6 +18,7 @@ import numpy as np
 
 from cll_grammar.formula import FormulaError, parse_formula
 from cll_grammar.span import printable
+from cll_grammar.workingset import parse_working_set
 from llac.errors import InputError
 from llac.experiment import Experiment
 from llac.records import RecordLayout, parse_records
@@ -147,12 +148,47 @@ def read_trace(source: str | os.PathLike, text: str | None = None, stream: Binar
         if lay is None:
             continue
         values = np.ascontiguousarray(result.values[lay.name].T)
-        experiments[lay.name] = Experiment(
-            lay.name, lay.formula, _with_procs(dict(zip(lay.columns, values)), header),
-            origin=path, header={**header, **decl.fields, "experiment": decl.name})
+        experiments[lay.name] = declared_experiment(path, decl, lay, dict(zip(lay.columns, values)),
+                                                    header, problems)
         _check_count(path, decl, values.shape[1], problems)
     problems.sort(key=lambda p: p.line)
     return Trace(path, header, experiments, tuple(problems), result.complete)
+
+
+def declared_experiment(path: str, decl: _Declared, layout: RecordLayout, columns: dict,
+                        header: Mapping[str, str], problems: list[Problem]) -> Experiment:
+    """The Experiment of a valid declaration with its records' `columns`: the run's header
+    fields and the declaration's, and its working set (`bytes:`) when that is valid (else a
+    problem at its line, and the experiment loads without it)."""
+    fields = {**header, **decl.fields, "experiment": decl.name}
+    working_set = _working_set(path, decl, layout, problems)
+    if working_set is None:
+        fields.pop("bytes", None)
+    return Experiment(layout.name, layout.formula, _with_procs(columns, header), origin=path,
+                      header=fields, working_set=working_set)
+
+
+def _working_set(path: str, decl: _Declared, layout: RecordLayout, problems: list[Problem]) -> str | None:
+    """The canonical text of the declaration's `bytes:` expression, or None when it has none
+    or a bad one (a problem says why: a syntax error, or a variable the records lack)."""
+    text = decl.fields.get("bytes")
+    if text is None:
+        return None
+    ignored = "(the experiment loads without its working set)"
+    try:
+        working_set = parse_working_set(text)
+    except FormulaError as err:
+        where = f" at column {err.column}" if err.column else ""
+        problems.append(Problem(path, decl.lines["bytes"], f"experiment {decl.name!r}: bad working set "
+                                f"'bytes: {text}'{where}: {err.message} {ignored}"))
+        return None
+    missing = [v for v in working_set.variables if v not in layout.columns]
+    if missing:
+        problems.append(Problem(path, decl.lines["bytes"], f"experiment {decl.name!r}: the working set "
+                                f"'bytes: {text}' needs {', '.join(missing)}, which the columns "
+                                f"lack {ignored}"))
+        return None
+    return working_set.text
 
 
 def _with_procs(columns: dict, header: Mapping[str, str]) -> dict:
@@ -306,7 +342,8 @@ def write_trace(experiments: Sequence[Experiment], path: str | os.PathLike,
     """Write experiments as a version-1 trace (what the runtime writes), e.g. to export a subset.
 
     Columns are written as `rank thread time`, the formula's variables, then the other columns;
-    a missing rank or thread is written as 0. `header` adds or overrides global fields.
+    a missing rank or thread is written as 0; a working set as the experiment's `bytes:` line.
+    `header` adds or overrides global fields.
     """
     fields = {"program": "llac", "procs": "1", "status": "complete", **(header or {})}
     out = [f"{MAGIC} {VERSION}\n", *(f"#{k}: {v}\n" for k, v in fields.items())]
@@ -316,6 +353,8 @@ def write_trace(experiments: Sequence[Experiment], path: str | os.PathLike,
         names += [c for c in exp.column_names if c not in names]
         cols = [exp.columns.get(c, np.zeros(len(exp))) for c in names]
         out.append(f"#experiment: {exp.name}\n#  formula: {exp.formula.text}\n")
+        if exp.working_set:
+            out.append(f"#  bytes: {exp.working_set}\n")
         if "source" in exp.header:
             out.append(f"#  source: {exp.header['source']}\n")
         out.append(f"#  columns: {' '.join(names)}\n#  records: {len(exp)}\n")

@@ -38,6 +38,8 @@ typedef struct cll_experiment {
     int nvars;                   /* number of recorded variables (may be 0) */
     const char *const *vars;     /* their names as written in the formula: "N", "s.n", "P" */
     int id;                      /* runtime's index, -1 until registered */
+    const char *bytes;           /* working set in bytes, an expression of the variables:
+                                    "8*N*3" (the `bytes` clause), or NULL */
 } cll_experiment;
 
 /* Program description, registered once per translation unit from a constructor. */

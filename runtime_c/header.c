@@ -67,8 +67,10 @@ void cll_header_run_lines_(FILE *f, const char *magic, const char *resolution_fo
 
 void cll_header_experiment_(FILE *f, const cll_experiment *e)
 {
-    fprintf(f, "#experiment: %s\n#  formula: %s\n#  source: %s\n#  columns: rank thread time",
-            e->name, e->formula, e->source ? e->source : "?");
+    fprintf(f, "#experiment: %s\n#  formula: %s\n", e->name, e->formula);
+    if (e->bytes)
+        fprintf(f, "#  bytes: %s\n", e->bytes);
+    fprintf(f, "#  source: %s\n#  columns: rank thread time", e->source ? e->source : "?");
     for (int i = 0; i < e->nvars; i++)
         fprintf(f, " %s", e->vars[i]);
     fputc('\n', f);

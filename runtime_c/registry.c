@@ -1,8 +1,8 @@
 /* registry.c -- the experiments and programs that generated code registers.
  *
  * Every translation unit registers its experiments from a constructor. One name registered
- * twice with the same formula is one experiment (both structs get the same id); with two
- * different formulas it is a fatal error naming both sources.
+ * twice with the same formula and working set is one experiment (both structs get the same
+ * id); with two different formulas or working sets it is a fatal error naming both sources.
  */
 #define _GNU_SOURCE
 #include "cll_internal.h"
@@ -26,11 +26,14 @@ static void register_experiment(cll_experiment *e)
         const cll_experiment *o = experiments[i];
         if (strcmp(o->name, e->name))
             continue;
-        if (strcmp(o->formula, e->formula) || o->nvars != e->nvars) {
+        const char *ob = o->bytes ? o->bytes : "", *eb = e->bytes ? e->bytes : "";
+        int same_formula = !strcmp(o->formula, e->formula);
+        if (!same_formula || strcmp(ob, eb) || o->nvars != e->nvars) {
             char msg[2048], status[1800];
-            snprintf(status, sizeof status,
-                     "experiment '%s' has two formulas: '%s' at %s and '%s' at %s", e->name,
-                     o->formula, o->source ? o->source : "?", e->formula, e->source ? e->source : "?");
+            snprintf(status, sizeof status, "experiment '%s' has two %s: '%s' at %s and '%s' at %s",
+                     e->name, same_formula ? "working sets" : "formulas", same_formula ? ob : o->formula,
+                     o->source ? o->source : "?", same_formula ? eb : e->formula,
+                     e->source ? e->source : "?");
             snprintf(msg, sizeof msg, "%s: error: %s", e->source ? e->source : "cll", status);
             pthread_mutex_unlock(&registry_lock);
             cll_fatal_(msg, status);

@@ -88,7 +88,7 @@ def test_generated_code_keeps_lines_and_uses_the_runtime_api():
     assert body[6] == "    { cll_begin(&cll_exp_e, 0); }"
     assert body[8].endswith('{"f", "e"}; cll_report(cll_names, 2); }')
     header = instrumented_header(program)
-    assert 'static cll_experiment cll_exp_f = {"f", "f[0] + f[1]*N + f[2]*P", "s.c:3:5", 2, cll_vars_f, -1};' in header
+    assert 'static cll_experiment cll_exp_f = {"f", "f[0] + f[1]*N + f[2]*P", "s.c:3:5", 2, cll_vars_f, -1, 0};' in header
     assert "static inline int cll_procs(void) { return 1; }" in header
     assert "omp" not in header and "cll_sync" not in "\n".join(body)  # sync is a no-op here
 

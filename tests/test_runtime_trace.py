@@ -210,7 +210,7 @@ def test_forked_child_leaves_the_parents_trace_alone(tmp_path):
 
 def test_unregistered_experiment_is_one_clear_error(tmp_path):
     src = c_program(LOOP, f"{begin('h')} {end('h')} return 0;", prelude=(
-        'static cll_experiment cll_exp_h = {"h", "h[0]", "prog.c:3:1", 0, 0, -1};'))
+        'static cll_experiment cll_exp_h = {"h", "h[0]", "prog.c:3:1", 0, 0, -1, 0};'))
     result = run(build(tmp_path, {"prog.c": src}))
     assert result.returncode == 70
     assert result.stderr.strip() == ("prog.c:3:1: error: experiment 'h' begins but was never "

@@ -343,7 +343,8 @@ def _aware(model, points: dict, prediction, machine: ast.Name | None, parameters
     """The machine-aware prediction ((values, levels or None), notes, column name) of a model
     whose experiment states its working set, or (with another machine or BSP parameters)
     moved data; (None, notes, None) when there is none to give."""
-    from llac.cache_aware import aware_prediction, memory_view, working_set
+    from llac.cache_aware import aware_prediction, memory_view
+    from llac.experiment import working_set_bytes
     from llac.machines import level_of
     if parameters or (machine is not None and model.communicates):
         from llac.bsp_whatif import communication_scale
@@ -364,7 +365,7 @@ def _aware(model, points: dict, prediction, machine: ast.Name | None, parameters
         if other is None:
             raise LlacError(reason, machine.span)
     values, notes = aware_prediction(model, view, points, prediction.values, prediction.piece, other)
-    sets = working_set(model.working_set, points)
+    sets = working_set_bytes(model, points)
     levels = [level_of((other or view).run, w) for w in sets]
     name = f"on {other.machine}" if other else "machine-aware"
     return (values, levels), [f"{name}: the memory share φ={view.share:.2f} of each prediction follows "

@@ -20,7 +20,7 @@ def c_program(experiments: dict[str, tuple[str, list[str]]], main_body: str, *,
         names = ", ".join(f'"{v}"' for v in variables) or "0"
         lines.append(f"static const char *const cll_vars_{name}[] = {{{names}}};")
         lines.append(f'static cll_experiment cll_exp_{name} = {{"{name}", "{formula}", '
-                     f'"{source}:{10 + i}:1", {len(variables)}, cll_vars_{name}, -1}};')
+                     f'"{source}:{10 + i}:1", {len(variables)}, cll_vars_{name}, -1, 0}};')
     pointers = ", ".join(f"&cll_exp_{name}" for name in experiments)
     lines.append(f"static cll_experiment *const cll_exps[] = {{{pointers}}};")
     lines.append(f'static const cll_program cll_prog = {{"{source}", "{parallel}", '
