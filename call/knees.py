@@ -79,6 +79,8 @@ def knee_sizes(working_sets: list[int], seconds: list[float], levels: int) -> li
     docstring)."""
     if len(working_sets) != len(seconds) or any(s <= 0 for s in seconds):
         raise ValueError("knee_sizes needs one positive cost per working set")
+    if not seconds:
+        return []
     log_cost = np.log(np.asarray(seconds, dtype=float))
     cuts = _kept_cuts(log_cost, _segment(log_cost, levels + 1))
     bounds = [0, *cuts, len(log_cost)]

@@ -40,8 +40,8 @@ class Settings:
     steps_per_doubling: int
 
 
-FULL = Settings(reps=9, target_seconds=0.02, steps_per_doubling=2)
-QUICK = Settings(reps=5, target_seconds=0.004, steps_per_doubling=1)
+FULL = Settings(reps=31, target_seconds=0.003, steps_per_doubling=2)
+QUICK = Settings(reps=7, target_seconds=0.001, steps_per_doubling=1)
 
 
 class ProbeError(CallError):
@@ -212,18 +212,22 @@ def sequential_probe(quick: bool, progress: Progress) -> tuple[list[CacheLevel],
     return caches, mountain, operations
 
 
-def store_run(run: ProbeRun, path: str | None) -> tuple[Path, str]:
-    """Store `run` in the machine database at `path` (default: $LLAC_MACHINE_DB, else the
-    user's); return the file and the machine's name."""
+def open_database(path: str | None) -> MachineDB:
+    """The machine database at `path` (default: $LLAC_MACHINE_DB, else the user's), opened
+    before the probe runs so that an unusable one is said at once."""
     try:
-        with MachineDB(path) as db:
-            db.store(run)
-            return db.path, db.machine_of(run.host, run.cpu_model)
+        return MachineDB(path)
     except MachineDBError as err:
-        raise ProbeError(f"cannot store the probe run: {err}") from None
+        raise ProbeError(f"cannot use the machine database: {err}") from None
+
+
+def store_run(db: MachineDB, run: ProbeRun) -> str:
+    """Store `run` in `db`; return the machine's name."""
+    try:
+        db.store(run)
+        return db.machine_of(run.host, run.cpu_model)
     except sqlite3.Error as err:
-        where = path or "the machine database"
-        raise ProbeError(f"cannot store the probe run in {where}: {err}") from None
+        raise ProbeError(f"cannot store the probe run in {db.path}: {err}") from None
 
 
 def level_costs(run: ProbeRun) -> list[tuple[str, float]]:
@@ -270,10 +274,11 @@ def _bytes(count: int) -> str:
 
 def probe_command(quick: bool, label: str | None, db: str | None, progress: Progress) -> int:
     """`call probe`: measure this machine, store the run, print the summary; returns 0."""
-    start = time.monotonic()
-    caches, mountain, operations = sequential_probe(quick, progress)
-    run = assemble_run(caches, mountain, operations, quick, label, time.monotonic() - start)
-    where, name = store_run(run, db)
-    progress.note("probe done")
-    print(summary(run, name, where))
+    with open_database(db) as database:
+        start = time.monotonic()
+        caches, mountain, operations = sequential_probe(quick, progress)
+        run = assemble_run(caches, mountain, operations, quick, label, time.monotonic() - start)
+        name = store_run(database, run)
+        progress.note("probe done")
+        print(summary(run, name, database.path))
     return 0

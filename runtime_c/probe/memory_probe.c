@@ -13,7 +13,8 @@
      mountain read|write WORKING_SET STRIDE SECONDS SPREAD
      op NAME SECONDS SPREAD
      end
-   Progress on stderr, one line per figure: `progress I N WHAT`.
+   Progress on stderr, one line per sweep over all figures (a calibration, then one per
+   repetition): `progress I N WHAT`.
 
    The memory mountain reads (sums) or writes every STRIDE-th byte of a working set of
    WORKING_SET bytes, pass after pass; a compiler barrier after every pass keeps the passes
@@ -229,46 +230,63 @@ int main(int argc, char **argv)
             break;
     }
     size_t largest = sizes[n_sizes - 1];
+    int n_points = 2 * n_strides * n_sizes, n_figures = n_points + (int)N_OPERATIONS;
     double *data = malloc(largest);
-    double *values = malloc((size_t)reps * sizeof *values);
-    if (!data || !values) {
+    double *values = malloc((size_t)reps * (size_t)n_figures * sizeof *values);
+    long *counts = malloc((size_t)n_figures * sizeof *counts);
+    if (!data || !values || !counts) {
         fprintf(stderr, "memory_probe: cannot allocate %zu bytes\n", largest);
         return 3;
     }
     for (size_t i = 0; i < largest / sizeof *data; i++)
         data[i] = (double)(i & 7);
 
-    int total = 2 * n_sizes * n_strides + (int)N_OPERATIONS, done = 0;
-    printf("probe 1\n");
+    /* figure f < n_points: access f / (n_strides * n_sizes), stride, working set */
     static const char *accesses[] = {"read", "write"};
     pass_fn runs[] = {read_passes, write_passes};
-    for (int a = 0; a < 2; a++)
-        for (int s = 0; s < n_strides; s++)
-            for (int w = 0; w < n_sizes; w++) {
-                size_t n = sizes[w] / sizeof *data, step = strides[s] / sizeof *data;
-                fprintf(stderr, "progress %d %d %s %zu bytes stride %zu\n", ++done, total,
-                        accesses[a], sizes[w], strides[s]);
-                long passes = calibrate(runs[a], data, n, step, target);
-                for (int r = 0; r < reps; r++)
-                    values[r] = runs[a](data, n, step, passes);
-                double min, spread;
-                summarize(values, reps, &min, &spread);
-                printf("mountain %s %zu %zu %.6e %.4f\n", accesses[a], sizes[w], strides[s], min,
-                       spread);
-                fflush(stdout);
+#define ACCESS(f) ((f) / (n_strides * n_sizes))
+#define STRIDE(f) strides[(f) / n_sizes % n_strides]
+#define SIZE(f) sizes[(f) % n_sizes]
+    /* Repetitions are the outer loop, so that a burst of load on a shared machine spoils
+       one repetition of many figures rather than every repetition of a few. */
+    for (int r = -1; r < reps; r++) {
+        if (r < 0)
+            fprintf(stderr, "progress 1 %d calibrating\n", reps + 1);
+        else
+            fprintf(stderr, "progress %d %d repetition %d of %d\n", r + 2, reps + 1, r + 1, reps);
+        for (int f = 0; f < n_points; f++) {
+            size_t n = SIZE(f) / sizeof *data, step = STRIDE(f) / sizeof *data;
+            pass_fn run = runs[ACCESS(f)];
+            if (r < 0)
+                counts[f] = calibrate(run, data, n, step, target);
+            else {
+                run(data, n, step, 1); /* warm: the working set in its cache */
+                values[(size_t)f * (size_t)reps + (size_t)r] = run(data, n, step, counts[f]);
             }
-    for (size_t o = 0; o < N_OPERATIONS; o++) {
-        fprintf(stderr, "progress %d %d %s\n", ++done, total, operations[o].name);
-        double per_op = operations[o].run(1000);
-        long n = per_op > 0 ? (long)ceil(target / (operations[o].per_iteration * per_op)) : 1000000;
-        for (int r = 0; r < reps; r++)
-            values[r] = operations[o].run(n);
+        }
+        for (int o = 0; o < (int)N_OPERATIONS; o++) {
+            int f = n_points + o;
+            double per_op = operations[o].run(1000);
+            if (r < 0)
+                counts[f] = per_op > 0 ? (long)ceil(target / (operations[o].per_iteration * per_op))
+                                       : 1000000;
+            else
+                values[(size_t)f * (size_t)reps + (size_t)r] = operations[o].run(counts[f]);
+        }
+    }
+
+    printf("probe 1\n");
+    for (int f = 0; f < n_figures; f++) {
         double min, spread;
-        summarize(values, reps, &min, &spread);
-        printf("op %s %.6e %.4f\n", operations[o].name, min, spread);
-        fflush(stdout);
+        summarize(values + (size_t)f * (size_t)reps, reps, &min, &spread);
+        if (f < n_points)
+            printf("mountain %s %zu %zu %.6e %.4f\n", accesses[ACCESS(f)], SIZE(f), STRIDE(f), min,
+                   spread);
+        else
+            printf("op %s %.6e %.4f\n", operations[f - n_points].name, min, spread);
     }
     printf("end\n");
+    free(counts);
     free(values);
     free(data);
     return 0;
