@@ -46,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("cc", help="translate and compile; any cc flags pass through")
     probe = commands.add_parser("probe", help="measure this machine, store it in the machine database")
     probe.add_argument("--quick", action="store_true", help="fewer sizes and repetitions (under 20 s)")
-    probe.add_argument("--label", default=None, help="a note stored with the run")
+    probe.add_argument("--label", type=_label, default=None, help="a note stored with the run")
     probe.add_argument("--db", default=None,
                        help="the machine database (default: $LLAC_MACHINE_DB, else "
                             "~/.local/share/llac/machines.sqlite)")
@@ -74,6 +74,15 @@ def _procs(text: str) -> tuple[int, int, int]:
     if first < 1 or last < first or factor < 2:
         raise argparse.ArgumentTypeError(f"{text!r}: need 1 <= A <= B and F >= 2")
     return first, last, factor
+
+
+def _label(text: str) -> str:
+    """A probe run's label: any text the database can hold (UTF-8; not bytes that are not)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError(f"{text!r}: not valid UTF-8 text") from None
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,7 +143,8 @@ def probe_machine_command(args) -> int:
     needs numpy and the machine database)."""
     from call.probe import probe_command
     from call.progress import Progress
-    return probe_command(args.quick, args.label, args.db, Progress())
+    print(probe_command(args.quick, args.label, args.db, Progress()))
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """`call probe`: build the sequential machine probe (runtime_c/probe/memory_probe.c, installed
 with the runtime) with $CC, run it with its progress on stderr, parse what it measured into a
 cll_grammar.machine.ProbeRun, find the cache knees (call.knees), store the run in the machine
-database and print a summary (docs/machine.md, "The probe")."""
+database and write a summary for the command line (docs/machine.md, "The probe")."""
 from __future__ import annotations
 
 import math
@@ -217,7 +217,7 @@ def open_database(path: str | None) -> MachineDB:
     before the probe runs so that an unusable one is said at once."""
     try:
         return MachineDB(path)
-    except MachineDBError as err:
+    except (MachineDBError, ValueError) as err:   # ValueError: a NUL in the path
         raise ProbeError(f"cannot use the machine database: {err}") from None
 
 
@@ -272,13 +272,12 @@ def _bytes(count: int) -> str:
     return f"{count} B"
 
 
-def probe_command(quick: bool, label: str | None, db: str | None, progress: Progress) -> int:
-    """`call probe`: measure this machine, store the run, print the summary; returns 0."""
+def probe_command(quick: bool, label: str | None, db: str | None, progress: Progress) -> str:
+    """`call probe`: measure this machine and store the run; returns the summary to print."""
     with open_database(db) as database:
         start = time.monotonic()
         caches, mountain, operations = sequential_probe(quick, progress)
         run = assemble_run(caches, mountain, operations, quick, label, time.monotonic() - start)
         name = store_run(database, run)
         progress.note("probe done")
-        print(summary(run, name, database.path))
-    return 0
+        return summary(run, name, database.path)

@@ -2,6 +2,8 @@
 machine database and checked for physical sense (no timing thresholds beyond orderings),
 the parser of the probe's output, the knee finder on seeded synthetic staircases, and the
 error paths (no compiler, a killed probe, an unusable database)."""
+import contextlib
+import io
 import math
 import os
 import subprocess
@@ -222,3 +224,37 @@ def test_failing_probe_says_what_it_said(tmp_path):
     exe.chmod(0o755)
     with pytest.raises(ProbeError, match="status 3.*cannot allocate"):
         run_probe(exe, [], Progress(live=False))
+
+
+# ---- the command line, fuzzed (the probe itself replaced by a fixed measurement)
+
+FIXED = parse_output("probe 1\n" + "".join(
+    f"mountain read {4096 * 2 ** k} 64 {1e-9 * (1 + 3 * (k > 3))} 0.01\n" for k in range(8))
+    + "op timer 2.5e-08 0.02\nend\n")
+
+
+@given(st.lists(st.one_of(st.sampled_from(["--quick", "--label", "--db", "--procs", "-h", "--"]),
+                          st.text(max_size=12)), max_size=5))
+def test_probe_command_line_fuzz(tmp_path_factory, monkeypatch_module, argv):
+    from call import cli, probe
+    tmp = tmp_path_factory.mktemp("fuzz")
+    monkeypatch_module.setattr(probe, "sequential_probe", lambda quick, progress: (CACHES, *FIXED))
+    monkeypatch_module.setenv("LLAC_MACHINE_DB", str(tmp / "machines.sqlite"))
+    argv = [str(tmp / "db" / a) if i and argv[i - 1] == "--db" else a for i, a in enumerate(argv)]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = cli.main(["probe", *argv])
+    assert status in (0, 1) and "Traceback" not in err.getvalue(), err.getvalue()
+    if status == 0 and "-h" not in argv:
+        assert "stored as run" in out.getvalue()
+
+
+def test_label_that_is_not_utf8_is_one_message(tmp_path):
+    done = call_probe(tmp_path, "--quick", "--label", "\udcff")
+    assert done.returncode == 1 and "not valid UTF-8" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as patch:
+        yield patch
