@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from call.knees import assign_knees, knee_sizes
-from call.probe import ProbeError, level_costs, mountain_limit, parse_output, run_probe
+from call.probe import (ProbeError, available_memory, level_costs, mountain_limit, parse_output,
+                        run_probe)
 from call.progress import Progress
 from cll_grammar.machine import CacheLevel, reported_caches
 from cll_grammar.machinedb import MachineDB
@@ -55,12 +56,12 @@ def test_quick_probe_is_stored_with_its_label_and_progress(probed):
 
 def test_mountain_covers_4k_to_four_times_the_last_cache(probed):
     _, run = probed
-    limit = mountain_limit(reported_caches(), None)
+    limit = mountain_limit(reported_caches(), available_memory())
     for access in ("read", "write"):
         for stride in (8, 64, 256):
             sizes = sorted(p.working_set for p in run.mountain
                            if p.access == access and p.stride == stride)
-            assert sizes[0] == 4096 and sizes[-1] >= min(limit, 64 * 1024 ** 2)
+            assert sizes[0] == 4096 and sizes[-1] >= limit
             assert all(b > a for a, b in zip(sizes, sizes[1:]))
     assert all(p.seconds > 0 and p.spread >= 0 for p in run.mountain)
 
@@ -210,19 +211,15 @@ def test_unusable_database_is_said_before_probing(tmp_path):
     assert "probe 1/" not in done.stderr and "Traceback" not in done.stderr
 
 
-def test_killed_probe_is_one_message(tmp_path):
+@pytest.mark.parametrize("script, message", [
+    ("echo 'progress 1 2 read' >&2\nkill -9 $$", "killed by SIGKILL"),
+    ("echo 'memory_probe: cannot allocate' >&2\nexit 3", "status 3.*cannot allocate"),
+])
+def test_failed_probe_is_one_message(tmp_path, script, message):
     exe = tmp_path / "probe"
-    exe.write_text("#!/bin/sh\necho 'progress 1 2 read' >&2\nkill -9 $$\n")
+    exe.write_text(f"#!/bin/sh\n{script}\n")
     exe.chmod(0o755)
-    with pytest.raises(ProbeError, match="killed by SIGKILL"):
-        run_probe(exe, [], Progress(live=False))
-
-
-def test_failing_probe_says_what_it_said(tmp_path):
-    exe = tmp_path / "probe"
-    exe.write_text("#!/bin/sh\necho 'memory_probe: cannot allocate' >&2\nexit 3\n")
-    exe.chmod(0o755)
-    with pytest.raises(ProbeError, match="status 3.*cannot allocate"):
+    with pytest.raises(ProbeError, match=message):
         run_probe(exe, [], Progress(live=False))
 
 
