@@ -4,7 +4,8 @@ Two clients, one set of sources in runtime_c/:
   * `call._cllrt`, a cffi extension for Python (declared by `cffi_modules`);
   * `call/runtime/libcllrt.a` + `call/runtime/include/cll.h`, the static library user
     programs link (built by `BuildRuntime` with the system C compiler and `ar`), and the
-    MPI layer `call/runtime/cll_mpi.c` with its headers, which the user's mpicc compiles.
+    MPI layer `call/runtime/cll_mpi.c` with its headers, which the user's mpicc compiles,
+    and the machine probe `call/runtime/probe/memory_probe.c`, which `call probe` compiles.
     A static library because linking the extension needs libpython and a shared one an
     rpath that breaks when a virtual environment moves.
 Everything else about the project is in pyproject.toml.
@@ -55,6 +56,9 @@ class BuildRuntime(build_ext):
             shutil.copyfile(RUNTIME / header, runtime_dir / "include" / header)
         # the MPI layer: compiled by the user's mpicc, once per program (docs/mpi.md)
         shutil.copyfile(RUNTIME / "cll_mpi.c", runtime_dir / "cll_mpi.c")
+        # the machine probe: `call probe` compiles it where it runs (docs/machine.md)
+        (runtime_dir / "probe").mkdir(exist_ok=True)
+        shutil.copyfile(RUNTIME / "probe" / "memory_probe.c", runtime_dir / "probe" / "memory_probe.c")
 
 
 setup(

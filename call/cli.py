@@ -1,4 +1,4 @@
-"""The `call` command line: translate, cc, run, check."""
+"""The `call` command line: translate, cc, run, check, probe."""
 from __future__ import annotations
 
 import argparse
@@ -14,6 +14,9 @@ call cc [CC ARGS...] PROG.c ...    translate and compile with the tracing runtim
 call run PROG.c [--procs A:B:F] [--cflags FLAGS] [--no-oversubscribe] [-- ARGS]
                                    build if needed, run (MPI: mpirun -np P), print trace paths
 call check PROG.c ...              diagnostics only
+call probe [--quick] [--label TEXT] [--db PATH]
+                                   measure this machine (memory mountain, caches, operation
+                                   costs) and store the run in the machine database
 call --debug COMMAND ...           an internal error shows its Python traceback
 call --version                     the version of call and where its tracing runtime is"""
 
@@ -41,6 +44,12 @@ def _parser() -> argparse.ArgumentParser:
                      help="MPI: never run more ranks than cores (by default call run lets "
                           "Open MPI oversubscribe, and says so)")
     commands.add_parser("cc", help="translate and compile; any cc flags pass through")
+    probe = commands.add_parser("probe", help="measure this machine, store it in the machine database")
+    probe.add_argument("--quick", action="store_true", help="fewer sizes and repetitions (under 20 s)")
+    probe.add_argument("--label", type=_label, default=None, help="a note stored with the run")
+    probe.add_argument("--db", default=None,
+                       help="the machine database (default: $LLAC_MACHINE_DB, else "
+                            "~/.local/share/llac/machines.sqlite)")
     return parser
 
 
@@ -67,6 +76,15 @@ def _procs(text: str) -> tuple[int, int, int]:
     return first, last, factor
 
 
+def _label(text: str) -> str:
+    """A probe run's label: any text the database can hold (UTF-8; not bytes that are not)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError(f"{text!r}: not valid UTF-8 text") from None
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run `call`; returns the exit status: 0 on success, 1 on a diagnosed error, 2 on an
     internal error (one line; its traceback only after a leading `--debug`)."""
@@ -86,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
                 print_warnings(check_file(source, read_source(source)))
         elif args.command == "run":
             return run_program_command(args, program_args)
+        elif args.command == "probe":
+            return probe_machine_command(args)
         return 0
     except CallError as err:
         print(err.render(), file=sys.stderr)
@@ -116,6 +136,15 @@ def run_program_command(args, program_args: list[str]) -> int:
     program = check_file(args.source, read_source(args.source))
     print_warnings(program)
     return run_program(program, args.procs, args.cflags, program_args, args.oversubscribe, Progress())
+
+
+def probe_machine_command(args) -> int:
+    """`call probe`: measure this machine and store the run (call.probe, imported lazily: it
+    needs numpy and the machine database)."""
+    from call.probe import probe_command
+    from call.progress import Progress
+    print(probe_command(args.quick, args.label, args.db, Progress()))
+    return 0
 
 
 if __name__ == "__main__":

@@ -44,3 +44,9 @@ def mpi_layer_source() -> Path:
     """The MPI layer cll_mpi.c, which the user's own mpicc compiles once per program (so one
     runtime serves Open MPI and MPICH)."""
     return _existing(RUNTIME_DIR / "cll_mpi.c")
+
+
+def probe_source() -> Path:
+    """The sequential machine probe memory_probe.c, which `call probe` compiles with $CC
+    and runs where it was built."""
+    return _existing(RUNTIME_DIR / "probe" / "memory_probe.c")
