@@ -4,19 +4,18 @@ it was measured on, so that llac can say where the fitted points cross the cache
 warn when a prediction leaves every level the fitted points reached, and give a
 machine-aware prediction beside the plain one.
 
-The machine-aware prediction scales the memory-bound share of the plain prediction by the
-mountain: at a point whose working set is w, beyond the largest fitted working set w₀ of the
-interval that predicts it,
+The model is the roofline's: an experiment's time is the larger of its computation and its
+memory traffic, which overlap. Its traffic is taken to be one sequential read of its working
+set (w/8 accesses of 8 bytes, each costing c(w) from the mountain), so at the fitted points
+the memory share is ρ = (w/8)·c(w)/t, taken as the median over the fitted points in the
+deepest cache level they reach, at most 1 (memory-bound). At a point of working set w, with
+w₀ the largest fitted working set of the interval that predicts it,
 
-    t_aware = t_plain · m(w) / m(w₀),    m(w) = 1 − φ + φ·c(w)/c₀
+    t_aware = t_plain · max(1, ρ·c(w)/c(min(w, w₀)))
 
-where c is the machine's cost of a sequential read at that working set, c₀ the least c of
-the fitted points and φ the memory share of the time there. φ comes from the fitted points
-when their working sets span levels of different cost (the φ in 0..1 under which one set of
-constants fits them best once each point's time is divided by m), else φ = 1: a working set
-was stated, so memory is taken to be what costs.
-On another machine (`predict ... on M`), the memory share follows M's mountain at w and the
-rest M's cost of the basic operations relative to this machine's.
+so within the fitted working sets the two predictions agree. On another machine M
+(`predict ... on M`), c(w) is M's and the computation scales by r, M's cost of the basic
+operations relative to this machine's: t_on = t_plain · max(r, ρ·c_M(w)/c(min(w, w₀))).
 """
 from __future__ import annotations
 
@@ -30,8 +29,7 @@ from llac.errors import LlacError
 from llac.experiment import NoWorkingSet, working_set_bytes
 from llac.machines import MEMORY, access_cost, level_edges, level_of, open_machines, resolve
 
-SHARES = np.linspace(0.0, 1.0, 21)
-LEVEL_CONTRAST = 1.3          # the fitted points' memory costs must differ this much to estimate φ
+ACCESS_BYTES = 8              # the traffic: the working set read once, 8 bytes at a time
 COMPUTE_OPERATIONS = ("add_dependent", "add_independent", "multiply_dependent",
                       "multiply_independent", "fma_dependent", "fma_independent")
 
@@ -42,14 +40,13 @@ class MemoryView:
     machine: str                 # NAME@ID of the probe run
     run: ProbeRun
     expression: str
-    share: float                 # φ, the memory share where the fitted points' access cost is least
-    estimated: bool              # φ from the fitted points (else assumed 1)
-    unit: float                  # that least cost (seconds per access)
+    share: float                 # ρ: memory traffic over time at the deepest fitted level, <= 1
 
-    def factor(self, cost: np.ndarray, compute: float = 1.0) -> np.ndarray:
-        """Time relative to the least-cost point when an access costs `cost` and the rest
-        `compute` times as much."""
-        return (1 - self.share) * compute + self.share * cost / self.unit
+    def factor(self, target: np.ndarray, carried: np.ndarray, compute: float = 1.0) -> np.ndarray:
+        """Time relative to the plain prediction: the larger of the computation (scaled by
+        `compute`) and the memory traffic, whose cost per access goes from `carried` (what the
+        plain prediction carries) to `target`."""
+        return np.maximum(compute, self.share * target / carried)
 
 
 def memory_view(model, reference: str | None = None) -> tuple[MemoryView | None, str | None]:
@@ -75,37 +72,27 @@ def memory_view(model, reference: str | None = None) -> tuple[MemoryView | None,
         return None, f"no cache-aware prediction: {error}"
     if not run.mountain:
         return None, f"no cache-aware prediction: {name}@{run.run_id} has no memory mountain"
-    share, estimated, unit = _memory_share(model, run)
-    return MemoryView(f"{name}@{run.run_id}", run, model.working_set, share, estimated, unit), None
+    return MemoryView(f"{name}@{run.run_id}", run, model.working_set, _memory_share(model, run)), None
 
 
-def _memory_share(model, run: ProbeRun) -> tuple[float, bool, float]:
-    """φ at the fitted point whose access is cheapest: the share under which one set of
-    constants fits the fitted points best once each time is divided by its memory factor
-    1 − φ + φ·c/c_least; or φ = 1 (assumed) when their costs barely differ. Returns φ,
-    whether it was estimated, and c_least."""
-    points = model.sample_points
-    columns = {v: points[v] for v in model.formula.variables}
-    cost = access_cost(run, working_set_bytes(model, columns))
-    if not np.all(np.isfinite(cost)) or cost.max() < LEVEL_CONTRAST * cost.min():
-        return 1.0, False, float(np.nanmin(cost))
-    ratio = cost / cost.min()
-    design = model.formula.design_matrix(columns)
-    time = points["time"]
-    errors = []
-    for share in SHARES:
-        factor = 1 - share + share * ratio
-        weights = 1 / time
-        constants, *_ = np.linalg.lstsq(design * (factor * weights)[:, None], time * weights, rcond=None)
-        errors.append(np.sqrt(np.mean(((design @ constants) * factor / time - 1) ** 2)))
-    return float(SHARES[int(np.argmin(errors))]), True, float(cost.min())
+def _memory_share(model, run: ProbeRun) -> float:
+    """ρ: the cost of reading each fitted point's working set once (from the mountain) over
+    its measured time, the median over the points in the deepest level they reach, at most 1."""
+    columns = {v: model.sample_points[v] for v in model.formula.variables}
+    sets = working_set_bytes(model, columns)
+    traffic = sets / ACCESS_BYTES * access_cost(run, sets)
+    levels = np.array([level_of(run, w) for w in sets])
+    deepest = levels == fitted_levels(model, run)[-1]
+    with np.errstate(all="ignore"):
+        share = float(np.nanmedian(traffic[deepest] / model.sample_points["time"][deepest]))
+    return min(share, 1.0) if np.isfinite(share) and share > 0 else 1.0
 
 
-def fitted_levels(model, view: MemoryView) -> list[str]:
+def fitted_levels(model, run: ProbeRun) -> list[str]:
     """The levels the fitted points' working sets lie in, smallest first."""
     columns = {v: model.sample_points[v] for v in model.formula.variables}
-    levels = {level_of(view.run, w) for w in working_set_bytes(model, columns)}
-    order = [label for label, _ in level_edges(view.run)] + [MEMORY]
+    levels = {level_of(run, w) for w in working_set_bytes(model, columns)}
+    order = [label for label, _ in level_edges(run)] + [MEMORY]
     return [label for label in order if label in levels]
 
 
@@ -114,7 +101,7 @@ def fit_note(model, view: MemoryView) -> str:
     cross each level's edge."""
     columns = {v: model.sample_points[v] for v in model.formula.variables}
     sets = working_set_bytes(model, columns)
-    counts = {label: 0 for label in fitted_levels(model, view)}
+    counts = {label: 0 for label in fitted_levels(model, view.run)}
     for w in sets:
         counts[level_of(view.run, w)] += 1
     where = ", ".join(f"{label} {n}" for label, n in counts.items())
@@ -128,9 +115,11 @@ def fit_note(model, view: MemoryView) -> str:
                      if sets.min() < size < sets.max() and np.all(np.diff(sets[order]) >= 0)]
         if crossings:
             text += "; " + ", ".join(crossings)
-    share = (f"memory share φ={view.share:.2f} estimated from the fitted points" if view.estimated
-             else "memory share φ=1 assumed (the fitted points' memory costs barely differ)")
-    return f"{text}; {share}"
+    deepest = fitted_levels(model, view.run)[-1]
+    if view.share >= 1:
+        return f"{text}; memory-bound (ρ=1): reading the working set once costs the whole measured time in {deepest}"
+    return (f"{text}; memory share ρ={view.share:.2f}: reading the working set once costs "
+            f"{view.share:.0%} of the measured time in {deepest}")
 
 
 def level_crossings(model, view: MemoryView, x_name: str) -> list[tuple[str, float]]:
@@ -157,10 +146,10 @@ def aware_prediction(model, view: MemoryView, columns: dict[str, np.ndarray], va
     largest = np.array([_piece_reference(model, i, fitted_sets) for i in range(len(model.pieces))])
     reference = np.where(piece >= 0, largest[np.clip(piece, 0, None)], fitted_sets.max())
     # the plain prediction carries the cost of the data's own working set, up to the largest fitted
-    carried = view.factor(access_cost(view.run, np.minimum(sets, reference)))
+    carried = access_cost(view.run, np.minimum(sets, reference))
     compute = _compute_ratio(view.run, other.run) if other else 1.0
-    wanted = view.factor(access_cost(other.run if other else view.run, sets), compute)
-    return values * wanted / carried, _leaving_notes(model, view, columns, sets)
+    factor = view.factor(access_cost(other.run if other else view.run, sets), carried, compute)
+    return values * factor, _leaving_notes(model, view, columns, sets)
 
 
 def _piece_reference(model, index: int, fitted_sets: np.ndarray) -> float:
@@ -183,7 +172,7 @@ def _leaving_notes(model, view: MemoryView, columns: dict, sets: np.ndarray) -> 
     """One warning for the points whose working set lies in a level beyond every level a
     fitted point reached."""
     order = [label for label, _ in level_edges(view.run)] + [MEMORY]
-    deepest = max(order.index(label) for label in fitted_levels(model, view))
+    deepest = max(order.index(label) for label in fitted_levels(model, view.run))
     beyond = [i for i, w in enumerate(sets) if order.index(level_of(view.run, w)) > deepest]
     if not beyond:
         return []

@@ -368,8 +368,9 @@ def _aware(model, points: dict, prediction, machine: ast.Name | None, parameters
     sets = working_set_bytes(model, points)
     levels = [level_of((other or view).run, w) for w in sets]
     name = f"on {other.machine}" if other else "machine-aware"
-    return (values, levels), [f"{name}: the memory share φ={view.share:.2f} of each prediction follows "
-                              f"{(other or view).machine}'s memory mountain (docs/machine.md)"] + notes, name
+    return (values, levels), [f"{name}: the larger of the computation and the memory traffic (ρ={view.share:.2f}), "
+                              f"the traffic costed by {(other or view).machine}'s memory mountain "
+                              f"(docs/machine.md)"] + notes, name
 
 
 @command("report", "report", """One table that summarises every experiment's model. Models
