@@ -6,12 +6,15 @@ counter as it fits time."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from call import runtime_paths
 from llac.trace import read_trace
@@ -114,6 +117,37 @@ def test_counts_are_differences_per_experiment(software):
     # 64 times the work counts more task-clock than 1 time the work
     small, large = spin["N"] == 1, spin["N"] == 64
     assert spin["perf_TASK_CLOCK"][large].min() > spin["perf_TASK_CLOCK"][small].max()
+
+
+SPILL = r"""
+int main(void) {
+    int N = 200000, i;
+    #pragma cll outer outer[0] + outer[1]*N
+    for (i = 0; i < N; i++) {
+        #pragma cll inner inner[0] + inner[1]*i
+        { volatile int x = i; (void)x; }
+        #pragma cll end inner
+    }
+    #pragma cll end outer
+    #pragma cll report all
+    return 0;
+}
+"""
+
+
+def test_records_with_counters_spill_and_none_is_lost(software, tmp_path):
+    """200,000 records of 32 bytes fill the 2 MiB buffer three times over while `outer`
+    stays open: every record is in the trace, and the spills are taken out of outer's count
+    as out of its time (it counts at least what the records inside it counted)."""
+    (tmp_path / "spill.c").write_text(SPILL)
+    done = call("run", "spill.c", cwd=tmp_path, env={"CLL_COUNTERS": "perf::TASK-CLOCK"})
+    assert done.returncode == 0, done.stderr
+    exps = read_trace(tmp_path / "spill.cll.1.dat").experiments
+    inner, outer = exps["inner"].columns, exps["outer"].columns
+    assert sorted(inner["i"]) == list(range(200000))
+    assert (inner["perf_TASK_CLOCK"] > 0).all()
+    assert outer["perf_TASK_CLOCK"][0] >= inner["perf_TASK_CLOCK"].sum()
+    assert outer["time"][0] >= inner["time"].sum()
 
 
 def test_llac_fits_a_counter_like_time(software):
@@ -238,3 +272,56 @@ def test_mpi_ranks_count_and_columns_follow_the_mpi_ones(software, tmp_path):
         "perf_TASK_CLOCK"]
     assert sorted(exp.columns["rank"]) == [0] * 4 + [1] * 4
     assert (exp.columns["perf_TASK_CLOCK"] > 0).all()
+
+
+SMALL = r"""
+int main(void) {
+    int N;
+    #pragma cll for(N = 1; N <= 5; N++)
+    #pragma cll s s[0] + s[1]*N
+    { volatile int x = N; (void)x; }
+    #pragma cll end s
+    #pragma cll end for
+    #pragma cll report all
+    return 0;
+}
+"""
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory) -> Path:
+    """SMALL built with `call cc`."""
+    work = tmp_path_factory.mktemp("small")
+    (work / "small.c").write_text(SMALL)
+    done = call("cc", "-O2", "small.c", "-o", "small", cwd=work)
+    assert done.returncode == 0, done.stderr
+    return work / "small"
+
+
+EVENT_TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"),
+                     max_size=40)
+EVENTS = st.one_of(EVENT_TEXT, st.lists(st.sampled_from(
+    ["perf::TASK-CLOCK", "perf::PAGE-FAULTS", "PAPI_L3_TCM", "rank", "h", "x:y", " ", ""]),
+    max_size=20).map(",".join))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(EVENTS)
+def test_any_counter_list_keeps_every_record(small, tmp_path, events):
+    """Whatever CLL_COUNTERS says: exit 0, at most one message, every record, columns llac
+    can name, listed once each."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("CLL_")}
+    trace_path = tmp_path / "small.cll.1.dat"
+    trace_path.unlink(missing_ok=True)
+    ran = subprocess.run([str(small)], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                         env={**base, "CLL_COUNTERS": events, "CLL_TRACE": str(trace_path)})
+    assert ran.returncode == 0, ran.stderr
+    assert len(counter_lines(ran.stderr)) <= 1
+    trace = read_trace(trace_path)
+    assert not trace.problems
+    exp = trace.experiments["s"]
+    assert len(exp) == 5
+    columns = exp.header["columns"].split()
+    assert columns[:4] == ["rank", "thread", "time", "N"] and len(set(columns)) == len(columns)
+    assert all(IDENTIFIER.fullmatch(c) for c in columns)
