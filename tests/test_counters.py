@@ -150,6 +150,20 @@ def test_records_with_counters_spill_and_none_is_lost(software, tmp_path):
     assert outer["time"][0] >= inner["time"].sum()
 
 
+def test_a_killed_runs_spill_files_load_with_their_counters(software, tmp_path):
+    """SIGKILL leaves the spill file: its header declares the counter column and its binary
+    records carry the counts, so llac loads the 3 full buffers of 32-byte records (65,536 each)."""
+    (tmp_path / "killed.c").write_text("#include <signal.h>\n" + SPILL.replace(
+        "#pragma cll report all", "raise(SIGKILL);"))
+    done = call("run", "killed.c", cwd=tmp_path, env={"CLL_COUNTERS": "perf::TASK-CLOCK"})
+    assert done.returncode != 0
+    script = 'load "killed.cll.1.dat"\ndescribe inner\n'
+    loaded = subprocess.run([sys.executable, "-m", "llac"], input=script, capture_output=True,
+                            text=True, cwd=tmp_path, timeout=120)
+    assert "created inner: 196608 records" in loaded.stdout + loaded.stderr
+    assert "perf_TASK_CLOCK" in loaded.stdout
+
+
 def test_llac_fits_a_counter_like_time(software):
     script = (f'load "{software}"\n'
               "clock = spin with time = perf_TASK_CLOCK\n"
