@@ -6,6 +6,9 @@ Two clients, one set of sources in runtime_c/:
     programs link (built by `BuildRuntime` with the system C compiler and `ar`), and the
     MPI layer `call/runtime/cll_mpi.c` with its headers, which the user's mpicc compiles,
     and the machine probe `call/runtime/probe/memory_probe.c`, which `call probe` compiles.
+    When the C compiler finds papi.h, the library is built with hardware counters
+    (-DCLL_HAVE_PAPI) and `call/runtime/libs.txt` says `-lpapi`, which `call` then links
+    (call/runtime_paths.py). The cffi extension never has them.
     A static library because linking the extension needs libpython and a shared one an
     rpath that breaks when a virtual environment moves.
 Everything else about the project is in pyproject.toml.
@@ -13,6 +16,7 @@ Everything else about the project is in pyproject.toml.
 import os
 import shlex
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -24,6 +28,17 @@ from build_cffi import CFLAGS, SOURCES  # noqa: E402  (the one list of runtime s
 
 ROOT = Path(__file__).resolve().parent
 RUNTIME = ROOT / "runtime_c"
+
+
+def has_papi(cc: list[str]) -> bool:
+    """Whether the C compiler `cc` finds papi.h (Debian's libpapi-dev): then the runtime
+    reads hardware counters (docs/runtime.md#hardware-counters)."""
+    try:
+        found = subprocess.run([*cc, "-E", "-x", "c", "-", "-o", os.devnull],
+                               input=b"#include <papi.h>\n", capture_output=True)
+    except OSError:
+        return False
+    return found.returncode == 0
 
 
 class BuildRuntime(build_ext):
@@ -43,11 +58,14 @@ class BuildRuntime(build_ext):
         objects_dir = Path(self.build_temp) / "cllrt"
         objects_dir.mkdir(parents=True, exist_ok=True)
         (runtime_dir / "include").mkdir(parents=True, exist_ok=True)
+        papi = has_papi(cc)
+        defines = ["-DCLL_HAVE_PAPI"] if papi else []
+        (runtime_dir / "libs.txt").write_text("-lpapi\n" if papi else "")
         objects = []
         for name in SOURCES:
             obj = objects_dir / (Path(name).stem + ".o")
-            self.spawn([*cc, *CFLAGS, "-Wall", "-I", str(RUNTIME), "-c", str(RUNTIME / name),
-                        "-o", str(obj)])
+            self.spawn([*cc, *CFLAGS, *defines, "-Wall", "-I", str(RUNTIME), "-c",
+                        str(RUNTIME / name), "-o", str(obj)])
             objects.append(str(obj))
         library = runtime_dir / "libcllrt.a"
         library.unlink(missing_ok=True)

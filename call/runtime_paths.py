@@ -30,8 +30,11 @@ def static_library() -> Path:
 
 
 def link_flags() -> list[str]:
-    """Linker arguments for an instrumented program: the library and what it needs."""
-    return [str(static_library()), "-lm", "-pthread"]
+    """Linker arguments for an instrumented program: the library and what it needs, with
+    -lpapi when the library was built with hardware counters (libs.txt, from setup.py)."""
+    libs = RUNTIME_DIR / "libs.txt"
+    extra = libs.read_text().split() if libs.exists() else []
+    return [str(static_library()), *extra, "-lm", "-pthread"]
 
 
 def mpi_include_dir() -> Path:

@@ -5,6 +5,7 @@
  *
  *   fatal.c     fatal errors: message, the handler, exit 70
  *   timer.c     clock choice, calibration, the inline tick read used on the hot path
+ *   counters.c  hardware counters through PAPI (CLL_COUNTERS), read per thread
  *   registry.c  experiments and programs registered by generated code, procs, thread ids
  *   files.c     the trace's path (fixed by P and the rank), hidden files, placing a trace
  *   header.c    the header lines a trace and a spill file share; the spill files' header
@@ -70,6 +71,18 @@ static inline uint64_t cll_now_(void)
     return cll_clock_inline_() ? cll_tsc_() : cll_monotonic_ns_();
 }
 void cll_timer_init_(void);
+
+/* ---- counters.c ---- */
+#define CLL_MAX_COUNTERS 16
+extern int cll_counters_n_;             /* counters every record carries; 0: none (the default) */
+void cll_counters_init_(void);          /* reads CLL_COUNTERS at start-up, warns on stderr */
+void cll_counters_read_(double *out);   /* this thread's counts now (NaN where PAPI fails) */
+const char *cll_counter_event_(int i);  /* counter i's PAPI event name: "perf::TASK-CLOCK" */
+const char *cll_counter_column_(int i); /* its trace column: "perf_TASK_CLOCK" */
+
+/* The values a record of `e` carries after rank, thread and time: its variables (with the
+ * MPI layer's columns), then the counters. */
+static inline int cll_values_(const cll_experiment *e) { return e->nvars + cll_counters_n_; }
 
 /* ---- registry.c ---- */
 void cll_registry_add_(const cll_program *program); /* cll_register after start-up */

@@ -63,6 +63,9 @@ void cll_header_run_lines_(FILE *f, const char *magic, const char *resolution_fo
             magic, CLL_TRACE_FORMAT_VERSION, cll_program_name_(), cll_sources_(), command, date, host);
     fprintf(f, "#cpu: %s\n#parallel: %s\n#procs: %d\n#timer: %s\n#timer_resolution: %s\n",
             cpu, cll_parallel_(), cll_procs_(), cll_timer_name(), resolution);
+    for (int i = 0; i < cll_counters_n_; i++)
+        fprintf(f, "%s%s=%s%s", i ? ", " : "#counters: ", cll_counter_column_(i),
+                cll_counter_event_(i), i + 1 < cll_counters_n_ ? "" : "\n");
 }
 
 void cll_header_experiment_(FILE *f, const cll_experiment *e)
@@ -73,6 +76,8 @@ void cll_header_experiment_(FILE *f, const cll_experiment *e)
     fprintf(f, "#  source: %s\n#  columns: rank thread time", e->source ? e->source : "?");
     for (int i = 0; i < e->nvars; i++)
         fprintf(f, " %s", e->vars[i]);
+    for (int i = 0; i < cll_counters_n_; i++)
+        fprintf(f, " %s", cll_counter_column_(i));
     fputc('\n', f);
 }
 

@@ -218,6 +218,7 @@ static void forget_in_child(void) { finished = 1; }
 static void init_once(void)
 {
     cll_timer_init_();
+    cll_counters_init_();
     cll_paths_init_();
     cll_command_init_();
     cll_cpu_init_();

@@ -8,6 +8,11 @@
  * experiments (so that llac can read the file of a run killed by SIGKILL), so no record is
  * ever dropped and memory stays bounded. A spill happens on the recording thread, at the end
  * that fills the buffer, but its time is taken out of every experiment open there. Slots are never freed: a thread that exits leaves its records behind.
+ *
+ * With hardware counters (counters.c: cll_counters_n_ > 0, fixed at start-up before any
+ * record), every slot is a counting one: its frames and records carry the counters after
+ * the variables, and its hot-path limits `cap` and `stack_cap` are 0, so that every begin and
+ * end takes the cold path, which reads them. Without counters the hot path is unchanged.
  */
 #define _GNU_SOURCE
 #include "cll_internal.h"
@@ -37,12 +42,14 @@ typedef struct cll_frame {
 typedef struct cll_slot {
     /* hot: touched by every begin/end */
     char *buf;
-    size_t pos, cap;
+    size_t pos, cap;    /* cap: what the hot path may fill (0 on a counting slot) */
     char *stack;        /* open experiments' frames, innermost on top */
-    size_t top, stack_cap;
+    size_t top, stack_cap;  /* stack_cap: likewise */
     int32_t thread;
     uint64_t records;   /* completed, read by other threads (relaxed) */
     /* cold */
+    size_t buf_bytes, stack_bytes;  /* the buffers' real sizes */
+    int counting;       /* frames and records carry the counters */
     uint64_t spilled;
     int spill_fd;
     uint64_t spill_start, spill_bytes;  /* where the chunks start (after the header), end */
@@ -71,9 +78,9 @@ static cll_slot *slot_new(size_t cap)
         cll_fatal_("cll: error: out of memory for trace records", "out of memory");
     memset(s, 0, sizeof *s);
     s->buf = xmalloc(cap);
-    s->cap = cap;
-    s->stack_cap = 1024;
-    s->stack = xmalloc(s->stack_cap);
+    s->cap = s->buf_bytes = cap;
+    s->stack_cap = s->stack_bytes = 1024;
+    s->stack = xmalloc(s->stack_bytes);
     s->spill_fd = -1;
     return s;
 }
@@ -82,6 +89,10 @@ static cll_slot *slot_new(size_t cap)
 static __attribute__((noinline, cold)) cll_slot *slot_register(void)
 {
     cll_slot *s = slot_new(BUFFER_BYTES);
+    if (cll_counters_n_) {
+        s->counting = 1;
+        s->cap = s->stack_cap = 0;
+    }
     pthread_mutex_lock(&slots_lock);
     s->thread = nslots++;
     __atomic_store_n(slots_tail, s, __ATOMIC_RELEASE);
@@ -89,6 +100,12 @@ static __attribute__((noinline, cold)) cll_slot *slot_register(void)
     pthread_mutex_unlock(&slots_lock);
     self = s;
     return s;
+}
+
+/* The values a frame or record of `e` carries on slot `s`: cll_values_ on a counting slot. */
+static inline int slot_values(const cll_slot *s, const cll_experiment *e)
+{
+    return s->counting ? cll_values_(e) : e->nvars;
 }
 
 /* Make room for the frame of `e` (cold path); refuse an experiment that was never
@@ -101,11 +118,13 @@ static __attribute__((noinline, cold)) void slot_grow(cll_slot *s, const cll_exp
                  "(cll_register)", e->source ? e->source : "cll", e->name);
         cll_fatal_(msg, "experiment begins but was never registered");
     }
-    while (s->top + FRAME_BYTES(e->nvars) > s->stack_cap)
-        s->stack_cap *= 2;
-    s->stack = realloc(s->stack, s->stack_cap);
+    while (s->top + FRAME_BYTES(slot_values(s, e)) > s->stack_bytes)
+        s->stack_bytes *= 2;
+    s->stack = realloc(s->stack, s->stack_bytes);
     if (!s->stack)
         cll_fatal_("cll: error: out of memory for open experiments", "out of memory");
+    if (!s->counting)
+        s->stack_cap = s->stack_bytes;
 }
 
 /* The innermost open experiment of s as its frame's trailer names it; NULL if none. */
@@ -183,17 +202,17 @@ static inline int begin_fits(const cll_slot *s, const cll_experiment *e)
     return __builtin_expect(s->top + FRAME_BYTES(e->nvars) <= s->stack_cap && e->id >= 0, 1);
 }
 
-/* Push the frame of `e` with its variables (copied now) on s's stack, which has room; the
- * caller stamps the returned frame's t0. */
-static inline cll_frame *push_frame(cll_slot *s, cll_experiment *e, const double *vars)
+/* Push the frame of `e` with its variables (copied now) and room for `values` values in all
+ * on s's stack, which has room; the caller stamps the returned frame's t0 (and counters). */
+static inline cll_frame *push_frame(cll_slot *s, cll_experiment *e, const double *vars, int values)
 {
     int n = e->nvars;
     cll_frame *f = (cll_frame *)(s->stack + s->top);
     f->e = e;
     for (int i = 0; i < n; i++)    /* a loop, not memcpy: n is small, a call is not */
         f->vars[i] = vars[i];
-    *(cll_experiment **)(f->vars + n) = e;
-    s->top += FRAME_BYTES(n);
+    *(cll_experiment **)(f->vars + values) = e;
+    s->top += FRAME_BYTES(values);
     return f;
 }
 
@@ -201,11 +220,23 @@ static inline void begin_on(cll_slot *s, cll_experiment *e, const double *vars)
 {
     if (!begin_fits(s, e))
         slot_grow(s, e);
-    cll_frame *f = push_frame(s, e, vars);
+    cll_frame *f = push_frame(s, e, vars, e->nvars);
     f->t0 = cll_now_();
 }
 
-static void end_after_spill(cll_slot *s, cll_experiment *e, const char *site, uint64_t t1);
+/* begin on a counting slot: the counters are read into the frame after the variables, then
+ * the clock. */
+static void begin_counted(cll_slot *s, cll_experiment *e, const double *vars)
+{
+    int values = cll_values_(e);
+    if (s->top + FRAME_BYTES(values) > s->stack_bytes || e->id < 0)
+        slot_grow(s, e);
+    cll_frame *f = push_frame(s, e, vars, values);
+    cll_counters_read_(f->vars + e->nvars);
+    f->t0 = cll_now_();
+}
+
+static void end_slow(cll_slot *s, cll_experiment *e, const char *site, uint64_t t1);
 
 /* r->thread from the user's thread-id function: a separate call so end_on's fast path
  * can tail-call it and save no registers. */
@@ -222,7 +253,7 @@ static inline void end_on(cll_slot *s, cll_experiment *e, const char *site, uint
     int n = e->nvars;   /* the frame's size: one name has one number of variables */
     size_t size = sizeof(cll_record) + (size_t)n * sizeof(double);
     if (__builtin_expect(s->pos + size > s->cap, 0))
-        return end_after_spill(s, e, site, t1);
+        return end_slow(s, e, site, t1);
     cll_frame *f = top_frame(s, n);
     cll_record *r = (cll_record *)(s->buf + s->pos);
     r->exp = (uint32_t)e->id;
@@ -238,28 +269,74 @@ static inline void end_on(cll_slot *s, cll_experiment *e, const char *site, uint
         return set_thread(r);
 }
 
-/* end_on with a full buffer: spill it, then record into the emptied buffer. The spill is
- * the runtime's time, not the program's: every frame open on this thread (the one ending
- * too) has its begin stamp moved later by the spill's duration, and so has this end stamp,
- * so no experiment's time includes the spill. */
-static __attribute__((noinline, cold)) void end_after_spill(cll_slot *s, cll_experiment *e,
-                                                            const char *site, uint64_t t1)
+/* Spill s's full buffer. The spill is the runtime's work, not the program's: every frame
+ * open on this thread has its begin stamp moved later by the spill's duration (and its
+ * counters' start by what they counted meanwhile), so no experiment's time or counts include
+ * the spill. Returns the ticks it took, by which the caller moves its end stamp too. */
+static uint64_t spill_aside(cll_slot *s)
 {
+    int k = s->counting ? cll_counters_n_ : 0;
+    double before[CLL_MAX_COUNTERS], after[CLL_MAX_COUNTERS];
+    if (k)
+        cll_counters_read_(before);
     uint64_t start = cll_now_();
     slot_spill(s);
     uint64_t spent = cll_now_() - start;
+    if (k)
+        cll_counters_read_(after);
     for (size_t at = 0; at < s->top;) {
         cll_frame *f = (cll_frame *)(s->stack + at);
         f->t0 += spent;
-        at += FRAME_BYTES(f->e->nvars);
+        for (int i = 0; i < k; i++)
+            f->vars[f->e->nvars + i] += after[i] - before[i];
+        at += FRAME_BYTES(slot_values(s, f->e));
     }
-    end_on(s, e, site, t1 + spent);
+    return spent;
 }
 
-/* cll_begin of a thread's first record, or with a full open stack (cold path). */
+/* end on a counting slot (the checks of end_on done): spill if the buffer is full, read the
+ * counters, and record the variables and the counters' differences since the begin. */
+static void end_counted(cll_slot *s, cll_experiment *e, uint64_t t1)
+{
+    int n = e->nvars, values = cll_values_(e);
+    size_t size = sizeof(cll_record) + (size_t)values * sizeof(double);
+    if (s->pos + size > s->buf_bytes)
+        t1 += spill_aside(s);
+    double now[CLL_MAX_COUNTERS];
+    cll_counters_read_(now);
+    cll_frame *f = top_frame(s, values);
+    cll_record *r = (cll_record *)(s->buf + s->pos);
+    r->exp = (uint32_t)e->id;
+    r->thread = cll_thread_id_ ? cll_thread_id_() : s->thread;
+    r->ticks = t1 - f->t0;
+    double *to = (double *)(r + 1);
+    for (int i = 0; i < n; i++)
+        to[i] = f->vars[i];
+    for (int i = n; i < values; i++)
+        to[i] = now[i - n] - f->vars[i];
+    s->top = (size_t)((char *)f - s->stack);
+    s->pos += size;
+    __atomic_store_n(&s->records, s->records + 1, __ATOMIC_RELAXED);
+}
+
+/* end_on past its fast path: on a counting slot, end_counted; otherwise the buffer is full:
+ * spill it, then record into the emptied buffer. */
+static __attribute__((noinline, cold)) void end_slow(cll_slot *s, cll_experiment *e,
+                                                     const char *site, uint64_t t1)
+{
+    if (s->counting)
+        return end_counted(s, e, t1);
+    t1 += spill_aside(s);
+    end_on(s, e, site, t1);
+}
+
+/* cll_begin of a thread's first record, with a full open stack, or counting (cold path). */
 static __attribute__((noinline, cold)) void begin_slow(cll_experiment *e, const double *vars)
 {
-    begin_on(self ? self : slot_register(), e, vars);
+    cll_slot *s = self ? self : slot_register();
+    if (s->counting)
+        return begin_counted(s, e, vars);
+    begin_on(s, e, vars);
 }
 
 /* The begin stamp with the monotonic clock: a call, kept out of cll_begin's TSC path. */
@@ -279,7 +356,7 @@ void cll_begin(cll_experiment *e, const double *vars)
     cll_slot *s = self;
     if (__builtin_expect(s == NULL, 0) || !begin_fits(s, e))
         return begin_slow(e, vars);
-    cll_frame *f = push_frame(s, e, vars);
+    cll_frame *f = push_frame(s, e, vars, e->nvars);
     if (!cll_clock_inline_())
         return stamp_monotonic(f);
     f->t0 = cll_tsc_();
@@ -293,8 +370,8 @@ void cll_end(cll_experiment *e, const char *site)
     end_on(self, e, site, t1);
 }
 
-/* Visit the records in buf[0..len). */
-static int each_in(const char *buf, size_t len, cll_record_fn fn, void *ctx)
+/* Visit the records in buf[0..len) of slot s. */
+static int each_in(const cll_slot *s, const char *buf, size_t len, cll_record_fn fn, void *ctx)
 {
     size_t pos = 0;
     while (pos < len) {
@@ -302,7 +379,7 @@ static int each_in(const char *buf, size_t len, cll_record_fn fn, void *ctx)
         int rc = fn(r, (const double *)(r + 1), ctx);
         if (rc)
             return rc;
-        pos += sizeof *r + (size_t)cll_experiment_at_((int)r->exp)->nvars * sizeof(double);
+        pos += sizeof *r + (size_t)slot_values(s, cll_experiment_at_((int)r->exp)) * sizeof(double);
     }
     return 0;
 }
@@ -312,21 +389,21 @@ static int each_spilled(const cll_slot *s, cll_record_fn fn, void *ctx)
 {
     if (s->spill_fd < 0)
         return 0;
-    char *chunk = malloc(s->cap);
+    char *chunk = malloc(s->buf_bytes);
     if (!chunk)
         return -1;
     int rc = 0;
     for (uint64_t off = s->spill_start; off < s->spill_bytes && rc == 0;) {
         uint64_t n;
         errno = 0;
-        if (pread(s->spill_fd, &n, sizeof n, (off_t)off) != (ssize_t)sizeof n || n > s->cap
+        if (pread(s->spill_fd, &n, sizeof n, (off_t)off) != (ssize_t)sizeof n || n > s->buf_bytes
             || pread(s->spill_fd, chunk, n, (off_t)(off + sizeof n)) != (ssize_t)n) {
             if (errno == 0)
                 errno = EIO;
             rc = -1;
             break;
         }
-        rc = each_in(chunk, n, fn, ctx);
+        rc = each_in(s, chunk, n, fn, ctx);
         off += sizeof n + n;
     }
     free(chunk);
@@ -338,7 +415,7 @@ int cll_store_each_(cll_record_fn fn, void *ctx)
     for (cll_slot *s = __atomic_load_n(&slots, __ATOMIC_ACQUIRE); s; s = s->next) {
         int rc = each_spilled(s, fn, ctx);
         if (!rc)
-            rc = each_in(s->buf, s->pos, fn, ctx);
+            rc = each_in(s, s->buf, s->pos, fn, ctx);
         if (rc)
             return rc;
     }
@@ -351,7 +428,7 @@ void cll_store_each_open_(void (*fn)(const cll_experiment *e, int thread, void *
         for (size_t at = 0; at < s->top;) {
             const cll_frame *f = (const cll_frame *)(s->stack + at);
             fn(f->e, s->thread, ctx);
-            at += FRAME_BYTES(f->e->nvars);
+            at += FRAME_BYTES(slot_values(s, f->e));
         }
 }
 
@@ -416,5 +493,5 @@ double *cll_open_values(const cll_experiment *e)
     const cll_experiment *o = s ? innermost(s) : NULL;
     if (!o || (o != e && o->id != e->id))
         return NULL;
-    return top_frame(s, e->nvars)->vars;
+    return top_frame(s, slot_values(s, e))->vars;
 }

@@ -75,7 +75,7 @@ static size_t format_record(const writer *w, const cll_record *r, const double *
     p = put_int(p, r->thread);
     *p++ = ' ';
     p = put_double(p, (double)r->ticks * w->seconds_per_tick);
-    for (int i = 0; i < e->nvars; i++) {
+    for (int i = 0, n = cll_values_(e); i < n; i++) {
         *p++ = ' ';
         p = put_double(p, vars[i]);
         if (p - line > LINE_MAX_BYTES - 64) {   /* many variables: flush part of the line */

@@ -1,0 +1,341 @@
+"""Hardware counters (CLL_COUNTERS, docs/runtime.md#hardware-counters): real programs built
+with `call` and run with PAPI's software events (the ones this VM counts: perf::TASK-CLOCK,
+perf::PAGE-FAULTS), sequential, OpenMP and MPI; the failure paths (an event PAPI does not
+know, one this machine cannot count, a runtime built without PAPI); and llac fitting a
+counter as it fits time."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from call import runtime_paths
+from llac.trace import read_trace
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "runtime_c"))
+from build_cffi import SOURCES  # noqa: E402
+
+SOFTWARE = "perf::TASK-CLOCK,perf::PAGE-FAULTS"
+COLUMNS = ["perf_TASK_CLOCK", "perf_PAGE_FAULTS"]
+
+
+def with_papi() -> bool:
+    """Whether the installed runtime was built with PAPI (setup.py found papi.h)."""
+    libs = runtime_paths.RUNTIME_DIR / "libs.txt"
+    return libs.exists() and "-lpapi" in libs.read_text()
+
+
+pytestmark = pytest.mark.skipif(not with_papi(), reason="the runtime was built without PAPI "
+                                "(apt-get install libpapi-dev, then pip install -e .)")
+
+WORK = r"""
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+static volatile char sink;
+int main(int argc, char **argv) {
+    int N, rep;
+    #pragma cll for(rep = 0; rep < 3; rep++)
+    #pragma cll for(N = 1; N <= 64; N *= 2)
+    #pragma cll outer outer[0] + outer[1]*N
+    {
+        #pragma cll spin spin[0] + spin[1]*N
+        { volatile double x = 0; for (long i = 0; i < N * 20000L; i++) x += i; }
+        #pragma cll end spin
+        #pragma cll touch touch[0] + touch[1]*N
+        {   /* fresh pages every time: mmap, not malloc, which keeps freed memory */
+            char *p = mmap(0, (size_t)N << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            memset(p, 1, (size_t)N << 20);
+            sink = p[N];
+            munmap(p, (size_t)N << 20);
+        }
+        #pragma cll end touch
+    }
+    #pragma cll end outer
+    #pragma cll end for
+    #pragma cll end for
+    #pragma cll report all
+    return 0;
+}
+"""
+
+
+def call(*args, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run the `call` command as a user does, with CLL_* from `env` only."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("CLL_")}
+    return subprocess.run([sys.executable, "-m", "call", *args], cwd=cwd, capture_output=True,
+                          text=True, env={**base, "PYTHONPATH": str(ROOT), **(env or {})},
+                          timeout=240)
+
+
+def counter_lines(stderr: str) -> list[str]:
+    """The runtime's CLL_COUNTERS messages in a run's stderr."""
+    return [line for line in stderr.splitlines() if "CLL_COUNTERS" in line]
+
+
+@pytest.fixture(scope="module")
+def software(tmp_path_factory) -> Path:
+    """WORK run with the software events; skips (saying why) if this machine refuses them."""
+    work = tmp_path_factory.mktemp("software")
+    (work / "work.c").write_text(WORK)
+    done = call("run", "work.c", cwd=work, env={"CLL_COUNTERS": SOFTWARE})
+    assert done.returncode == 0, done.stderr
+    refused = counter_lines(done.stderr)
+    if refused:   # the failure path is tested below whatever happens here
+        pytest.skip(f"this machine counts no perf software events: {refused[0]}")
+    return work / "work.cll.1.dat"
+
+
+def test_counters_are_columns_after_the_variables(software):
+    trace = read_trace(software)
+    assert not trace.problems
+    assert trace.header["counters"] == "perf_TASK_CLOCK=perf::TASK-CLOCK, perf_PAGE_FAULTS=perf::PAGE-FAULTS"
+    for name in ("outer", "spin", "touch"):
+        exp = trace.experiments[name]
+        assert exp.header["columns"].split() == ["rank", "thread", "time", "N", *COLUMNS]
+        assert len(exp) == 3 * 7   # no record lost
+        assert sorted(set(exp.columns["N"])) == [1, 2, 4, 8, 16, 32, 64]
+
+
+def test_counts_are_differences_per_experiment(software):
+    exps = read_trace(software).experiments
+    spin, touch, outer = (exps[n].columns for n in ("spin", "touch", "outer"))
+    # every experiment's own counts: the nested ones add up to at most the enclosing one's
+    assert (outer["perf_TASK_CLOCK"] >= spin["perf_TASK_CLOCK"] + touch["perf_TASK_CLOCK"]).all()
+    assert (outer["perf_PAGE_FAULTS"] >= touch["perf_PAGE_FAULTS"]).all()
+    # touching N MiB of fresh memory faults; spinning in registers does not, or hardly
+    assert (touch["perf_PAGE_FAULTS"] > 0).all()
+    assert touch["perf_PAGE_FAULTS"].sum() > 10 * spin["perf_PAGE_FAULTS"].sum()
+    # 64 times the work counts more task-clock than 1 time the work
+    small, large = spin["N"] == 1, spin["N"] == 64
+    assert spin["perf_TASK_CLOCK"][large].min() > spin["perf_TASK_CLOCK"][small].max()
+
+
+SPILL = r"""
+int main(void) {
+    int N = 200000, i;
+    #pragma cll outer outer[0] + outer[1]*N
+    for (i = 0; i < N; i++) {
+        #pragma cll inner inner[0] + inner[1]*i
+        { volatile int x = i; (void)x; }
+        #pragma cll end inner
+    }
+    #pragma cll end outer
+    #pragma cll report all
+    return 0;
+}
+"""
+
+
+def test_records_with_counters_spill_and_none_is_lost(software, tmp_path):
+    """200,000 records of 32 bytes fill the 2 MiB buffer three times over while `outer`
+    stays open: every record is in the trace, and the spills are taken out of outer's count
+    as out of its time (it counts at least what the records inside it counted)."""
+    (tmp_path / "spill.c").write_text(SPILL)
+    done = call("run", "spill.c", cwd=tmp_path, env={"CLL_COUNTERS": "perf::TASK-CLOCK"})
+    assert done.returncode == 0, done.stderr
+    exps = read_trace(tmp_path / "spill.cll.1.dat").experiments
+    inner, outer = exps["inner"].columns, exps["outer"].columns
+    assert sorted(inner["i"]) == list(range(200000))
+    assert (inner["perf_TASK_CLOCK"] > 0).all()
+    assert outer["perf_TASK_CLOCK"][0] >= inner["perf_TASK_CLOCK"].sum()
+    assert outer["time"][0] >= inner["time"].sum()
+
+
+def test_a_killed_runs_spill_files_load_with_their_counters(software, tmp_path):
+    """SIGKILL leaves the spill file: its header declares the counter column and its binary
+    records carry the counts, so llac loads the 3 full buffers of 32-byte records (65,536 each)."""
+    (tmp_path / "killed.c").write_text("#include <signal.h>\n" + SPILL.replace(
+        "#pragma cll report all", "raise(SIGKILL);"))
+    done = call("run", "killed.c", cwd=tmp_path, env={"CLL_COUNTERS": "perf::TASK-CLOCK"})
+    assert done.returncode != 0
+    script = 'load "killed.cll.1.dat"\ndescribe inner\n'
+    loaded = subprocess.run([sys.executable, "-m", "llac"], input=script, capture_output=True,
+                            text=True, cwd=tmp_path, timeout=120)
+    assert "created inner: 196608 records" in loaded.stdout + loaded.stderr
+    assert "perf_TASK_CLOCK" in loaded.stdout
+
+
+def test_llac_fits_a_counter_like_time(software):
+    script = (f'load "{software}"\n'
+              "clock = spin with time = perf_TASK_CLOCK\n"
+              "fit clock\n"
+              "predict clock N=128\n")
+    done = subprocess.run([sys.executable, "-m", "llac"], input=script, capture_output=True,
+                          text=True, cwd=software.parent, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "model of clock: spin[0] + spin[1]*N" in done.stdout
+    assert "error" not in done.stderr.lower()
+
+
+def test_unusable_events_are_dropped_with_one_message(tmp_path):
+    (tmp_path / "work.c").write_text(WORK)
+    done = call("run", "work.c", cwd=tmp_path,
+                env={"CLL_COUNTERS": "NO_SUCH_EVENT,perf::TASK-CLOCK,PAPI_L3_TCM"})
+    assert done.returncode == 0, done.stderr
+    lines = counter_lines(done.stderr)
+    assert len(lines) == 1, done.stderr
+    assert "NO_SUCH_EVENT (" in lines[0] and "PAPI_L3_TCM (" in lines[0]
+    trace = read_trace(tmp_path / "work.cll.1.dat")
+    kept = [] if "perf::TASK-CLOCK (" in lines[0] else ["perf_TASK_CLOCK"]
+    assert trace.experiments["spin"].header["columns"].split() == ["rank", "thread", "time", "N", *kept]
+    assert all(len(exp) == 21 for exp in trace.experiments.values())
+
+
+def test_no_usable_event_means_time_only(tmp_path):
+    (tmp_path / "work.c").write_text(WORK)
+    done = call("run", "work.c", cwd=tmp_path, env={"CLL_COUNTERS": "NO_SUCH_EVENT"})
+    assert done.returncode == 0, done.stderr
+    [line] = counter_lines(done.stderr)
+    assert "NO_SUCH_EVENT (" in line and "the run records time only" in line
+    trace = read_trace(tmp_path / "work.cll.1.dat")
+    assert "counters" not in trace.header and not trace.problems
+    assert trace.experiments["spin"].header["columns"].split() == ["rank", "thread", "time", "N"]
+
+
+def test_a_runtime_built_without_papi_says_so(tmp_path):
+    """The runtime's own sources compiled without -DCLL_HAVE_PAPI, as on a machine without
+    papi.h: one warning, then time only."""
+    (tmp_path / "work.c").write_text(WORK)
+    done = call("translate", "work.c", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    runtime = ROOT / "runtime_c"
+    subprocess.run(["gcc", "-O2", "-pthread", "-I", str(runtime), "work.cll.c",
+                    *(str(runtime / s) for s in SOURCES), "-o", "work", "-lm"],
+                   cwd=tmp_path, check=True, capture_output=True)
+    base = {k: v for k, v in os.environ.items() if not k.startswith("CLL_")}
+    ran = subprocess.run(["./work"], cwd=tmp_path, capture_output=True, text=True,
+                         env={**base, "CLL_COUNTERS": SOFTWARE}, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    [line] = counter_lines(ran.stderr)
+    assert "built without PAPI" in line
+    trace = read_trace(tmp_path / "work.cll.1.dat")
+    assert trace.experiments["spin"].header["columns"].split() == ["rank", "thread", "time", "N"]
+
+
+OPENMP = r"""
+#include <omp.h>
+#pragma cll parallel OpenMP procs = 2:2:2
+int main(void) {
+    int rep;
+    #pragma cll for(rep = 0; rep < 4; rep++)
+    #pragma omp parallel
+    {
+        int t = omp_get_thread_num();
+        #pragma cll work work[0] + work[1]*P
+        { volatile double x = 0; for (long i = 0; i < (t ? 4000000L : 100000L); i++) x += i; }
+        #pragma cll end work
+    }
+    #pragma cll end for
+    return 0;
+}
+"""
+
+
+def test_openmp_counts_each_thread_apart(software, tmp_path):
+    (tmp_path / "omp.c").write_text(OPENMP)
+    done = call("run", "omp.c", cwd=tmp_path, env={"CLL_COUNTERS": "perf::TASK-CLOCK"})
+    assert done.returncode == 0, done.stderr
+    assert not counter_lines(done.stderr)
+    exp = read_trace(tmp_path / "omp.cll.2.dat").experiments["work"]
+    threads, clock = exp.columns["thread"], exp.columns["perf_TASK_CLOCK"]
+    assert sorted(threads) == [0] * 4 + [1] * 4
+    # thread 1 works 40 times as much: per-thread counts, not the process's
+    assert clock[threads == 1].min() > 4 * clock[threads == 0].max()
+
+
+MPI = r"""
+#include <mpi.h>
+#include <stdlib.h>
+#pragma cll parallel MPI procs = 2:2:2
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int N;
+    double *buf = calloc(1 << 16, sizeof *buf);
+    #pragma cll for(N = 16; N <= 1 << 16; N *= 16)
+    #pragma cll bcast bcast[0] + bcast[1]*N
+    MPI_Bcast(buf, N, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    #pragma cll end bcast
+    #pragma cll end for
+    #pragma cll report all
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("mpicc") is None or shutil.which("mpirun") is None,
+                    reason="MPI is not installed (apt-get install libopenmpi-dev openmpi-bin)")
+def test_mpi_ranks_count_and_columns_follow_the_mpi_ones(software, tmp_path):
+    (tmp_path / "bc.c").write_text(MPI)
+    done = call("run", "bc.c", cwd=tmp_path, env={"CLL_COUNTERS": "perf::TASK-CLOCK"})
+    assert done.returncode == 0, done.stderr
+    trace = read_trace(tmp_path / "bc.cll.2.dat")
+    assert not trace.problems
+    exp = trace.experiments["bcast"]
+    assert exp.header["columns"].split()[-8:] == [
+        "msgs_sent", "bytes_sent", "msgs_recv", "bytes_recv", "partners", "h", "mpi_time",
+        "perf_TASK_CLOCK"]
+    assert sorted(exp.columns["rank"]) == [0] * 4 + [1] * 4
+    assert (exp.columns["perf_TASK_CLOCK"] > 0).all()
+
+
+SMALL = r"""
+int main(void) {
+    int N;
+    #pragma cll for(N = 1; N <= 5; N++)
+    #pragma cll s s[0] + s[1]*N
+    { volatile int x = N; (void)x; }
+    #pragma cll end s
+    #pragma cll end for
+    #pragma cll report all
+    return 0;
+}
+"""
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory) -> Path:
+    """SMALL built with `call cc`."""
+    work = tmp_path_factory.mktemp("small")
+    (work / "small.c").write_text(SMALL)
+    done = call("cc", "-O2", "small.c", "-o", "small", cwd=work)
+    assert done.returncode == 0, done.stderr
+    return work / "small"
+
+
+EVENT_TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"),
+                     max_size=40)
+EVENTS = st.one_of(EVENT_TEXT, st.lists(st.sampled_from(
+    ["perf::TASK-CLOCK", "perf::PAGE-FAULTS", "PAPI_L3_TCM", "rank", "h", "x:y", " ", ""]),
+    max_size=20).map(",".join))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(EVENTS)
+def test_any_counter_list_keeps_every_record(small, tmp_path, events):
+    """Whatever CLL_COUNTERS says: exit 0, at most one message, every record, columns llac
+    can name, listed once each."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("CLL_")}
+    trace_path = tmp_path / "small.cll.1.dat"
+    trace_path.unlink(missing_ok=True)
+    ran = subprocess.run([str(small)], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                         env={**base, "CLL_COUNTERS": events, "CLL_TRACE": str(trace_path)})
+    assert ran.returncode == 0, ran.stderr
+    assert len(counter_lines(ran.stderr)) <= 1
+    trace = read_trace(trace_path)
+    assert not trace.problems
+    exp = trace.experiments["s"]
+    assert len(exp) == 5
+    columns = exp.header["columns"].split()
+    assert columns[:4] == ["rank", "thread", "time", "N"] and len(set(columns)) == len(columns)
+    assert all(IDENTIFIER.fullmatch(c) for c in columns)
