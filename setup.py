@@ -55,6 +55,9 @@ class BuildRuntime(build_ext):
             shutil.copyfile(RUNTIME / header, runtime_dir / "include" / header)
         # the MPI layer: compiled by the user's mpicc, once per program (docs/mpi.md)
         shutil.copyfile(RUNTIME / "cll_mpi.c", runtime_dir / "cll_mpi.c")
+        # the BSP probe: compiled by the user's mpicc when it runs (call.probe_bsp)
+        (runtime_dir / "probe").mkdir(exist_ok=True)
+        shutil.copyfile(RUNTIME / "probe" / "bsp_probe.c", runtime_dir / "probe" / "bsp_probe.c")
 
 
 setup(

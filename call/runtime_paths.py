@@ -44,3 +44,9 @@ def mpi_layer_source() -> Path:
     """The MPI layer cll_mpi.c, which the user's own mpicc compiles once per program (so one
     runtime serves Open MPI and MPICH)."""
     return _existing(RUNTIME_DIR / "cll_mpi.c")
+
+
+def bsp_probe_source() -> Path:
+    """The BSP probe bsp_probe.c, which call.probe_bsp compiles with the user's mpicc and
+    runs with mpirun to measure g and L (docs/machine.md)."""
+    return _existing(RUNTIME_DIR / "probe" / "bsp_probe.c")
