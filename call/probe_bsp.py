@@ -7,6 +7,7 @@ bsp_probe (docs/machine.md, "BSP parameters").
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import subprocess
@@ -25,7 +26,7 @@ from cll_grammar.machine import BspPoint
 WHO = "call probe"
 NEEDS = "the BSP probe (g and L)"
 TIMEOUT = {True: 120, False: 1200}   # seconds one mpirun may take, quick and full
-NUMBER = r"(-?[0-9.]+(?:e[-+]?[0-9]+)?)"
+NUMBER = r"(-?[0-9]+(?:\.[0-9]*)?(?:e[-+]?[0-9]+)?)"
 LINES = {
     "header": re.compile(r"^bsp_probe 1 procs=(\d+) reps=(\d+)$", re.MULTILINE),
     "L": re.compile(rf"^L {NUMBER} {NUMBER}$", re.MULTILINE),
@@ -41,14 +42,16 @@ def probe_error(message: str) -> CallError:
 
 
 def spread(least: float, median: float) -> float:
-    """(median - min) / min, the spread llac reports for every measured figure."""
-    return (median - least) / least if least > 0 else float("inf")
+    """(median - min) / min, the spread llac reports for every measured figure (g's
+    median over the repetitions' own fits may fall below the floor's g: its distance)."""
+    return abs(median - least) / least
 
 
 def parse_output(text: str, procs: int) -> list[BspPoint]:
     """The two BspPoints (small and large messages) in bsp_probe's output for `procs`
     processes; a CallError naming what is missing when the output is truncated or is not
-    the probe's (so a half-written run is never stored as a measurement)."""
+    the probe's, or when a figure is not positive (so a half-written or meaningless run is
+    never stored as a measurement)."""
     found = {name: pattern.search(text) for name, pattern in LINES.items()}
     missing = [name for name, match in found.items() if match is None]
     if missing:
@@ -58,9 +61,15 @@ def parse_output(text: str, procs: int) -> list[BspPoint]:
     if int(found["header"].group(1)) != procs:
         raise probe_error(f"the BSP probe ran with P={found['header'].group(1)}, not P={procs}")
     L_min, L_median = (float(value) for value in found["L"].groups())
+    if not 0 < L_min < math.inf:
+        raise probe_error(f"the BSP probe measured L <= 0 for P={procs}: the timer failed")
     points = []
     for message in ("small", "large"):
         g_min, g_median, _ = (float(value) for value in found[message].groups())
+        if not 0 < g_min < math.inf:
+            raise probe_error(f"the BSP probe measured g <= 0 for P={procs}, {message} messages: "
+                              f"the machine was too busy for the times to grow with h; run it "
+                              f"again when it is quieter")
         points.append(BspPoint(procs, message, g_min, spread(g_min, g_median),
                                L_min, spread(L_min, L_median)))
     return points

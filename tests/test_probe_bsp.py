@@ -154,15 +154,33 @@ def test_parser_names_the_missing_lines():
         probe_bsp.parse_output(OUTPUT[:OUTPUT.index("g large")], 2)
 
 
+@pytest.mark.parametrize("old, new, words", [
+    ("g large 1.134000e-10", "g large -1.134000e-10",
+     "g <= 0 for P=2, large messages: the machine was too busy"),
+    ("L 4.253000e-07", "L 0.000000e+00", "L <= 0 for P=2: the timer failed")])
+def test_parser_refuses_figures_that_are_not_positive(old, new, words):
+    with pytest.raises(CallError, match=words):
+        probe_bsp.parse_output(OUTPUT.replace(old, new), 2)
+
+
+def test_parser_refuses_a_bare_dot_as_a_number():
+    with pytest.raises(CallError, match="truncated or garbled"):
+        probe_bsp.parse_output(OUTPUT.replace("L 4.253000e-07", "L ."), 2)
+
+
 def test_parser_refuses_another_count():
     with pytest.raises(CallError, match="ran with P=2, not P=4"):
         probe_bsp.parse_output(OUTPUT, 4)
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list("bsp_ro e1=2Lgmalr.-+0x\n")), max_size=200))
-def test_parser_raises_nothing_but_call_errors(text):
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, len(OUTPUT)), st.integers(0, 20),
+       st.text(alphabet=st.sampled_from(list("0123456789.e-+ Lgend\nx")), max_size=12))
+def test_parser_raises_nothing_but_call_errors(start, length, inserted):
+    """The probe's output with a stretch replaced: points, or one clear CallError."""
+    text = OUTPUT[:start] + inserted + OUTPUT[start + length:]
     try:
-        probe_bsp.parse_output(text, 1)
+        points = probe_bsp.parse_output(text, 2)
     except CallError:
-        pass
+        return
+    assert all(point.g > 0 and point.L > 0 for point in points)

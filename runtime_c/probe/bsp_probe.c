@@ -10,13 +10,15 @@
    process copies its h bytes to itself (memcpy, in the same message sizes), so g(1) is the
    local copy cost per byte, the floor that communication adds to.
 
-   Each figure is measured `reps` times (the slowest rank's time each time); rank 0 writes
-   the minimum and the median on stdout, seconds (g: seconds per byte):
+   Each figure is measured `reps` times (the slowest rank's time each time). L is the
+   minimum over the repetitions; g is fitted on the minimum over the repetitions of each
+   superstep's time (the floor: a busy machine only ever adds time), and the repetitions'
+   own fits give its median. Rank 0 writes on stdout, seconds (g: seconds per byte):
 
      bsp_probe 1 procs=P reps=R
      L <min> <median>
-     g small <min> <median> <L' median>
-     g large <min> <median> <L' median>
+     g small <floor g> <median g> <floor L'>
+     g large <floor g> <median g> <floor L'>
      end
 */
 #include <mpi.h>
@@ -34,7 +36,7 @@ typedef struct {
 } config;
 
 static const config QUICK = {5, 200, 8, 5, 16384, 4194304};
-static const config FULL = {15, 2000, 10, 5, 65536, 16777216};
+static const config FULL = {15, 2000, 10, 5, 16384, 4194304};
 static const int SMALL_SIZES[] = {8, 16, 32, 64};
 
 static int rank, procs;
@@ -135,9 +137,11 @@ static void fit(const double *h, const double *t, int n, double *slope, double *
     *intercept = mt - *slope * mh;
 }
 
-/* g in one regime: `reps` fits of t(h) = g*h + L' over `points` values of h up to
-   `largest`, each point the fastest of `trials` supersteps; writes min and median of g
-   and the median L'. */
+/* g in one regime: `reps` least-squares fits of t(h) = g*h + L' over `points` values of h
+   up to `largest`, each point the fastest of `trials` supersteps (taken in turns over the
+   h values, so that a busy spell of the machine does not hit every trial of one point),
+   and the fit of the fastest time of each point over all repetitions, the floor. Writes
+   the floor's g, the median of the repetitions' g, and the floor's L'. */
 static void measure_g(const config *c, int small, long largest) {
     int partners = procs > 1 ? procs - 1 : 1;
     long most = largest / partners;
@@ -145,26 +149,25 @@ static void measure_g(const config *c, int small, long largest) {
     MPI_Request *requests = malloc(sizeof(MPI_Request) * 2 * (size_t)partners
                                    * (size_t)message_count(small, most));
     double *h = malloc(sizeof(double) * c->points), *t = malloc(sizeof(double) * c->points);
-    double *g = malloc(sizeof(double) * c->reps), *rest = malloc(sizeof(double) * c->reps);
+    double *fastest = malloc(sizeof(double) * c->points), *g = malloc(sizeof(double) * c->reps);
+    double g_floor, rest, ignored;
     memset(out, rank + 1, (size_t)(most * partners));
     memset(in, 0, (size_t)(most * partners));
     superstep(small, most, out, in, requests);  /* warm up: pages touched, connections made */
+    for (int i = 0; i < c->points; i++) h[i] = (double)(most * (i + 1) / c->points * partners);
     for (int r = 0; r < c->reps; r++) {
-        for (int i = 0; i < c->points; i++) {
-            long per = most * (i + 1) / c->points;
-            h[i] = (double)(per * partners);
-            t[i] = 0;
-            for (int k = 0; k < c->trials; k++) {
-                double seconds = superstep(small, per, out, in, requests);
+        for (int k = 0; k < c->trials; k++)
+            for (int i = 0; i < c->points; i++) {
+                double seconds = superstep(small, most * (i + 1) / c->points, out, in, requests);
                 if (k == 0 || seconds < t[i]) t[i] = seconds;
+                if ((r == 0 && k == 0) || seconds < fastest[i]) fastest[i] = seconds;
             }
-        }
-        fit(h, t, c->points, &g[r], &rest[r]);
+        fit(h, t, c->points, &g[r], &ignored);
     }
+    fit(h, fastest, c->points, &g_floor, &rest);
     if (rank == 0)
-        printf("g %s %.6e %.6e %.6e\n", small ? "small" : "large", minimum(g, c->reps),
-               median(g, c->reps), median(rest, c->reps));
-    free(out); free(in); free(requests); free(h); free(t); free(g); free(rest);
+        printf("g %s %.6e %.6e %.6e\n", small ? "small" : "large", g_floor, median(g, c->reps), rest);
+    free(out); free(in); free(requests); free(h); free(t); free(fastest); free(g);
 }
 
 int main(int argc, char **argv) {
