@@ -65,12 +65,12 @@ def parse_output(text: str, procs: int) -> list[BspPoint]:
         raise probe_error(f"the BSP probe measured L <= 0 for P={procs}: the timer failed")
     points = []
     for message in ("small", "large"):
-        g_min, g_median, _ = (float(value) for value in found[message].groups())
-        if not 0 < g_min < math.inf:
+        g_floor, g_median, _ = (float(value) for value in found[message].groups())
+        if not 0 < g_floor < math.inf:
             raise probe_error(f"the BSP probe measured g <= 0 for P={procs}, {message} messages: "
                               f"the machine was too busy for the times to grow with h; run it "
                               f"again when it is quieter")
-        points.append(BspPoint(procs, message, g_min, spread(g_min, g_median),
+        points.append(BspPoint(procs, message, g_floor, spread(g_floor, g_median),
                                L_min, spread(L_min, L_median)))
     return points
 
