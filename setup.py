@@ -74,9 +74,11 @@ class BuildRuntime(build_ext):
             shutil.copyfile(RUNTIME / header, runtime_dir / "include" / header)
         # the MPI layer: compiled by the user's mpicc, once per program (docs/mpi.md)
         shutil.copyfile(RUNTIME / "cll_mpi.c", runtime_dir / "cll_mpi.c")
-        # the machine probe: `call probe` compiles it where it runs (docs/machine.md)
+        # the machine probes: `call probe` compiles them where it runs (docs/machine.md), the
+        # sequential one with $CC, the BSP one with the user's mpicc
         (runtime_dir / "probe").mkdir(exist_ok=True)
-        shutil.copyfile(RUNTIME / "probe" / "memory_probe.c", runtime_dir / "probe" / "memory_probe.c")
+        for probe in ("memory_probe.c", "bsp_probe.c"):
+            shutil.copyfile(RUNTIME / "probe" / probe, runtime_dir / "probe" / probe)
 
 
 setup(

@@ -157,14 +157,14 @@ def ensure_built(program: Program, cflags: list[str], progress: Progress) -> Pat
 MPI_PACKAGES = "apt-get install libopenmpi-dev openmpi-bin (Debian/Ubuntu; or MPICH: mpich)"
 
 
-def mpi_compiler() -> list[str]:
-    """The MPI compiler wrapper for `parallel MPI` programs: $MPICC (default mpicc); a
-    CallError naming the packages to install when it is not there."""
+def mpi_compiler(who: str = "call cc", needs: str = "a 'parallel MPI' program") -> list[str]:
+    """The MPI compiler wrapper for `parallel MPI` programs (and the BSP probe): $MPICC
+    (default mpicc); a CallError from `who` naming the packages to install when it is not
+    there."""
     command = os.environ.get("MPICC", "mpicc").split()
     if not command or shutil.which(command[0]) is None:
         where = "$MPICC" if "MPICC" in os.environ else "mpicc"
-        raise CallError([Diagnostic("error", "call cc", 0, 0,
+        raise CallError([Diagnostic("error", who, 0, 0,
                                     f"MPI is not installed: {where} ({' '.join(command)}) was not "
-                                    f"found; a 'parallel MPI' program needs an MPI compiler: "
-                                    f"{MPI_PACKAGES}")])
+                                    f"found; {needs} needs an MPI compiler: {MPI_PACKAGES}")])
     return command

@@ -14,7 +14,7 @@ call cc [CC ARGS...] PROG.c ...    translate and compile with the tracing runtim
 call run PROG.c [--procs A:B:F] [--cflags FLAGS] [--no-oversubscribe] [-- ARGS]
                                    build if needed, run (MPI: mpirun -np P), print trace paths
 call check PROG.c ...              diagnostics only
-call probe [--quick] [--label TEXT] [--db PATH]
+call probe [--quick] [--label TEXT] [--db PATH] [--procs 1,2,4] [--no-oversubscribe]
                                    measure this machine (memory mountain, caches, operation
                                    costs) and store the run in the machine database
 call --debug COMMAND ...           an internal error shows its Python traceback
@@ -47,6 +47,10 @@ def _parser() -> argparse.ArgumentParser:
     probe = commands.add_parser("probe", help="measure this machine, store it in the machine database")
     probe.add_argument("--quick", action="store_true", help="fewer sizes and repetitions (under 20 s)")
     probe.add_argument("--label", type=_label, default=None, help="a note stored with the run")
+    probe.add_argument("--procs", type=_procs_list, default=None,
+                       help="P1,P2,...: also measure BSP's g and L with mpirun -np P for each")
+    probe.add_argument("--no-oversubscribe", dest="oversubscribe", action="store_false",
+                       help="with --procs: let mpirun refuse more processes than cores")
     probe.add_argument("--db", default=None,
                        help="the machine database (default: $LLAC_MACHINE_DB, else "
                             "~/.local/share/llac/machines.sqlite)")
@@ -74,6 +78,12 @@ def _procs(text: str) -> tuple[int, int, int]:
     if first < 1 or last < first or factor < 2:
         raise argparse.ArgumentTypeError(f"{text!r}: need 1 <= A <= B and F >= 2")
     return first, last, factor
+
+
+def _procs_list(text: str) -> list[int]:
+    """`--procs` of call probe: P1,P2,... (call.probe_bsp's rule, imported when used)."""
+    from call.probe_bsp import procs_list
+    return procs_list(text)
 
 
 def _label(text: str) -> str:
@@ -143,7 +153,7 @@ def probe_machine_command(args) -> int:
     needs numpy and the machine database)."""
     from call.probe import probe_command
     from call.progress import Progress
-    print(probe_command(args.quick, args.label, args.db, Progress()))
+    print(probe_command(args.quick, args.label, args.db, Progress(), args.procs, args.oversubscribe))
     return 0
 
 

@@ -260,6 +260,10 @@ def summary(run: ProbeRun, name: str, where: Path) -> str:
     out.append(f"  read ns per access (stride {line_size(run.caches)}): {costs}")
     ops = ", ".join(f"{op.name} {op.seconds * 1e9:.2f}" for op in run.operations)
     out.append(f"  ns per operation: {ops}")
+    if run.bsp:
+        from call.probe_bsp import table
+        out.append("  BSP parameters:")
+        out += ["  " + line for line in table(run.bsp).splitlines()]
     out.append(f"stored as run {run.run_id} in {where}")
     return "\n".join(out)
 
@@ -272,12 +276,18 @@ def _bytes(count: int) -> str:
     return f"{count} B"
 
 
-def probe_command(quick: bool, label: str | None, db: str | None, progress: Progress) -> str:
-    """`call probe`: measure this machine and store the run; returns the summary to print."""
+def probe_command(quick: bool, label: str | None, db: str | None, progress: Progress,
+                  procs: list[int] | None = None, oversubscribe: bool = True) -> str:
+    """`call probe`: measure this machine (with `procs`, also BSP's g and L for each P) and
+    store the run; returns the summary to print."""
     with open_database(db) as database:
         start = time.monotonic()
         caches, mountain, operations = sequential_probe(quick, progress)
-        run = assemble_run(caches, mountain, operations, quick, label, time.monotonic() - start)
+        bsp = []
+        if procs:
+            from call.probe_bsp import measure_bsp
+            bsp = measure_bsp(procs, quick, progress, oversubscribe)
+        run = assemble_run(caches, mountain, operations, quick, label, time.monotonic() - start, bsp)
         name = store_run(database, run)
         progress.note("probe done")
         return summary(run, name, database.path)

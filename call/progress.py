@@ -54,6 +54,12 @@ class Progress:
         self._write((CLEAR_LINE if self.step_text else "") + f"call: {text}\n")
         self.step_text = ""
 
+    def end(self) -> None:
+        """End the step on screen (live mode), so that an error message has its own line."""
+        if self.step_text:
+            self._write(CLEAR_LINE)
+            self.step_text = ""
+
     def relay(self, line: str) -> None:
         """Pass on a line the program (or mpirun) wrote to stderr, the step redrawn below it."""
         if self.step_text:

@@ -53,3 +53,9 @@ def probe_source() -> Path:
     """The sequential machine probe memory_probe.c, which `call probe` compiles with $CC
     and runs where it was built."""
     return _existing(RUNTIME_DIR / "probe" / "memory_probe.c")
+
+
+def bsp_probe_source() -> Path:
+    """The BSP probe bsp_probe.c, which call.probe_bsp compiles with the user's mpicc and
+    runs with mpirun to measure g and L (docs/machine.md)."""
+    return _existing(RUNTIME_DIR / "probe" / "bsp_probe.c")

@@ -17,12 +17,12 @@ OVERSUBSCRIBE_ENV = {"OMPI_MCA_rmaps_base_oversubscribe": "1"}
 GRACE_ENV = {"OMPI_MCA_odls_base_sigkill_timeout": "10"}
 
 
-def mpirun_command() -> list[str]:
-    """The MPI launcher: $MPIRUN (default mpirun); a CallError naming the packages when it
-    is not installed."""
+def mpirun_command(who: str = "call run") -> list[str]:
+    """The MPI launcher: $MPIRUN (default mpirun); a CallError from `who` naming the
+    packages when it is not installed."""
     command = shlex.split(os.environ.get("MPIRUN", "mpirun"))
     if not command or shutil.which(command[0]) is None:
-        raise CallError([Diagnostic("error", "call run", 0, 0,
+        raise CallError([Diagnostic("error", who, 0, 0,
                                     f"MPI is not installed: {' '.join(command) or 'mpirun'} was not "
                                     f"found; {MPI_PACKAGES}")])
     return command
