@@ -11,7 +11,9 @@ grid). It is a staircase: one plateau per cache level, then memory. The rule:
 3. The knee of a kept cut is the largest working set, at or below the cut, whose cost has
    risen less than a quarter of the way (in log) from the lower plateau to the upper one: the
    cache's measured size, as the last size that still fits.
-4. The knees, smallest first, go to the cache levels smallest first, each knee to the level
+4. Knees less than a factor MERGE (4) apart are one step cut in two (a ramp, as memory's;
+   caches of successive levels differ more): the smaller stands.
+5. The knees, smallest first, go to the cache levels smallest first, each knee to the level
    whose reported size is nearest in log (order kept; a level may stay without a knee).
 """
 from __future__ import annotations
@@ -26,6 +28,7 @@ from cll_grammar.machine import CacheLevel
 JUMP = 1.2            # the least cost ratio between plateaus that counts as a step
 RISE_FRACTION = 0.25  # how far up the step (in log) a point may be and still fit
 MIN_PIECE = 2         # grid points per plateau at least
+MERGE = 4.0           # knees closer than this factor are one step (caches differ by more)
 
 
 def _segment(values: np.ndarray, pieces: int) -> list[int]:
@@ -92,7 +95,8 @@ def knee_sizes(working_sets: list[int], seconds: list[float], levels: int) -> li
         last = cut - 1
         while last > bounds[piece] and log_cost[last] > fits:
             last -= 1
-        knees.append(working_sets[last])
+        if not knees or working_sets[last] >= MERGE * knees[-1]:
+            knees.append(working_sets[last])
     return knees
 
 

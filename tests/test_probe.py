@@ -180,6 +180,18 @@ def test_a_missing_step_leaves_its_level_without_knee():
     assert measured == {1: 32 * 1024, 2: None, 3: 8 * 1024 ** 2}
 
 
+def test_a_step_cut_in_two_is_one_knee():
+    # memory's gradual ramp (as measured here: 0.8, 1.03, 1.5, 2.66, 4.8 ns from 4 to 22 MiB)
+    # seen as two steps must not push the 8 MiB knee onto L2
+    ramp = {8 * 1024 ** 2: 1.03e-9, 11863040: 1.5e-9, 16 * 1024 ** 2: 2.66e-9}
+    costs = [0.22e-9 if size <= 32 * 1024 else ramp.get(size, 0.8e-9 if size < 8 * 1024 ** 2 else 4.8e-9)
+             for size in GRID]
+    found = knee_sizes(GRID, costs, 3)
+    assert found == [32 * 1024, 8 * 1024 ** 2]
+    measured = {c.level: c.measured_bytes for c in assign_knees(CACHES, found) if c.kind != "Instruction"}
+    assert measured == {1: 32 * 1024, 2: None, 3: 8 * 1024 ** 2}
+
+
 def test_odd_reported_size_gets_the_measured_knee():
     # a virtual machine claiming a 480 MiB L3 whose knee is at 32 MiB
     odd = [*CACHES[:3], CacheLevel(3, "Unified", 480 * 1024 ** 2, 64)]
