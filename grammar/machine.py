@@ -32,7 +32,7 @@ class CacheLevel:
 @dataclass(frozen=True)
 class MountainPoint:
     """Cost of one access (seconds) by working-set size and stride, reads or writes."""
-    access: str                    # read, write
+    access: str                    # read, write, chase (random, dependent: latency)
     working_set: int               # bytes
     stride: int                    # bytes
     seconds: float

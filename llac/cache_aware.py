@@ -5,9 +5,10 @@ warn when a prediction leaves every level the fitted points reached, and give a
 machine-aware prediction beside the plain one.
 
 The model is the roofline's: an experiment's time is the larger of its computation and its
-memory traffic, which overlap. Its traffic is taken to be one sequential read of its working
-set (w/8 accesses of 8 bytes, each costing c(w) from the mountain), so at the fitted points
-the memory share is ρ = (w/8)·c(w)/t, taken as the median over the fitted points in the
+memory traffic, which overlap. Its traffic is taken to be one pass through its working set:
+w/8 sequential reads of 8 bytes, or, where the probe measured its random chase and that
+curve explains the fitted points better, w/line random accesses; each costs c(w) from that
+curve of the mountain. So at the fitted points the memory share is ρ = (w/s)·c(w)/t, taken as the median over the fitted points in the
 deepest cache level they reach, at most 1 (memory-bound). At a point of working set w, with
 w₀ the largest fitted working set of the interval that predicts it,
 
@@ -35,12 +36,36 @@ COMPUTE_OPERATIONS = ("add_dependent", "add_independent", "multiply_dependent",
 
 
 @dataclass(frozen=True)
+class Access:
+    """How an experiment's memory traffic is costed: one access per `stride` bytes of its
+    working set, each costing the mountain's `kind` curve at that stride."""
+    kind: str                    # read (sequential, prefetched) or chase (random, dependent)
+    stride: int
+    text: str
+
+
+SEQUENTIAL = Access("read", ACCESS_BYTES, "sequential reads of 8 bytes")
+
+
+def _candidates(run: ProbeRun) -> list[Access]:
+    """The access patterns the probe run can cost: sequential reads, and random accesses
+    (one per cache line) where the probe measured its random chase."""
+    chase = sorted({p.stride for p in run.mountain if p.access == "chase"})
+    return [SEQUENTIAL] + [Access("chase", s, f"random accesses, one per {s}-byte line") for s in chase[:1]]
+
+
+@dataclass(frozen=True)
 class MemoryView:
     """A model's working set against one probe run of its machine, with its memory share."""
     machine: str                 # NAME@ID of the probe run
     run: ProbeRun
     expression: str
     share: float                 # ρ: memory traffic over time at the deepest fitted level, <= 1
+    access: Access = SEQUENTIAL
+
+    def cost(self, run: ProbeRun, sets: np.ndarray) -> np.ndarray:
+        """Seconds per access at these working sets on `run`, for this view's access pattern."""
+        return access_cost(run, sets, self.access.stride, self.access.kind)
 
     def factor(self, target: np.ndarray, carried: np.ndarray, compute: float = 1.0) -> np.ndarray:
         """Time relative to the plain prediction: the larger of the computation (scaled by
@@ -72,15 +97,36 @@ def memory_view(model, reference: str | None = None) -> tuple[MemoryView | None,
         return None, f"no cache-aware prediction: {error}"
     if not run.mountain:
         return None, f"no cache-aware prediction: {name}@{run.run_id} has no memory mountain"
-    return MemoryView(f"{name}@{run.run_id}", run, model.working_set, _memory_share(model, run)), None
+    access = _explaining_access(model, run)
+    return MemoryView(f"{name}@{run.run_id}", run, model.working_set, _memory_share(model, run, access),
+                      access), None
 
 
-def _memory_share(model, run: ProbeRun) -> float:
-    """ρ: the cost of reading each fitted point's working set once (from the mountain) over
-    its measured time, the median over the points in the deepest level they reach, at most 1."""
+def _explaining_access(model, run: ProbeRun) -> Access:
+    """The access pattern whose costs best explain the fitted points: the one under which a
+    single set of constants fits them best once each time is divided by its access cost
+    (relative to the cheapest point's). A pattern whose costs do not change over the fitted
+    working sets leaves the times as they are; sequential reads win ties."""
+    columns = {v: model.sample_points[v] for v in model.formula.variables}
+    sets, time = working_set_bytes(model, columns), model.sample_points["time"]
+    design, weights = model.formula.design_matrix(columns), 1 / time
+    errors = []
+    for access in _candidates(run):
+        ratio = access_cost(run, sets, access.stride, access.kind)
+        ratio = ratio / ratio.min()
+        constants, *_ = np.linalg.lstsq(design * (ratio * weights)[:, None], time * weights, rcond=None)
+        with np.errstate(all="ignore"):
+            errors.append(float(np.sqrt(np.mean(((design @ constants) * ratio / time - 1) ** 2))))
+    return _candidates(run)[int(np.nanargmin(errors))] if np.isfinite(errors).any() else SEQUENTIAL
+
+
+def _memory_share(model, run: ProbeRun, access: Access) -> float:
+    """ρ: the cost of going through each fitted point's working set once (from the mountain,
+    with `access`) over its measured time, the median over the points in the deepest level
+    they reach, at most 1."""
     columns = {v: model.sample_points[v] for v in model.formula.variables}
     sets = working_set_bytes(model, columns)
-    traffic = sets / ACCESS_BYTES * access_cost(run, sets)
+    traffic = sets / access.stride * access_cost(run, sets, access.stride, access.kind)
     levels = np.array([level_of(run, w) for w in sets])
     deepest = levels == fitted_levels(model, run)[-1]
     with np.errstate(all="ignore"):
@@ -116,9 +162,10 @@ def fit_note(model, view: MemoryView) -> str:
         if crossings:
             text += "; " + ", ".join(crossings)
     deepest = fitted_levels(model, view.run)[-1]
+    text += f"; traffic costed as {view.access.text} (the pattern that best explains the fitted points)"
     if view.share >= 1:
-        return f"{text}; memory-bound (ρ=1): reading the working set once costs the whole measured time in {deepest}"
-    return (f"{text}; memory share ρ={view.share:.2f}: reading the working set once costs "
+        return f"{text}; memory-bound (ρ=1): going through the working set once costs the whole measured time in {deepest}"
+    return (f"{text}; memory share ρ={view.share:.2f}: going through the working set once costs "
             f"{view.share:.0%} of the measured time in {deepest}")
 
 
@@ -146,9 +193,9 @@ def aware_prediction(model, view: MemoryView, columns: dict[str, np.ndarray], va
     largest = np.array([_piece_reference(model, i, fitted_sets) for i in range(len(model.pieces))])
     reference = np.where(piece >= 0, largest[np.clip(piece, 0, None)], fitted_sets.max())
     # the plain prediction carries the cost of the data's own working set, up to the largest fitted
-    carried = access_cost(view.run, np.minimum(sets, reference))
+    carried = view.cost(view.run, np.minimum(sets, reference))
     compute = _compute_ratio(view.run, other.run) if other else 1.0
-    factor = view.factor(access_cost(other.run if other else view.run, sets), carried, compute)
+    factor = view.factor(view.cost(other.run if other else view.run, sets), carried, compute)
     return values * factor, _leaving_notes(model, view, columns, sets)
 
 

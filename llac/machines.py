@@ -94,9 +94,10 @@ def access_cost(run: ProbeRun, working_set, stride: int = SEQUENTIAL_STRIDE,
     """Seconds per access at `working_set` bytes (scalar or array), interpolated log-log in
     the probe's memory mountain at the measured stride nearest to `stride`; beyond the
     measured working sets the nearest measured cost holds."""
-    points = [p for p in run.mountain if p.access == access] or list(run.mountain)
+    points = [p for p in run.mountain if p.access == access]
     if not points:
-        raise LlacError(f"the probe run of {run.host} on {run.date} has no memory mountain")
+        raise LlacError(f"the probe run of {run.host} on {run.date} has no {access} curve in its "
+                        f"memory mountain (probe it again with this llac's `call probe`)")
     strides = sorted({p.stride for p in points})
     nearest = min(strides, key=lambda s: abs(np.log(s / stride)))
     curve = sorted((p.working_set, p.seconds) for p in points if p.stride == nearest)

@@ -26,6 +26,9 @@ def workdir(tmp_path):
     write_stream_trace(tmp_path / "slow.cll.1.dat", IN_MEMORY, memory_factor=1.6)
     write_stream_trace(tmp_path / "nobytes.cll.1.dat", IN_CACHE, working_set=None)
     write_stream_trace(tmp_path / "elsewhere.cll.1.dat", IN_CACHE, host="unprobed")
+    chase_in_cache = [n // 8 for n in IN_CACHE]                  # 64 bytes per element: 4 KiB .. 16 MiB
+    write_stream_trace(tmp_path / "chase.cll.1.dat", chase_in_cache, working_set="64*N", chase=True)
+    write_stream_trace(tmp_path / "chasebig.cll.1.dat", [n // 8 for n in IN_MEMORY], working_set="64*N", chase=True)
     return tmp_path
 
 
@@ -53,7 +56,8 @@ def test_fit_says_where_the_working_set_crosses_the_levels(workdir):
     assert done.returncode == 0, done.stderr
     assert "working set (8*N bytes) 4 KiB .. 16 MiB on node1@1" in done.stdout
     assert "L1 (32 KiB) left at N≈4096" in done.stdout
-    assert "memory-bound (ρ=1): reading the working set once costs the whole measured time in L3" in done.stdout
+    assert "traffic costed as sequential reads of 8 bytes" in done.stdout
+    assert "memory-bound (ρ=1): going through the working set once costs the whole measured time in L3" in done.stdout
 
 
 def test_the_machine_aware_prediction_sees_memory_coming(workdir):
@@ -65,6 +69,16 @@ def test_the_machine_aware_prediction_sees_memory_coming(workdir):
     assert all(e < -60 for e in plain)                       # the plain fit keeps L3's cost
     assert len(aware) == 3 and all(abs(e) < 5 for e in aware), done.stdout
     assert "lies in memory, beyond L3 where the largest fitted points lie" in done.stdout
+
+
+def test_random_accesses_are_costed_by_the_random_chase(workdir):
+    done = llac(workdir, 'load "chase.cll.1.dat"; fit stream; load "chasebig.cll.1.dat" as big; '
+                         'predict stream at big')
+    assert done.returncode == 0, done.stderr
+    assert "traffic costed as random accesses, one per 64-byte line" in done.stdout
+    aware = [float(line.split()[7]) for line in done.stdout.splitlines()
+             if re.match(r"^\s*\d+\s", line) and "memory" in line]
+    assert len(aware) == 3 and all(abs(e) < 5 for e in aware), done.stdout
 
 
 def test_predict_on_a_machine_with_slower_memory(workdir):

@@ -1,16 +1,19 @@
 """Synthetic probe runs for tests that need a machine database without running the probe:
-a memory mountain with clear steps at the caches' sizes (1, 3, 8 and 30 ns per read)."""
+a memory mountain with clear steps at the caches' sizes (1, 3, 8 and 30 ns per read; a
+random chase of 1, 4, 15 and 90 ns per access)."""
 from cll_grammar.machine import BspPoint, CacheLevel, MountainPoint, Operation, ProbeRun
 
 CACHES = [CacheLevel(1, "Data", 32 * 1024, 64), CacheLevel(1, "Instruction", 32 * 1024, 64),
           CacheLevel(2, "Unified", 512 * 1024, 64, 480 * 1024),
           CacheLevel(3, "Unified", 16 * 1024 ** 2, 64)]
 LEVEL_COSTS = ((32 * 1024, 1e-9), (512 * 1024, 3e-9), (16 * 1024 ** 2, 8e-9), (None, 30e-9))
+CHASE_COSTS = ((32 * 1024, 1e-9), (512 * 1024, 4e-9), (16 * 1024 ** 2, 15e-9), (None, 90e-9))
 
 
-def step_cost(working_set: int, memory_factor: float = 1.0) -> float:
-    """Seconds per sequential read at this working set: the level's cost."""
-    for size, cost in LEVEL_COSTS:
+def step_cost(working_set: int, memory_factor: float = 1.0, costs=LEVEL_COSTS) -> float:
+    """Seconds per sequential read (or with `costs=CHASE_COSTS`, per random access) at this
+    working set: the level's cost."""
+    for size, cost in costs:
         if size is None:
             return cost * memory_factor
         if working_set <= size:
@@ -24,6 +27,8 @@ def probe_run(host="node1", cpu="Test CPU 9000", date="2026-11-23T10:00:00Z", la
     mountain = [MountainPoint(access, 2 ** k, stride, step_cost(2 ** k, memory_factor)
                               * (stride / 8) ** 0.5 * (1.25 if access == "write" else 1), 0.01)
                 for k in range(12, 28) for stride in (8, 64, 256) for access in ("read", "write")]
+    mountain += [MountainPoint("chase", 2 ** k, 64, step_cost(2 ** k, memory_factor, CHASE_COSTS), 0.01)
+                 for k in range(12, 28)]
     operations = [Operation("timer", 2.0e-8, 0.02), Operation("add_dependent", 1.1e-9, 0.01),
                   Operation("divide_dependent", 4.5e-9, 0.01)]
     bsp = [BspPoint(p, m, 1e-9 * p, 0.05, 2e-6 * p, 0.1) for p in (1, 2, 4) for m in ("small", "large")]
@@ -31,13 +36,20 @@ def probe_run(host="node1", cpu="Test CPU 9000", date="2026-11-23T10:00:00Z", la
 
 
 def write_stream_trace(path, sizes, memory_factor=1.0, host="node1", cpu="Test CPU 9000",
-                       working_set="8*N", seed=1) -> None:
+                       working_set="8*N", seed=1, chase=False) -> None:
     """A trace of a streaming experiment over N doubles measured on the synthetic machine:
     per element 0.3 ns of computation plus 0.9 reads at the mountain's cost for 8·N bytes
-    (three repetitions, 1% one-sided noise), its header stating the working set."""
+    (three repetitions, 1% one-sided noise), its header stating the working set. With
+    `chase`, a random chase instead: per element one access at the chase's cost for 64·N bytes
+    (the working set should then be 64*N)."""
     import numpy as np
     rng = np.random.default_rng(seed)
-    records = [f"stream 0 0 {2e-7 + n * (0.3e-9 + 0.9 * step_cost(8 * n, memory_factor)) * (1 + 0.01 * rng.random())!r} "
+
+    def per_element(n):
+        if chase:
+            return step_cost(64 * n, memory_factor, CHASE_COSTS)
+        return 0.3e-9 + 0.9 * step_cost(8 * n, memory_factor)
+    records = [f"stream 0 0 {2e-7 + n * per_element(n) * (1 + 0.01 * rng.random())!r} "
                f"{float(n)!r}" for _ in range(3) for n in sizes]
     bytes_line = f"#  bytes: {working_set}\n" if working_set else ""
     path.write_text(
