@@ -51,6 +51,12 @@ def column(out: str, title: str) -> list[float]:
     return rows
 
 
+def memory_row_errors(out: str) -> list[float]:
+    """The error % of the second prediction column (machine-aware, or on another machine) in
+    the rows whose working set lies in memory."""
+    return [float(line.split()[7]) for line in out.splitlines() if re.match(r"^\s*\d+\s", line) and "memory" in line]
+
+
 def test_fit_says_where_the_working_set_crosses_the_levels(workdir):
     done = llac(workdir, 'load "train.cll.1.dat"; fit stream')
     assert done.returncode == 0, done.stderr
@@ -64,8 +70,7 @@ def test_the_machine_aware_prediction_sees_memory_coming(workdir):
     done = llac(workdir, 'load "train.cll.1.dat"; fit stream; load "big.cll.1.dat" as big; predict stream at big')
     assert done.returncode == 0, done.stderr
     plain = column(done.stdout, "error %")
-    aware = [float(line.split()[7]) for line in done.stdout.splitlines()
-             if re.match(r"^\s*\d+\s", line) and "memory" in line]
+    aware = memory_row_errors(done.stdout)
     assert all(e < -60 for e in plain)                       # the plain fit keeps L3's cost
     assert len(aware) == 3 and all(abs(e) < 5 for e in aware), done.stdout
     assert "lies in memory, beyond L3 where the largest fitted points lie" in done.stdout
@@ -76,8 +81,7 @@ def test_random_accesses_are_costed_by_the_random_chase(workdir):
                          'predict stream at big')
     assert done.returncode == 0, done.stderr
     assert "traffic costed as random accesses, one per 64-byte line" in done.stdout
-    aware = [float(line.split()[7]) for line in done.stdout.splitlines()
-             if re.match(r"^\s*\d+\s", line) and "memory" in line]
+    aware = memory_row_errors(done.stdout)
     assert len(aware) == 3 and all(abs(e) < 5 for e in aware), done.stdout
 
 
@@ -86,8 +90,7 @@ def test_predict_on_a_machine_with_slower_memory(workdir):
                          'predict stream at slow on node1@slowmem')
     assert done.returncode == 0, done.stderr
     assert "on node1@2 [s]" in done.stdout
-    errors = [float(line.split()[7]) for line in done.stdout.splitlines()
-              if re.match(r"^\s*\d+\s", line) and "memory" in line]
+    errors = memory_row_errors(done.stdout)
     assert len(errors) == 3 and all(abs(e) < 5 for e in errors), done.stdout
 
 
