@@ -134,6 +134,8 @@ class Terminal:
         self.pid, self.fd = pty.fork()
         if self.pid == 0:   # the child: llac's REPL on the terminal
             os.chdir(cwd)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)   # as a terminal gives it, even when the
+            # suite runs as a background job (which starts with SIGINT ignored)
             os.environ.update(TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", LLAC_HISTORY=str(cwd / "history"))
             os.execvp(sys.executable, [sys.executable, "-m", "llac"])
         self.screen, self.seen = "", 0

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from support.runtime import begin, build, c_program, end, read_trace, run
+from support.runtime import begin, build, c_program, default_signals, end, read_trace, run
 
 # 200,000 records of 24 bytes: the 2 MiB buffer spills twice before the signal comes
 RECORDS = 200_000
@@ -26,8 +26,11 @@ REALTIME = {"SIGRTMIN+0": signal.SIGRTMIN, "SIGRTMIN+5": signal.SIGRTMIN + 5,
 
 
 def no_core_dumps():
-    """In the child: no core file for the signals whose default action is Core."""
+    """In the child: no core file for the signals whose default action is Core, and the
+    default action for the signals a background job starts with ignored (SIGINT, SIGQUIT),
+    which the runtime rightly leaves ignored."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    default_signals()
 
 
 def killed_by(exe, number: int) -> subprocess.CompletedProcess:

@@ -1,6 +1,7 @@
 """Helpers for the runtime tests (no tests here): write C programs the way `call` generates
 them, build them with gcc against the installed libcllrt.a, run them, read their traces."""
 import os
+import signal
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,12 +60,21 @@ def build(directory: Path, sources: dict[str, str], exe: str = "prog",
     return out
 
 
+def default_signals():
+    """In a child: SIGINT and SIGQUIT at their default action, as a terminal starts programs
+    (a shell's background job starts them ignored, and the runtime leaves an ignored signal
+    ignored, so the signal tests would fail when the suite runs in the background)."""
+    for number in (signal.SIGINT, signal.SIGQUIT):
+        signal.signal(number, signal.SIG_DFL)
+
+
 def run(exe: Path, env: dict[str, str] | None = None, timeout: float = 60):
-    """Run `exe` in its directory (CLL_* cleared, then `env` added); CompletedProcess."""
+    """Run `exe` in its directory (CLL_* cleared, then `env` added), its signals at their
+    defaults; CompletedProcess."""
     full = {k: v for k, v in os.environ.items() if not k.startswith("CLL_")}
     full.update(env or {})
     return subprocess.run([str(exe)], cwd=exe.parent, env=full, capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=timeout, preexec_fn=default_signals)
 
 
 @dataclass
