@@ -26,6 +26,7 @@ from cll_grammar.machinedb import MachineDB, MachineDBError
 FORMAT_VERSION = "1"
 DEFAULT_LAST_CACHE = 8 * 1024 ** 2    # bytes, when sysfs reports no cache
 STRIDES = (8, 64, 256)                 # bytes; the line size is added when it is not here
+ACCESSES = ("read", "write", "chase")  # the mountain's access kinds (chase: at the line size)
 # Compiler flags, best first: -march=native makes fma one instruction where the CPU has it
 # (the probe runs where it is built); no vectorization, so an access is one load or store.
 FLAG_SETS = (["-O2", "-fno-tree-vectorize", "-march=native"], ["-O2", "-fno-tree-vectorize"])
@@ -102,7 +103,7 @@ def probe_arguments(settings: Settings, limit: int, line: int) -> list[str]:
     """The probe's command-line arguments (memory_probe.c's usage)."""
     strides = sorted({*STRIDES, line})
     return [str(limit), str(settings.reps), repr(settings.target_seconds),
-            str(settings.steps_per_doubling), ",".join(map(str, strides))]
+            str(settings.steps_per_doubling), ",".join(map(str, strides)), str(line)]
 
 
 def run_probe(exe: Path, arguments: list[str], progress: Progress) -> str:
@@ -143,7 +144,7 @@ def parse_output(text: str) -> tuple[list[MountainPoint], list[Operation]]:
                 if number != len(lines):
                     raise ValueError("output after `end`")
                 return mountain, operations
-            if fields[:1] == ["mountain"] and len(fields) == 6 and fields[1] in ("read", "write"):
+            if fields[:1] == ["mountain"] and len(fields) == 6 and fields[1] in ACCESSES:
                 mountain.append(MountainPoint(fields[1], int(fields[2]), int(fields[3]),
                                               _positive(fields[4]), _spread(fields[5])))
             elif fields[:1] == ["op"] and len(fields) == 4:
@@ -230,13 +231,13 @@ def store_run(db: MachineDB, run: ProbeRun) -> str:
         raise ProbeError(f"cannot store the probe run in {db.path}: {err}") from None
 
 
-def level_costs(run: ProbeRun) -> list[tuple[str, float]]:
-    """Read cost per access at stride = line size in each cache level and in memory: at the
-    largest working set of half the level's size (a working set surely inside it), and at
-    the largest working set for memory."""
+def level_costs(run: ProbeRun, access: str = "read") -> list[tuple[str, float]]:
+    """Cost per access (`read` or `chase`) at stride = line size in each cache level and in
+    memory: at the largest working set of half the level's size (a working set surely inside
+    it), and at the largest working set for memory. Empty when the run has no such curve."""
     line = line_size(run.caches)
     curve = sorted((p.working_set, p.seconds) for p in run.mountain
-                   if p.access == "read" and p.stride == line)
+                   if p.access == access and p.stride == line)
     costs = []
     for cache in sorted((c for c in run.caches if c.kind in ("Data", "Unified")),
                         key=lambda c: c.level):
@@ -258,6 +259,9 @@ def summary(run: ProbeRun, name: str, where: Path) -> str:
                    + (f", measured {measured}" if cache.kind != "Instruction" else ""))
     costs = ", ".join(f"{level} {seconds * 1e9:.2f}" for level, seconds in level_costs(run))
     out.append(f"  read ns per access (stride {line_size(run.caches)}): {costs}")
+    chase = ", ".join(f"{level} {seconds * 1e9:.1f}" for level, seconds in level_costs(run, "chase"))
+    if chase:
+        out.append(f"  random access ns: {chase}")
     ops = ", ".join(f"{op.name} {op.seconds * 1e9:.2f}" for op in run.operations)
     out.append(f"  ns per operation: {ops}")
     if run.bsp:

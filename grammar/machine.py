@@ -31,8 +31,9 @@ class CacheLevel:
 
 @dataclass(frozen=True)
 class MountainPoint:
-    """Cost of one access (seconds) by working-set size and stride, reads or writes."""
-    access: str                    # read, write
+    """Cost of one access (seconds) by working-set size and stride: sequential reads or
+    writes every stride bytes, or a random pointer chase (stride: the line size)."""
+    access: str                    # read, write, chase
     working_set: int               # bytes
     stride: int                    # bytes
     seconds: float

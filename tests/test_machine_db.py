@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from cll_grammar.machine import machine_name, this_cpu_model, this_host
-from cll_grammar.machinedb import SCHEMA_VERSION, MachineDB, MachineDBError
+from cll_grammar.machinedb import MIGRATIONS, SCHEMA_VERSION, MachineDB, MachineDBError
 from support.machines import probe_run
 
 
@@ -67,6 +67,31 @@ def test_an_old_file_is_migrated_and_a_newer_one_refused(tmp_path):
     junk.write_text("not a database at all\n" * 100)
     with pytest.raises(MachineDBError, match="not a usable machine database"):
         MachineDB(junk)
+
+
+def test_a_version_1_file_migrates_to_2_and_keeps_its_runs(tmp_path):
+    path = tmp_path / "v1.sqlite"
+    connection = sqlite3.connect(path)
+    connection.executescript(MIGRATIONS[0] + """
+        PRAGMA user_version = 1;
+        INSERT INTO machine VALUES (1, 'node1', 'node1', 'Test CPU 9000');
+        INSERT INTO probe_run VALUES (1, 1, '2026-11-23T10:00:00Z', 0, NULL, 2, 95.0);
+        INSERT INTO mountain VALUES (1, 'read', 4096, 64, 1e-9, 0.01), (1, 'write', 8192, 8, 2e-9, 0.02);
+        INSERT INTO operation VALUES (1, 'timer', 2e-8, 0.02);""")
+    with pytest.raises(sqlite3.IntegrityError):            # version 1 refuses the chase
+        connection.execute("INSERT INTO mountain VALUES (1, 'chase', 4096, 64, 1e-9, 0)")
+    connection.close()
+    with MachineDB(path) as db:
+        (run,) = db.runs("node1")
+        assert [(p.access, p.working_set, p.seconds) for p in run.mountain] == \
+            [("read", 4096, 1e-9), ("write", 8192, 2e-9)]
+        assert run.operations[0].name == "timer" and run.seconds == 95.0
+        chased = probe_run(date="2026-11-23T12:00:00Z")
+        db.store(chased)
+        assert [p for p in db.run(chased.run_id).mountain if p.access == "chase"]
+        with pytest.raises(sqlite3.IntegrityError):        # the CHECK still refuses others
+            db.connection.execute("INSERT INTO mountain VALUES (1, 'jump', 4096, 64, 1e-9, 0)")
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2 == SCHEMA_VERSION
 
 
 def test_list_show_and_compare(db_path):

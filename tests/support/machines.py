@@ -1,11 +1,13 @@
 """Synthetic probe runs for tests that need a machine database without running the probe:
-a memory mountain with clear steps at the caches' sizes (1, 3, 8 and 30 ns per read)."""
+a memory mountain with clear steps at the caches' sizes (1, 3, 8 and 30 ns per read; 4, 12,
+32 and 120 ns per access of the random chase)."""
 from cll_grammar.machine import BspPoint, CacheLevel, MountainPoint, Operation, ProbeRun
 
 CACHES = [CacheLevel(1, "Data", 32 * 1024, 64), CacheLevel(1, "Instruction", 32 * 1024, 64),
           CacheLevel(2, "Unified", 512 * 1024, 64, 480 * 1024),
           CacheLevel(3, "Unified", 16 * 1024 ** 2, 64)]
 LEVEL_COSTS = ((32 * 1024, 1e-9), (512 * 1024, 3e-9), (16 * 1024 ** 2, 8e-9), (None, 30e-9))
+CHASE_FACTOR = 4               # a random chase's access against a sequential read's, per level
 
 
 def step_cost(working_set: int, memory_factor: float = 1.0) -> float:
@@ -20,10 +22,13 @@ def step_cost(working_set: int, memory_factor: float = 1.0) -> float:
 def probe_run(host="node1", cpu="Test CPU 9000", date="2026-11-23T10:00:00Z", label=None,
               memory_factor=1.0, quick=False) -> ProbeRun:
     """A whole probe run: caches, a stepped mountain (4 KiB .. 128 MiB, strides 8/64/256,
-    reads and writes; memory `memory_factor` times slower), operations and BSP figures."""
+    reads and writes, and a random chase CHASE_FACTOR times slower than a read; memory
+    `memory_factor` times slower), operations and BSP figures."""
     mountain = [MountainPoint(access, 2 ** k, stride, step_cost(2 ** k, memory_factor)
                               * (stride / 8) ** 0.5 * (1.25 if access == "write" else 1), 0.01)
                 for k in range(12, 28) for stride in (8, 64, 256) for access in ("read", "write")]
+    mountain += [MountainPoint("chase", 2 ** k, 64, CHASE_FACTOR * step_cost(2 ** k, memory_factor), 0.02)
+                 for k in range(12, 28)]
     operations = [Operation("timer", 2.0e-8, 0.02), Operation("add_dependent", 1.1e-9, 0.01),
                   Operation("divide_dependent", 4.5e-9, 0.01)]
     bsp = [BspPoint(p, m, 1e-9 * p, 0.05, 2e-6 * p, 0.1) for p in (1, 2, 4) for m in ("small", "large")]
