@@ -104,8 +104,25 @@ def test_list_show_and_compare(db_path):
     assert "491520" in out                                                # L2 measured at its knee
     memory_row = next(line for line in out.splitlines() if line.startswith("memory "))
     assert memory_row.split()[2] == "30"                                  # ns per read, stride 8
-    ratios = {line.split(",")[0]: line.split()[-1] for line in out.splitlines() if line.startswith("read ")}
+    assert memory_row.split()[-1] == "120"                                # ns per random access
+    ratios = {line.split(",")[0]: line.split()[-1] for line in out.splitlines()
+              if line.startswith(("read ", "random chase "))}
     assert ratios["read memory (134217728 B)"] == "1.5" and ratios["read L1 (16384 B)"] == "1"
+    assert ratios["random chase memory (134217728 B)"] == "1.5"
+
+
+def test_a_run_probed_before_the_chase_shows_none(tmp_path):
+    path = tmp_path / "machines.sqlite"
+    with MachineDB(path) as db:
+        db.store(probe_run())
+        old = probe_run(date="2026-11-23T11:00:00Z", label="old")
+        old.mountain = [p for p in old.mountain if p.access != "chase"]
+        db.store(old)
+    done = llac("machine show node1@old; machine compare node1 node1@old; machine mountain node1@old", path)
+    assert done.returncode == 0, done.stderr
+    memory_row = next(line for line in done.stdout.splitlines() if line.startswith("memory "))
+    assert memory_row.split()[-1] == "-"
+    assert "random chase" not in done.stdout.split("against")[1]          # no compare row, no curve
 
 
 def test_show_without_a_name_is_this_machine(db_path):
@@ -118,6 +135,7 @@ def test_plots_of_the_mountain_and_of_g_and_L(db_path):
     done = llac("machine mountain node1; machine bsp node1", db_path)
     assert done.returncode == 0, done.stderr
     assert "memory mountain of node1@1" in done.stdout and "1e8" in done.stdout
+    assert "random chase, 64 B lines" in done.stdout
     assert "BSP parameters of node1@1 by P" in done.stdout and "L, µs" in done.stdout
 
 
