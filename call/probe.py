@@ -19,14 +19,13 @@ from pathlib import Path
 from call.diagnostics import CallError, Diagnostic
 from call.knees import assign_knees, knee_sizes
 from call.progress import Progress
-from cll_grammar.machine import (BspPoint, CacheLevel, MountainPoint, Operation, ProbeRun,
+from cll_grammar.machine import (ACCESSES, BspPoint, CacheLevel, MountainPoint, Operation, ProbeRun,
                                  reported_caches, this_cpu_model, this_host)
 from cll_grammar.machinedb import MachineDB, MachineDBError
 
 FORMAT_VERSION = "1"
 DEFAULT_LAST_CACHE = 8 * 1024 ** 2    # bytes, when sysfs reports no cache
 STRIDES = (8, 64, 256)                 # bytes; the line size is added when it is not here
-ACCESSES = ("read", "write", "chase")  # the mountain's access kinds (chase: at the line size)
 # Compiler flags, best first: -march=native makes fma one instruction where the CPU has it
 # (the probe runs where it is built); no vectorization, so an access is one load or store.
 FLAG_SETS = (["-O2", "-fno-tree-vectorize", "-march=native"], ["-O2", "-fno-tree-vectorize"])

@@ -29,6 +29,9 @@ class CacheLevel:
         return self.measured_bytes or self.reported_bytes
 
 
+ACCESSES = ("read", "write", "chase")   # a MountainPoint's access kinds
+
+
 @dataclass(frozen=True)
 class MountainPoint:
     """Cost of one access (seconds) by working-set size and stride: sequential reads or

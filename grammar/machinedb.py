@@ -121,6 +121,7 @@ class MachineDB:
         if version == SCHEMA_VERSION:
             return
         with self.connection:
+            self.connection.execute("BEGIN")    # else each CREATE, DROP and ALTER commits alone
             for script in MIGRATIONS[version:]:
                 for statement in filter(str.strip, script.split(";")):
                     self.connection.execute(statement)

@@ -94,6 +94,25 @@ def test_a_version_1_file_migrates_to_2_and_keeps_its_runs(tmp_path):
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2 == SCHEMA_VERSION
 
 
+def test_a_migration_that_fails_changes_nothing(tmp_path):
+    path = tmp_path / "v1.sqlite"
+    connection = sqlite3.connect(path)
+    connection.executescript(MIGRATIONS[0] + """
+        PRAGMA user_version = 1;
+        CREATE VIEW reads AS SELECT * FROM mountain;  -- migration 2's last step (the rename) fails on it
+        INSERT INTO machine VALUES (1, 'node1', 'node1', 'Test CPU 9000');
+        INSERT INTO probe_run VALUES (1, 1, '2026-11-23T10:00:00Z', 0, NULL, 2, 95.0);
+        INSERT INTO mountain VALUES (1, 'read', 4096, 64, 1e-9, 0.01);""")
+    connection.close()
+    with pytest.raises(MachineDBError, match="not a usable machine database"):
+        MachineDB(path)
+    connection = sqlite3.connect(path)
+    assert connection.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert connection.execute("SELECT access, working_set FROM mountain").fetchall() == [("read", 4096)]
+    tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "mountain_2" not in tables                       # the steps before it are undone too
+
+
 def test_list_show_and_compare(db_path):
     done = llac("machine list; machine show node1; machine compare node1 node1@loaded", db_path)
     assert done.returncode == 0, done.stderr
@@ -172,6 +191,9 @@ def test_mistakes_get_one_clear_message(db_path, command, message):
     ('{"format": "llac-machine 1", "runs": [{"host": "h"}]}', "damaged machine file"),
     ('{"format": "llac-machine 1", "runs": [{"host": "h", "cpu_model": "c", "date": "d", "quick": false,'
      ' "operations": [{"name": "timer", "seconds": "fast", "spread": 0}]}]}', "Operation.seconds is 'fast'"),
+    ('{"format": "llac-machine 1", "runs": [{"host": "h", "cpu_model": "c", "date": "d", "quick": false,'
+     ' "mountain": [{"access": "jump", "working_set": 4096, "stride": 64, "seconds": 1e-9, "spread": 0}]}]}',
+     "MountainPoint.access is 'jump'"),
 ])
 def test_a_bad_machine_file_is_refused_and_imports_nothing(tmp_path, document, message):
     path = tmp_path / "bad.json"
