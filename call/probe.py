@@ -19,7 +19,7 @@ from pathlib import Path
 from call.diagnostics import CallError, Diagnostic
 from call.knees import assign_knees, knee_sizes
 from call.progress import Progress
-from cll_grammar.machine import (BspPoint, CacheLevel, MountainPoint, Operation, ProbeRun,
+from cll_grammar.machine import (ACCESSES, BspPoint, CacheLevel, MountainPoint, Operation, ProbeRun,
                                  reported_caches, this_cpu_model, this_host)
 from cll_grammar.machinedb import MachineDB, MachineDBError
 
@@ -102,7 +102,7 @@ def probe_arguments(settings: Settings, limit: int, line: int) -> list[str]:
     """The probe's command-line arguments (memory_probe.c's usage)."""
     strides = sorted({*STRIDES, line})
     return [str(limit), str(settings.reps), repr(settings.target_seconds),
-            str(settings.steps_per_doubling), ",".join(map(str, strides))]
+            str(settings.steps_per_doubling), ",".join(map(str, strides)), str(line)]
 
 
 def run_probe(exe: Path, arguments: list[str], progress: Progress) -> str:
@@ -143,7 +143,7 @@ def parse_output(text: str) -> tuple[list[MountainPoint], list[Operation]]:
                 if number != len(lines):
                     raise ValueError("output after `end`")
                 return mountain, operations
-            if fields[:1] == ["mountain"] and len(fields) == 6 and fields[1] in ("read", "write"):
+            if fields[:1] == ["mountain"] and len(fields) == 6 and fields[1] in ACCESSES:
                 mountain.append(MountainPoint(fields[1], int(fields[2]), int(fields[3]),
                                               _positive(fields[4]), _spread(fields[5])))
             elif fields[:1] == ["op"] and len(fields) == 4:
@@ -230,13 +230,13 @@ def store_run(db: MachineDB, run: ProbeRun) -> str:
         raise ProbeError(f"cannot store the probe run in {db.path}: {err}") from None
 
 
-def level_costs(run: ProbeRun) -> list[tuple[str, float]]:
-    """Read cost per access at stride = line size in each cache level and in memory: at the
-    largest working set of half the level's size (a working set surely inside it), and at
-    the largest working set for memory."""
+def level_costs(run: ProbeRun, access: str = "read") -> list[tuple[str, float]]:
+    """Cost per access (`read` or `chase`) at stride = line size in each cache level and in
+    memory: at the largest working set of half the level's size (a working set surely inside
+    it), and at the largest working set for memory. Empty when the run has no such curve."""
     line = line_size(run.caches)
     curve = sorted((p.working_set, p.seconds) for p in run.mountain
-                   if p.access == "read" and p.stride == line)
+                   if p.access == access and p.stride == line)
     costs = []
     for cache in sorted((c for c in run.caches if c.kind in ("Data", "Unified")),
                         key=lambda c: c.level):
@@ -258,6 +258,9 @@ def summary(run: ProbeRun, name: str, where: Path) -> str:
                    + (f", measured {measured}" if cache.kind != "Instruction" else ""))
     costs = ", ".join(f"{level} {seconds * 1e9:.2f}" for level, seconds in level_costs(run))
     out.append(f"  read ns per access (stride {line_size(run.caches)}): {costs}")
+    chase = ", ".join(f"{level} {seconds * 1e9:.1f}" for level, seconds in level_costs(run, "chase"))
+    if chase:
+        out.append(f"  random access ns: {chase}")
     ops = ", ".join(f"{op.name} {op.seconds * 1e9:.2f}" for op in run.operations)
     out.append(f"  ns per operation: {ops}")
     if run.bsp:

@@ -29,10 +29,14 @@ class CacheLevel:
         return self.measured_bytes or self.reported_bytes
 
 
+ACCESSES = ("read", "write", "chase")   # a MountainPoint's access kinds
+
+
 @dataclass(frozen=True)
 class MountainPoint:
-    """Cost of one access (seconds) by working-set size and stride, reads or writes."""
-    access: str                    # read, write, chase (random, dependent: latency)
+    """Cost of one access (seconds) by working-set size and stride: sequential reads or
+    writes every stride bytes, or a random pointer chase (stride: the line size)."""
+    access: str                    # read, write, chase
     working_set: int               # bytes
     stride: int                    # bytes
     seconds: float

@@ -44,14 +44,16 @@ MIGRATIONS = [
         procs INTEGER NOT NULL, message TEXT NOT NULL CHECK (message IN ('small', 'large')),
         g REAL NOT NULL, g_spread REAL NOT NULL, L REAL NOT NULL, L_spread REAL NOT NULL);
     """,
-    # 2: the mountain gains the random chase (access 'chase'); SQLite cannot alter a CHECK
+    # 2: the random pointer chase joins the mountain (access 'chase'). SQLite cannot alter a
+    # CHECK: a new table takes the rows, in their order, and the old one's name.
     """
     CREATE TABLE mountain_2 (
         run_id INTEGER NOT NULL REFERENCES probe_run(id) ON DELETE CASCADE,
         access TEXT NOT NULL CHECK (access IN ('read', 'write', 'chase')),
         working_set INTEGER NOT NULL, stride INTEGER NOT NULL,
         seconds REAL NOT NULL, spread REAL NOT NULL);
-    INSERT INTO mountain_2 SELECT run_id, access, working_set, stride, seconds, spread FROM mountain;
+    INSERT INTO mountain_2 SELECT run_id, access, working_set, stride, seconds, spread
+        FROM mountain ORDER BY rowid;
     DROP TABLE mountain;
     ALTER TABLE mountain_2 RENAME TO mountain;
     """,
@@ -119,6 +121,7 @@ class MachineDB:
         if version == SCHEMA_VERSION:
             return
         with self.connection:
+            self.connection.execute("BEGIN")    # else each CREATE, DROP and ALTER commits alone
             for script in MIGRATIONS[version:]:
                 for statement in filter(str.strip, script.split(";")):
                     self.connection.execute(statement)

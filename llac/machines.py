@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from cll_grammar.machine import (BspPoint, CacheLevel, MountainPoint, Operation, ProbeRun,
-                                 this_cpu_model, this_host)
+from cll_grammar.machine import (ACCESSES, BspPoint, CacheLevel, MountainPoint, Operation,
+                                 ProbeRun, this_cpu_model, this_host)
 from cll_grammar.machinedb import ENVIRONMENT_VARIABLE, MachineDB, MachineDBError
 from llac.errors import LlacError
 
@@ -167,7 +167,10 @@ def _run_from_json(item: dict) -> ProbeRun:
 
 
 def _checked(part):
-    """`part` when each of its number fields holds a number (JSON can hold anything)."""
+    """`part` when each of its number fields holds a number and a mountain point's access
+    is one the database knows (JSON can hold anything)."""
+    if isinstance(part, MountainPoint) and part.access not in ACCESSES:
+        raise ValueError(f"MountainPoint.access is {part.access!r}, not one of {', '.join(ACCESSES)}")
     for item in fields(part):
         value = getattr(part, item.name)
         number = "int" in str(item.type) or "float" in str(item.type)

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from cll_grammar.machine import machine_name, this_cpu_model, this_host
-from cll_grammar.machinedb import SCHEMA_VERSION, MachineDB, MachineDBError
+from cll_grammar.machinedb import MIGRATIONS, SCHEMA_VERSION, MachineDB, MachineDBError
 from support.machines import probe_run
 
 
@@ -69,6 +69,50 @@ def test_an_old_file_is_migrated_and_a_newer_one_refused(tmp_path):
         MachineDB(junk)
 
 
+def test_a_version_1_file_migrates_to_2_and_keeps_its_runs(tmp_path):
+    path = tmp_path / "v1.sqlite"
+    connection = sqlite3.connect(path)
+    connection.executescript(MIGRATIONS[0] + """
+        PRAGMA user_version = 1;
+        INSERT INTO machine VALUES (1, 'node1', 'node1', 'Test CPU 9000');
+        INSERT INTO probe_run VALUES (1, 1, '2026-11-23T10:00:00Z', 0, NULL, 2, 95.0);
+        INSERT INTO mountain VALUES (1, 'read', 4096, 64, 1e-9, 0.01), (1, 'write', 8192, 8, 2e-9, 0.02);
+        INSERT INTO operation VALUES (1, 'timer', 2e-8, 0.02);""")
+    with pytest.raises(sqlite3.IntegrityError):            # version 1 refuses the chase
+        connection.execute("INSERT INTO mountain VALUES (1, 'chase', 4096, 64, 1e-9, 0)")
+    connection.close()
+    with MachineDB(path) as db:
+        (run,) = db.runs("node1")
+        assert [(p.access, p.working_set, p.seconds) for p in run.mountain] == \
+            [("read", 4096, 1e-9), ("write", 8192, 2e-9)]
+        assert run.operations[0].name == "timer" and run.seconds == 95.0
+        chased = probe_run(date="2026-11-23T12:00:00Z")
+        db.store(chased)
+        assert [p for p in db.run(chased.run_id).mountain if p.access == "chase"]
+        with pytest.raises(sqlite3.IntegrityError):        # the CHECK still refuses others
+            db.connection.execute("INSERT INTO mountain VALUES (1, 'jump', 4096, 64, 1e-9, 0)")
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2 == SCHEMA_VERSION
+
+
+def test_a_migration_that_fails_changes_nothing(tmp_path):
+    path = tmp_path / "v1.sqlite"
+    connection = sqlite3.connect(path)
+    connection.executescript(MIGRATIONS[0] + """
+        PRAGMA user_version = 1;
+        CREATE VIEW reads AS SELECT * FROM mountain;  -- migration 2's last step (the rename) fails on it
+        INSERT INTO machine VALUES (1, 'node1', 'node1', 'Test CPU 9000');
+        INSERT INTO probe_run VALUES (1, 1, '2026-11-23T10:00:00Z', 0, NULL, 2, 95.0);
+        INSERT INTO mountain VALUES (1, 'read', 4096, 64, 1e-9, 0.01);""")
+    connection.close()
+    with pytest.raises(MachineDBError, match="not a usable machine database"):
+        MachineDB(path)
+    connection = sqlite3.connect(path)
+    assert connection.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert connection.execute("SELECT access, working_set FROM mountain").fetchall() == [("read", 4096)]
+    tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "mountain_2" not in tables                       # the steps before it are undone too
+
+
 def test_list_show_and_compare(db_path):
     done = llac("machine list; machine show node1; machine compare node1 node1@loaded", db_path)
     assert done.returncode == 0, done.stderr
@@ -79,8 +123,25 @@ def test_list_show_and_compare(db_path):
     assert "491520" in out                                                # L2 measured at its knee
     memory_row = next(line for line in out.splitlines() if line.startswith("memory "))
     assert memory_row.split()[2] == "30"                                  # ns per read, stride 8
-    ratios = {line.split(",")[0]: line.split()[-1] for line in out.splitlines() if line.startswith("read ")}
+    assert memory_row.split()[-1] == "90"                                 # ns per random access
+    ratios = {line.split(",")[0]: line.split()[-1] for line in out.splitlines()
+              if line.startswith(("read ", "random chase "))}
     assert ratios["read memory (134217728 B)"] == "1.5" and ratios["read L1 (16384 B)"] == "1"
+    assert ratios["random chase memory (134217728 B)"] == "1.5"
+
+
+def test_a_run_probed_before_the_chase_shows_none(tmp_path):
+    path = tmp_path / "machines.sqlite"
+    with MachineDB(path) as db:
+        db.store(probe_run())
+        old = probe_run(date="2026-11-23T11:00:00Z", label="old")
+        old.mountain = [p for p in old.mountain if p.access != "chase"]
+        db.store(old)
+    done = llac("machine show node1@old; machine compare node1 node1@old; machine mountain node1@old", path)
+    assert done.returncode == 0, done.stderr
+    memory_row = next(line for line in done.stdout.splitlines() if line.startswith("memory "))
+    assert memory_row.split()[-1] == "-"
+    assert "random chase" not in done.stdout.split("against")[1]          # no compare row, no curve
 
 
 def test_show_without_a_name_is_this_machine(db_path):
@@ -93,6 +154,7 @@ def test_plots_of_the_mountain_and_of_g_and_L(db_path):
     done = llac("machine mountain node1; machine bsp node1", db_path)
     assert done.returncode == 0, done.stderr
     assert "memory mountain of node1@1" in done.stdout and "1e8" in done.stdout
+    assert "random chase, 64 B lines" in done.stdout
     assert "BSP parameters of node1@1 by P" in done.stdout and "L, µs" in done.stdout
 
 
@@ -129,6 +191,9 @@ def test_mistakes_get_one_clear_message(db_path, command, message):
     ('{"format": "llac-machine 1", "runs": [{"host": "h"}]}', "damaged machine file"),
     ('{"format": "llac-machine 1", "runs": [{"host": "h", "cpu_model": "c", "date": "d", "quick": false,'
      ' "operations": [{"name": "timer", "seconds": "fast", "spread": 0}]}]}', "Operation.seconds is 'fast'"),
+    ('{"format": "llac-machine 1", "runs": [{"host": "h", "cpu_model": "c", "date": "d", "quick": false,'
+     ' "mountain": [{"access": "jump", "working_set": 4096, "stride": 64, "seconds": 1e-9, "spread": 0}]}]}',
+     "MountainPoint.access is 'jump'"),
 ])
 def test_a_bad_machine_file_is_refused_and_imports_nothing(tmp_path, document, message):
     path = tmp_path / "bad.json"

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, strategies as st
 
 from call.knees import assign_knees, knee_sizes
-from call.probe import (ProbeError, available_memory, level_costs, mountain_limit, parse_output,
-                        run_probe)
+from call.probe import (ProbeError, available_memory, level_costs, line_size, mountain_limit,
+                        parse_output, run_probe)
 from call.progress import Progress
-from cll_grammar.machine import CacheLevel, reported_caches
+from cll_grammar.machine import CacheLevel, MountainPoint, reported_caches
 from cll_grammar.machinedb import MachineDB
 
 REPO = Path(__file__).resolve().parent.parent
@@ -74,6 +74,21 @@ def test_memory_is_slower_than_l1(probed):
     assert read[max(read)] > read[4096]
 
 
+def test_random_chase_covers_the_grid_and_memory_costs_many_l1_hits(probed):
+    done, run = probed
+    line = line_size(run.caches)
+    chase = {p.working_set: p.seconds for p in run.mountain if p.access == "chase"}
+    read = {p.working_set for p in run.mountain if p.access == "read"}
+    assert set(chase) == read and all(seconds > 0 for seconds in chase.values())
+    assert {p.stride for p in run.mountain if p.access == "chase"} == {line}
+    costs = dict(level_costs(run, "chase"))
+    # on any machine a dependent load that misses every cache waits several L1 hits' time
+    assert costs["memory"] > 4 * costs["L1"]
+    # a random chase cannot be prefetched: beyond the last cache it is slower than a stream
+    assert chase[max(chase)] > dict(level_costs(run))["memory"]
+    assert "random access ns: L1 " in done.stdout and ", memory " in done.stdout
+
+
 def test_operations_and_timer_cost_are_present_and_positive(probed):
     _, run = probed
     assert {op.name for op in run.operations} == OPERATIONS
@@ -92,12 +107,14 @@ def test_caches_keep_their_reported_sizes(probed):
 
 # ---- the probe's output
 
-GOOD = "probe 1\nmountain read 4096 64 1.0e-09 0.01\nop timer 2.5e-08 0.02\nend\n"
+GOOD = ("probe 1\nmountain read 4096 64 1.0e-09 0.01\nmountain chase 4096 64 1.2e-09 0.03\n"
+        "op timer 2.5e-08 0.02\nend\n")
 
 
 def test_parser_reads_the_figures():
     mountain, operations = parse_output(GOOD)
     assert mountain[0].working_set == 4096 and mountain[0].seconds == 1e-9
+    assert mountain[1] == MountainPoint("chase", 4096, 64, 1.2e-9, 0.03)
     assert operations[0].name == "timer" and operations[0].spread == 0.02
 
 
@@ -109,7 +126,8 @@ def test_parser_reads_the_figures():
     (GOOD.replace("1.0e-09", "-1.0e-09"), "line 2"),
     (GOOD.replace("1.0e-09", "nan"), "line 2"),
     (GOOD.replace("read", "jump"), "line 2"),
-    (GOOD.replace("0.02", "0.02 7"), "line 3"),
+    (GOOD.replace("chase 4096 64", "chase 4096"), "line 3"),
+    (GOOD.replace("0.02", "0.02 7"), "line 4"),
     (GOOD + "op add 1 0\n", "output after"),
 ])
 def test_parser_refuses_broken_output(text, message):
@@ -117,7 +135,7 @@ def test_parser_refuses_broken_output(text, message):
         parse_output(text)
 
 
-@given(st.text(alphabet="probe1mountainreadwrite op end0123456789.e-+\n ", max_size=200))
+@given(st.text(alphabet="probe1mountainreadwritechase op end0123456789.e-+\n ", max_size=200))
 def test_parser_fuzz_never_crashes(text):
     try:
         mountain, operations = parse_output(text)

@@ -14,6 +14,7 @@ from llac.machines import (MEMORY, access_cost, export_machine, import_machine, 
 
 NANO = 1e9
 READ_STRIDES = (8, 64)         # sequential doubles, one cache line apart
+CHASE = "chase"                # the random pointer chase's access kind (at the line size)
 
 
 @command("machine", "machine list | show [M] | compare M1 M2 | mountain [M] | bsp [M] | "
@@ -21,10 +22,11 @@ READ_STRIDES = (8, 64)         # sequential doubles, one cache line apart
          """The machine database that `call probe` fills (one SQLite file:
          $LLAC_MACHINE_DB, default ~/.local/share/llac/machines.sqlite). `list`: the machines
          and their probe runs. `show`: one probe run: caches (reported by the system and
-         measured at the knees), the cost of an access in each cache level and in memory,
-         basic operations, BSP's g and L per P. `compare`: two machines (or two runs) side
-         by side with their ratio. `mountain` and `bsp` plot the memory mountain and g and L
-         against P. `export`/`import` carry a machine to another database as JSON. M is a
+         measured at the knees), the cost of an access in each cache level and in memory
+         (sequential reads and writes, and a random pointer chase), basic operations, BSP's
+         g and L per P. `compare`: two machines (or two runs) side
+         by side with their ratio. `mountain` and `bsp` plot the memory mountain (and the random
+         chase) and g and L against P. `export`/`import` carry a machine to another database as JSON. M is a
          machine's name (its latest full probe run), NAME@LABEL (its latest run with that
          `--label`) or NAME@ID; without M, this machine.""",
          ["machine list", "machine show", "machine compare vm vm@loaded", "machine mountain vm",
@@ -105,12 +107,26 @@ def _level_sets(run) -> list[tuple[str, float]]:
 
 
 def _level_table(run) -> Table:
-    """ns per access in each level, reads at stride 8 and 64 bytes and writes at 8."""
+    """ns per access in each level, reads at stride 8 and 64 bytes, writes at 8 and the
+    random chase (`-` for a run probed before the chase was)."""
     rows = tuple((label, int(ws), *(float(access_cost(run, ws, s)) * NANO for s in READ_STRIDES),
-                  float(access_cost(run, ws, 8, "write")) * NANO)
+                  float(access_cost(run, ws, 8, "write")) * NANO, _chase_ns(run, ws) or "-")
                  for label, ws in _level_sets(run))
     return Table("memory: ns per access (from the mountain)",
-                 ("level", "working set", "read, stride 8", "read, stride 64", "write, stride 8"), rows)
+                 ("level", "working set", "read, stride 8", "read, stride 64", "write, stride 8",
+                  "random chase"), rows)
+
+
+def _chase_line(run) -> int | None:
+    """The line size the run's random chase went by, None when it has no chase curve."""
+    return next((p.stride for p in run.mountain if p.access == CHASE), None)
+
+
+def _chase_ns(run, working_set) -> float | None:
+    """ns per access of the random pointer chase at `working_set`, None when the run has no
+    chase curve."""
+    line = _chase_line(run)
+    return None if line is None else float(access_cost(run, working_set, line, CHASE)) * NANO
 
 
 def _compare(first, second) -> Table:
@@ -121,6 +137,9 @@ def _compare(first, second) -> Table:
         for stride in READ_STRIDES:
             x, y = (float(access_cost(r, ws, stride)) * NANO for r in (a, b))
             rows.append((f"read {label} ({int(ws)} B), stride {stride}, ns", x, y, y / x))
+        x, y = _chase_ns(a, ws), _chase_ns(b, ws)
+        if x and y:
+            rows.append((f"random chase {label} ({int(ws)} B), ns", x, y, y / x))
     b_ops = {o.name: o.seconds for o in b.operations}
     rows += [(f"{o.name}, ns", o.seconds * NANO, b_ops[o.name] * NANO, b_ops[o.name] / o.seconds)
              for o in a.operations if o.name in b_ops and o.seconds > 0]
@@ -138,7 +157,8 @@ def _compare(first, second) -> Table:
 
 
 def _mountain_chart(name: str, run) -> str:
-    """Read cost per access against the working set (log axis), one line per stride."""
+    """Read cost per access against the working set (log axis), one line per stride, and
+    the random chase's where the run has it."""
     from llac.plot import line_chart
     if not run.mountain:
         raise LlacError(f"{name}@{run.run_id} has no memory mountain")
@@ -146,8 +166,10 @@ def _mountain_chart(name: str, run) -> str:
     strides = sorted({p.stride for p in run.mountain if p.access == "read"})
     series = {f"read, stride {s} B": [float(access_cost(run, ws, s)) * NANO for ws in sizes]
               for s in strides}
+    if _chase_line(run):
+        series[f"random chase, {_chase_line(run)} B lines"] = [_chase_ns(run, ws) for ws in sizes]
     edges = ", ".join(f"{label} {size // 1024} KiB" for label, size in level_edges(run))
-    return line_chart(f"memory mountain of {name}@{run.run_id}: ns per read", sizes, series,
+    return line_chart(f"memory mountain of {name}@{run.run_id}: ns per access", sizes, series,
                       f"working set, bytes ({edges})", log_x=True)
 
 

@@ -1,16 +1,18 @@
 /* The sequential machine probe that `call probe` builds and runs (docs/machine.md).
 
-   Usage: memory_probe MAX_BYTES REPS TARGET_SECONDS STEPS_PER_DOUBLING STRIDES
+   Usage: memory_probe MAX_BYTES REPS TARGET_SECONDS STEPS_PER_DOUBLING STRIDES LINE
      MAX_BYTES           the largest working set of the memory mountain (4x the last cache)
      REPS                repetitions of every figure
      TARGET_SECONDS      the shortest timed interval of one repetition
      STEPS_PER_DOUBLING  working sets 4 KiB * 2^(k / STEPS_PER_DOUBLING) (2: x sqrt 2)
      STRIDES             comma-separated strides in bytes (multiples of 8), e.g. 8,64,256
+     LINE                the cache line size in bytes (a multiple of 8): the chase's node
 
    Output on stdout, one figure a line, seconds per access or per operation, with the
    minimum over the repetitions and the spread (median - min) / min:
      probe 1
      mountain read|write WORKING_SET STRIDE SECONDS SPREAD
+     mountain chase WORKING_SET LINE SECONDS SPREAD
      op NAME SECONDS SPREAD
      end
    Progress on stderr, one line per sweep over all figures (a calibration, then one per
@@ -18,7 +20,10 @@
 
    The memory mountain reads (sums) or writes every STRIDE-th byte of a working set of
    WORKING_SET bytes, pass after pass; a compiler barrier after every pass keeps the passes
-   from being merged or removed, and the sums go to a volatile sink. The operations are
+   from being merged or removed, and the sums go to a volatile sink. The chase follows a
+   pointer from line to line of the working set in a random cyclic order (Sattolo's
+   shuffle, built once per working set): each load's address is the previous load's value,
+   so neither prefetching nor overlap hides its latency. The operations are
    chains of 8 dependent (x = x op y) or 8 independent (x_i = x_i op y) double operations,
    y read from a volatile so that nothing is folded at compile time. */
 #define _POSIX_C_SOURCE 200809L
@@ -30,6 +35,8 @@
 #include <time.h>
 
 #define MIN_WORKING_SET 4096
+#define CALIBRATION_ACCESSES 4096 /* the chase's calibration walk */
+#define CHASE_CAP (1L << 22)      /* the most accesses of one timed chase */
 #define BARRIER() __asm__ __volatile__("" ::: "memory")
 
 static volatile double sink;
@@ -93,6 +100,72 @@ static double write_passes(double *data, size_t n, size_t step, long passes)
 }
 
 typedef double (*pass_fn)(double *, size_t, size_t, long);
+
+/* The random chase of one working set: `lines` nodes of `line` bytes at the start of the
+   data, node i followed by node next[i] (one cycle through all of them). */
+struct chase {
+    size_t lines;
+    uint32_t *next;
+    size_t at;      /* the node the last walk stopped at: the next walk goes on from there */
+};
+
+static uint64_t random_state = 0x9E3779B97F4A7C15u;
+
+/* xorshift64: the probe's orders are random but the same from run to run. */
+static uint64_t next_random(void)
+{
+    random_state ^= random_state << 13;
+    random_state ^= random_state >> 7;
+    random_state ^= random_state << 17;
+    return random_state;
+}
+
+/* A random cyclic permutation of `lines` nodes (Sattolo's algorithm): i -> next[i] visits
+   every node once before it returns. */
+static uint32_t *random_cycle(size_t lines)
+{
+    uint32_t *next = malloc(lines * sizeof *next);
+    if (!next)
+        return NULL;
+    for (size_t i = 0; i < lines; i++)
+        next[i] = (uint32_t)i;
+    for (size_t i = lines - 1; i > 0; i--) {
+        size_t j = (size_t)(next_random() % i);
+        uint32_t swap = next[i];
+        next[i] = next[j];
+        next[j] = swap;
+    }
+    return next;
+}
+
+/* Write the chase's pointers into the data (untimed): this also brings the working set
+   into its cache, as the warm pass of a read does. */
+static void link_chase(char *data, size_t line, const struct chase *c)
+{
+    for (size_t i = 0; i < c->lines; i++)
+        *(void **)(data + i * line) = data + (size_t)c->next[i] * line;
+}
+
+/* Put back the doubles the pointers replaced, so the read passes sum ordinary numbers
+   (a pointer read as a double is subnormal, slow on some CPUs). */
+static void unlink_chase(double *data, size_t line, const struct chase *c)
+{
+    size_t step = line / sizeof *data;
+    for (size_t i = 0; i < c->lines; i++)
+        data[i * step] = (double)((i * step) & 7);
+}
+
+/* Seconds per access of `accesses` dependent loads along the chase, going on from c->at. */
+static double chase_walk(char *data, size_t line, struct chase *c, long accesses)
+{
+    void **p = (void **)(data + c->at * line);
+    double start = now();
+    for (long i = 0; i < accesses; i++)
+        p = (void **)*p;
+    double seconds = now() - start;
+    c->at = (size_t)((char *)p - data) / line;
+    return seconds / (double)accesses;
+}
 
 /* Passes needed for one repetition to last `target` seconds, from one warm pass. */
 static long calibrate(pass_fn run, double *data, size_t n, size_t step, double target)
@@ -205,8 +278,8 @@ static int parse_strides(const char *text, size_t *strides, int most)
 
 int main(int argc, char **argv)
 {
-    if (argc != 6) {
-        fprintf(stderr, "usage: memory_probe MAX_BYTES REPS TARGET_SECONDS STEPS_PER_DOUBLING STRIDES\n");
+    if (argc != 7) {
+        fprintf(stderr, "usage: memory_probe MAX_BYTES REPS TARGET_SECONDS STEPS_PER_DOUBLING STRIDES LINE\n");
         return 2;
     }
     size_t max_bytes = strtoull(argv[1], NULL, 10);
@@ -215,8 +288,9 @@ int main(int argc, char **argv)
     int steps = atoi(argv[4]);
     size_t strides[16];
     int n_strides = parse_strides(argv[5], strides, 16);
+    long line = atol(argv[6]);
     if (max_bytes < MIN_WORKING_SET || reps < 1 || reps > 1000 || !(target > 0) || steps < 1 ||
-        n_strides < 1) {
+        n_strides < 1 || line < 8 || line % 8 || line > MIN_WORKING_SET) {
         fprintf(stderr, "memory_probe: bad arguments\n");
         return 2;
     }
@@ -230,11 +304,19 @@ int main(int argc, char **argv)
             break;
     }
     size_t largest = sizes[n_sizes - 1];
-    int n_points = 2 * n_strides * n_sizes, n_figures = n_points + (int)N_OPERATIONS;
+    int n_points = 2 * n_strides * n_sizes, n_chases = n_sizes;
+    int n_figures = n_points + n_chases + (int)N_OPERATIONS;
     double *data = malloc(largest);
     double *values = malloc((size_t)reps * (size_t)n_figures * sizeof *values);
     long *counts = malloc((size_t)n_figures * sizeof *counts);
-    if (!data || !values || !counts) {
+    struct chase *chases = calloc((size_t)n_sizes, sizeof *chases);
+    int allocated = data && values && counts && chases;
+    for (int s = 0; allocated && s < n_sizes; s++) {
+        chases[s].lines = sizes[s] / (size_t)line;
+        chases[s].next = random_cycle(chases[s].lines);
+        allocated = chases[s].next != NULL;
+    }
+    if (!allocated) {
         fprintf(stderr, "memory_probe: cannot allocate %zu bytes\n", largest);
         return 3;
     }
@@ -264,8 +346,20 @@ int main(int argc, char **argv)
                 values[(size_t)f * (size_t)reps + (size_t)r] = run(data, n, step, counts[f]);
             }
         }
+        for (int s = 0; s < n_chases; s++) {
+            int f = n_points + s;
+            link_chase((char *)data, (size_t)line, &chases[s]);
+            if (r < 0) {
+                double per_access = chase_walk((char *)data, (size_t)line, &chases[s], CALIBRATION_ACCESSES);
+                double wanted = per_access > 0 ? ceil(target / per_access) : CHASE_CAP;
+                counts[f] = wanted < 1 ? 1 : wanted > CHASE_CAP ? CHASE_CAP : (long)wanted;
+            } else
+                values[(size_t)f * (size_t)reps + (size_t)r] =
+                    chase_walk((char *)data, (size_t)line, &chases[s], counts[f]);
+            unlink_chase(data, (size_t)line, &chases[s]);
+        }
         for (int o = 0; o < (int)N_OPERATIONS; o++) {
-            int f = n_points + o;
+            int f = n_points + n_chases + o;
             double per_op = operations[o].run(1000);
             if (r < 0)
                 counts[f] = per_op > 0 ? (long)ceil(target / (operations[o].per_iteration * per_op))
@@ -282,10 +376,15 @@ int main(int argc, char **argv)
         if (f < n_points)
             printf("mountain %s %zu %zu %.6e %.4f\n", accesses[ACCESS(f)], SIZE(f), STRIDE(f), min,
                    spread);
+        else if (f < n_points + n_chases)
+            printf("mountain chase %zu %ld %.6e %.4f\n", sizes[f - n_points], line, min, spread);
         else
-            printf("op %s %.6e %.4f\n", operations[f - n_points].name, min, spread);
+            printf("op %s %.6e %.4f\n", operations[f - n_points - n_chases].name, min, spread);
     }
     printf("end\n");
+    for (int s = 0; s < n_sizes; s++)
+        free(chases[s].next);
+    free(chases);
     free(counts);
     free(values);
     free(data);

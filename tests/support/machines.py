@@ -23,7 +23,8 @@ def step_cost(working_set: int, memory_factor: float = 1.0, costs=LEVEL_COSTS) -
 def probe_run(host="node1", cpu="Test CPU 9000", date="2026-11-23T10:00:00Z", label=None,
               memory_factor=1.0, quick=False) -> ProbeRun:
     """A whole probe run: caches, a stepped mountain (4 KiB .. 128 MiB, strides 8/64/256,
-    reads and writes; memory `memory_factor` times slower), operations and BSP figures."""
+    reads and writes, and a random chase CHASE_FACTOR times slower than a read; memory
+    `memory_factor` times slower), operations and BSP figures."""
     mountain = [MountainPoint(access, 2 ** k, stride, step_cost(2 ** k, memory_factor)
                               * (stride / 8) ** 0.5 * (1.25 if access == "write" else 1), 0.01)
                 for k in range(12, 28) for stride in (8, 64, 256) for access in ("read", "write")]
