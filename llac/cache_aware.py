@@ -8,15 +8,17 @@ The model is the roofline's: an experiment's time is the larger of its computati
 memory traffic, which overlap. Its traffic is taken to be one pass through its working set:
 w/8 sequential reads of 8 bytes, or, where the probe measured its random chase and that
 curve explains the fitted points better, w/line random accesses; each costs c(w) from that
-curve of the mountain. So at the fitted points the memory share is ρ = (w/s)·c(w)/t, taken as the median over the fitted points in the
-deepest cache level they reach, at most 1 (memory-bound). At a point of working set w, with
-w₀ the largest fitted working set of the interval that predicts it,
+curve of the mountain: T(w) = (w/s)·c(w). At the fitted points in the deepest cache level
+they reach, the median of T/t is the traffic ratio q; the memory share is ρ = min(q, 1).
+Where q > 1 (memory-bound, and the model's traffic more than the time measured), the traffic
+is calibrated down to the measurements: T̂ = T/q, else T̂ = T. At a point of working set w
+beyond the largest fitted working set w₀ of the interval that predicts it,
 
-    t_aware = t_plain · max(1, ρ·c(w)/c(min(w, w₀)))
+    t_aware = max(t_plain, T̂(w))
 
-so within the fitted working sets the two predictions agree. On another machine M
-(`predict ... on M`), c(w) is M's and the computation scales by r, M's cost of the basic
-operations relative to this machine's: t_on = t_plain · max(r, ρ·c_M(w)/c(min(w, w₀))).
+and within the fitted working sets t_aware = t_plain. On another machine M
+(`predict ... on M`), t_on = max(r·t_aware, T̂_M(w)), with T̂_M costed by M's mountain and r
+M's cost of the basic operations relative to this machine's.
 """
 from __future__ import annotations
 
@@ -60,18 +62,24 @@ class MemoryView:
     machine: str                 # NAME@ID of the probe run
     run: ProbeRun
     expression: str
-    share: float                 # ρ: memory traffic over time at the deepest fitted level, <= 1
+    traffic_ratio: float         # the traffic model over the measured time at the deepest fitted level
     access: Access = SEQUENTIAL
 
     def cost(self, run: ProbeRun, sets: np.ndarray) -> np.ndarray:
         """Seconds per access at these working sets on `run`, for this view's access pattern."""
         return access_cost(run, sets, self.access.stride, self.access.kind)
 
-    def factor(self, target: np.ndarray, carried: np.ndarray, compute: float = 1.0) -> np.ndarray:
-        """Time relative to the plain prediction: the larger of the computation (scaled by
-        `compute`) and the memory traffic, whose cost per access goes from `carried` (what the
-        plain prediction carries) to `target`."""
-        return np.maximum(compute, self.share * target / carried)
+    @property
+    def share(self) -> float:
+        """ρ: the memory traffic's share of the time at the deepest fitted level, at most 1."""
+        return min(self.traffic_ratio, 1.0)
+
+    def traffic(self, run: ProbeRun, sets: np.ndarray) -> np.ndarray:
+        """Seconds of memory traffic of one pass through working sets `sets` on `run`,
+        calibrated to the measured times: scaled down by the traffic model's excess over
+        them where it exceeds them (memory-bound), as measured at the deepest fitted level."""
+        calibration = 1 / self.traffic_ratio if self.traffic_ratio > 1 else 1.0
+        return calibration * sets / self.access.stride * self.cost(run, sets)
 
 
 def memory_view(model, reference: str | None = None) -> tuple[MemoryView | None, str | None]:
@@ -98,7 +106,7 @@ def memory_view(model, reference: str | None = None) -> tuple[MemoryView | None,
     if not run.mountain:
         return None, f"no cache-aware prediction: {name}@{run.run_id} has no memory mountain"
     access = _explaining_access(model, run)
-    return MemoryView(f"{name}@{run.run_id}", run, model.working_set, _memory_share(model, run, access),
+    return MemoryView(f"{name}@{run.run_id}", run, model.working_set, _traffic_ratio(model, run, access),
                       access), None
 
 
@@ -120,10 +128,10 @@ def _explaining_access(model, run: ProbeRun) -> Access:
     return _candidates(run)[int(np.nanargmin(errors))] if np.isfinite(errors).any() else SEQUENTIAL
 
 
-def _memory_share(model, run: ProbeRun, access: Access) -> float:
-    """ρ: the cost of going through each fitted point's working set once (from the mountain,
+def _traffic_ratio(model, run: ProbeRun, access: Access) -> float:
+    """The cost of going through each fitted point's working set once (from the mountain,
     with `access`) over its measured time, the median over the points in the deepest level
-    they reach, at most 1."""
+    they reach (1 where it cannot be computed)."""
     columns = {v: model.sample_points[v] for v in model.formula.variables}
     sets = working_set_bytes(model, columns)
     traffic = sets / access.stride * access_cost(run, sets, access.stride, access.kind)
@@ -131,7 +139,7 @@ def _memory_share(model, run: ProbeRun, access: Access) -> float:
     deepest = levels == fitted_levels(model, run)[-1]
     with np.errstate(all="ignore"):
         share = float(np.nanmedian(traffic[deepest] / model.sample_points["time"][deepest]))
-    return min(share, 1.0) if np.isfinite(share) and share > 0 else 1.0
+    return share if np.isfinite(share) and share > 0 else 1.0
 
 
 def fitted_levels(model, run: ProbeRun) -> list[str]:
@@ -192,11 +200,12 @@ def aware_prediction(model, view: MemoryView, columns: dict[str, np.ndarray], va
     fitted_sets = working_set_bytes(model, {v: model.sample_points[v] for v in model.formula.variables})
     largest = np.array([_piece_reference(model, i, fitted_sets) for i in range(len(model.pieces))])
     reference = np.where(piece >= 0, largest[np.clip(piece, 0, None)], fitted_sets.max())
-    # the plain prediction carries the cost of the data's own working set, up to the largest fitted
-    carried = view.cost(view.run, np.minimum(sets, reference))
-    compute = _compute_ratio(view.run, other.run) if other else 1.0
-    factor = view.factor(view.cost(other.run if other else view.run, sets), carried, compute)
-    return values * factor, _leaving_notes(model, view, columns, sets)
+    # within the fitted working sets the plain prediction stands; beyond, the traffic may dominate
+    here = np.where(sets > reference, np.maximum(values, view.traffic(view.run, sets)), values)
+    if other is None:
+        return here, _leaving_notes(model, view, columns, sets)
+    compute = _compute_ratio(view.run, other.run)
+    return np.maximum(compute * here, view.traffic(other.run, sets)), _leaving_notes(model, view, columns, sets)
 
 
 def _piece_reference(model, index: int, fitted_sets: np.ndarray) -> float:
