@@ -72,6 +72,21 @@ def say_interrupted(progress: Progress, where: str, kept: list[Path]) -> int:
     return INTERRUPTED
 
 
+def set_aside(files: list[Path]) -> list[Path]:
+    """Rename the traces of an earlier run to `NAME.previous` (replacing older ones), so that
+    none passes for this run's, and none is lost if this run fails: returns the new paths."""
+    moved = []
+    for path in files:
+        moved.append(path.replace(path.with_name(path.name + ".previous")))
+    return moved
+
+
+def previous_note(previous: list[Path]) -> str:
+    """What to say about the earlier run's traces when this run did not finish."""
+    return ("the previous run's trace is kept as " + ", ".join(str(p.resolve()) for p in previous)
+            + " (rename it back to use it)")
+
+
 def sweep(source: str, launch: Launch, counts: list[int | None], progress: Progress) -> int:
     """Run `launch` once per count, saying where each trace went; returns 0, or the status
     of the first run that failed or was interrupted (the sweep stops there)."""
@@ -84,12 +99,13 @@ def sweep(source: str, launch: Launch, counts: list[int | None], progress: Progr
             if note not in said:
                 progress.note(note)
                 said.add(note)
-        if "CLL_TRACE" not in env:   # no stale trace may pass for this run's
-            for stale in launch.kept(count):
-                stale.unlink(missing_ok=True)
+        # no stale trace may pass for this run's, and none is lost if this run fails
+        previous = set_aside(launch.kept(count)) if "CLL_TRACE" not in env else []
         status, told, interrupted = run_child(launch.command(count), env, progress, launch.forward_interrupt)
         launch.tidy(count)
         kept = launch.kept(count)
+        if previous and (interrupted or status != 0 or not launch.trace(count).exists()):
+            progress.note(previous_note(previous))
         if interrupted:
             return say_interrupted(progress, f"in {where}", kept)
         if status != 0:
@@ -99,6 +115,8 @@ def sweep(source: str, launch: Launch, counts: list[int | None], progress: Progr
         if not trace.exists():
             progress.note(f"{source}{label(count)}: the program wrote no trace ({trace} is missing)")
             return 1
+        for path in previous:
+            path.unlink(missing_ok=True)
         progress.note(f"trace{label(count)}: {trace.resolve()}{status_note(trace)}")
         if len(kept) > 1:
             progress.note(f"{source}{label(count)}: records of ranks that were not gathered: "

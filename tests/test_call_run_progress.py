@@ -113,14 +113,15 @@ def trace_header(path: Path) -> dict[str, str]:
                 if ": " in line and not line.startswith("#  "))
 
 
-def ended_interrupted(process, where: str, partial: Path) -> None:
+def ended_interrupted(process, where: str, partial: Path) -> str:
     """`call run` ended with 130, said that it was interrupted `where` and kept `partial`,
-    whose header says that SIGINT ended its program."""
+    whose header says that SIGINT ended its program; returns what call said."""
     stderr = process.stderr.read()
     assert process.wait() == 130 and "Traceback" not in stderr
     assert (f"call: interrupted in {where}; the partial trace is kept: {partial} "
             f"(status: signal SIGINT)") in stderr
     assert trace_header(partial)["status"] == "signal SIGINT"
+    return stderr
 
 
 def test_ctrl_c_on_the_group_keeps_the_partial_trace_and_says_where(tmp_path):
@@ -133,6 +134,22 @@ def test_ctrl_c_on_the_group_keeps_the_partial_trace_and_says_where(tmp_path):
     assert partial.read_text().count("\nstep ") >= 3
     assert trace_header(tmp_path / "sweep.cll.1.dat")["status"] == "complete"
     assert not (tmp_path / "sweep.cll.4.dat").exists()
+
+
+def test_an_interrupted_run_keeps_the_previous_complete_trace(tmp_path):
+    done = start_sweep(tmp_path, "--procs", "2:2:2", long_from=0)
+    assert done.wait() == 0
+    complete = (tmp_path / "sweep.cll.2.dat").read_text()
+    process = start_sweep(tmp_path, "--procs", "2:2:2", long_from=2)
+    assert process.stdout.readline() == "started P=2\n"
+    os.killpg(process.pid, signal.SIGINT)
+    said = ended_interrupted(process, "run 1 of 1 (P=2)", tmp_path / "sweep.cll.2.dat")
+    previous = tmp_path / "sweep.cll.2.dat.previous"
+    assert f"the previous run's trace is kept as {previous}" in said
+    assert previous.read_text() == complete
+    again = start_sweep(tmp_path, "--procs", "2:2:2", long_from=0)
+    assert again.wait() == 0 and "previous" not in again.stderr.read()
+    assert not previous.exists()                       # a complete run needs it no more
 
 
 def test_sigint_to_call_alone_reaches_the_program(tmp_path):
