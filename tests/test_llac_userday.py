@@ -151,6 +151,16 @@ def test_a_model_exported_as_json_predicts_the_same_after_load_in_another_proces
     assert after["rows"] == before["rows"] and after["notes"] == before["notes"]
 
 
+def test_a_model_file_is_in_report_and_drop_on_it_says_what_it_needs(trace):
+    work = trace.parent
+    llac("-c", f'load "{trace.name}"; fit rowinit; export rowinit.model "r.json" replace', cwd=work)
+    done = llac("-c", 'load "r.json" as m; report', cwd=work)
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"^m\s+rowinit\[0\] \+ rowinit\[1\]\*N", done.stdout, re.M)
+    done = llac("-c", 'load "r.json" as m; drop m rowinit[1]', cwd=work)
+    assert done.returncode == 1 and "drop refits the experiment rowinit, which is not loaded" in done.stderr
+
+
 def test_loading_a_json_that_is_not_a_model_is_one_message(tmp_path):
     (tmp_path / "x.json").write_text('{"a": 1}')
     (tmp_path / "bad.json").write_text('{"a": ')

@@ -164,6 +164,10 @@ def _indices(constants) -> list[int]:
          ["drop colinit colinit[0]", "drop colinit", "m2 = drop m colinit[1]"], ast.Drop)
 def drop(session, source: ast.Drop):
     model, notes = model_for(session, source.obj)
+    if not isinstance(session.objects.get(model.name), Experiment):
+        raise LlacError(f"drop refits the experiment {model.name}, which is not loaded (a model "
+                        f"read from a file keeps its sample points, not the records): load its "
+                        f"trace, then drop on its model", source.obj.span)
     experiment = session.experiment(ast.Name(model.name, source.obj.span))
     formula = model.formula
     for name, index in source.constants:
@@ -373,14 +377,19 @@ def _aware(model, points: dict, prediction, machine: ast.Name | None, parameters
                               f"(docs/machine.md)"] + notes, name
 
 
-@command("report", "report", """One table that summarises every experiment's model. Models
+@command("report", "report", """One table that summarises every experiment's model, and every
+         model read from a file whose experiment is not loaded. Models
          are fitted now with the current settings where there is none. It shows the formula, each interval with
          its constants, the median and max relative error |predicted - measured| / measured,
          and how many warnings the fit has (`fit NAME` shows them).""", ["report"], ast.Report)
 def report(session, statement: ast.Report):
-    names = [name for name, obj in session.objects.items() if isinstance(obj, Experiment)]
+    from llac.model import Model
+    experiments = {name for name, obj in session.objects.items() if isinstance(obj, Experiment)}
+    # every experiment, and the models whose experiment is not loaded (read from model files)
+    names = [name for name, obj in session.objects.items() if name in experiments
+             or isinstance(obj, Model) and obj.name not in experiments]
     if not names:
-        raise LlacError("no experiments to report on: load a trace first")
+        raise LlacError("no experiments or models to report on: load a trace first")
     notes, rows = [], []
     for name in names:
         model, fitted_now = model_for(session, ast.Name(name, statement.span))
