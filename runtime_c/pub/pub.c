@@ -94,10 +94,30 @@ static void *grow(void *array, size_t count, size_t size)
     return bigger;
 }
 
+/* `*buffer` with room for `size` bytes: buffers are kept across supersteps, since freeing
+ * and reallocating large ones costs page faults on every superstep. */
+static void *fit(void **buffer, size_t *capacity, size_t size)
+{
+    if (size > *capacity) {
+        free(*buffer);
+        *buffer = grow(NULL, size, 1);
+        *capacity = size;
+    }
+    return *buffer;
+}
+
 /* Whether the wait that started at `start` has run out of PUB_TIMEOUT. */
 static int timed_out(double start)
 {
     return timeout_s > 0 && MPI_Wtime() - start > timeout_s;
+}
+
+/* Between two polls of a wait: spin for the first 100 us (a wait in a tight superstep is
+ * short), then give the core away (oversubscribed ranks share cores). */
+static void backoff(double start)
+{
+    if (MPI_Wtime() - start > 1e-4)
+        sched_yield();
 }
 
 /* Wait for `n` requests; on timeout fail saying what was awaited (`what`). */
@@ -113,13 +133,14 @@ static void wait_all(const char *fn, const t_bsp *bsp, int n, MPI_Request *reque
         if (timed_out(start))
             FAIL(fn, bsp, "no progress for %g s while %s (PUB_TIMEOUT=%g)", timeout_s, what,
                  timeout_s);
-        sched_yield();
+        backoff(start);
     }
 }
 
-/* Receive one message of this superstep (tag) into `into`; `k` of `n` names it when the
- * wait times out. */
-static void receive_one(const char *fn, t_bsp *bsp, int k, int n, t_bspmsg *into)
+/* Start receiving one message of this superstep (tag) into `into` with `request`; `k` of
+ * `n` names it when the wait for its arrival times out. */
+static void receive_one(const char *fn, t_bsp *bsp, int k, int n, t_bspmsg *into,
+                        MPI_Request *request)
 {
     MPI_Message message;
     MPI_Status status;
@@ -135,14 +156,14 @@ static void receive_one(const char *fn, t_bsp *bsp, int k, int n, t_bspmsg *into
                  "the synchronisation cannot be satisfied (were fewer than %d messages sent to "
                  "this processor in this superstep?) (PUB_TIMEOUT=%g)",
                  timeout_s, k + 1, n, bsp->step, n, timeout_s);
-        sched_yield();
+        backoff(start);
     }
     MPI_Get_count(&status, MPI_BYTE, &count);
     into->src = status.MPI_SOURCE;
     into->size = count;
     into->seq = arrivals++;
-    into->data = grow(NULL, (size_t)count, 1);
-    MPI_Mrecv(into->data, count, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+    fit(&into->data, &into->capacity, (size_t)count);
+    MPI_Imrecv(into->data, count, MPI_BYTE, &message, request);
 }
 
 static int by_sender(const void *a, const void *b)
@@ -153,33 +174,32 @@ static int by_sender(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static void clear_messages(t_bsp *bsp)
-{
-    for (int i = 0; i < bsp->nmsgs; i++)
-        free(bsp->msgs[i].data);
-    bsp->nmsgs = 0;
-}
 
-/* Replace the delivered messages by `n` messages of the current superstep. */
+/* Replace the delivered messages by `n` messages of the current superstep (all receives
+ * posted as their messages are announced, then completed together). */
 static void deliver(const char *fn, t_bsp *bsp, long n)
 {
-    clear_messages(bsp);
-    bsp->msgs = grow(bsp->msgs, (size_t)n, sizeof *bsp->msgs);
+    MPI_Request *requests = grow(NULL, (size_t)n, sizeof *requests);
+    if (n > bsp->msg_slots) {
+        bsp->msgs = grow(bsp->msgs, (size_t)n, sizeof *bsp->msgs);
+        memset(bsp->msgs + bsp->msg_slots, 0, (size_t)(n - bsp->msg_slots) * sizeof *bsp->msgs);
+        bsp->msg_slots = (int)n;
+    }
     for (long k = 0; k < n; k++)
-        receive_one(fn, bsp, (int)k, (int)n, &bsp->msgs[k]);
+        receive_one(fn, bsp, (int)k, (int)n, &bsp->msgs[k], &requests[k]);
+    wait_all(fn, bsp, (int)n, requests, "receiving the messages of the superstep");
+    free(requests);
     bsp->nmsgs = (int)n;
     qsort(bsp->msgs, (size_t)n, sizeof *bsp->msgs, by_sender);
 }
 
-/* Complete this superstep's sends (the receivers have them) and free bsp_send's copies. */
+/* Complete this superstep's sends (the receivers have them; bsp_send's buffers are free). */
 static void complete_sends(const char *fn, t_bsp *bsp)
 {
     char what[160];
     snprintf(what, sizeof what, "waiting for the %d messages this processor sent in superstep %ld "
              "to be received", bsp->nrequests, bsp->step);
     wait_all(fn, bsp, bsp->nrequests, bsp->requests, what);
-    for (int i = 0; i < bsp->nrequests; i++)
-        free(bsp->copies[i]);
     bsp->nrequests = 0;
 }
 
@@ -246,10 +266,14 @@ static void setup(t_bsp *bsp, MPI_Comm comm, t_bsp *parent)
 /* Free what the machine holds; it is then ended (a later call on it fails clearly). */
 static void teardown(t_bsp *bsp)
 {
-    clear_messages(bsp);
+    for (int i = 0; i < bsp->msg_slots; i++)
+        free(bsp->msgs[i].data);
+    for (int i = 0; i < bsp->capacity; i++)
+        free(bsp->copies[i]);
     free(bsp->msgs);
     free(bsp->requests);
     free(bsp->copies);
+    free(bsp->copy_capacity);
     free(bsp->sent_now);
     free(bsp->sent_obl);
     bsp->magic = PUB_ENDED;
@@ -407,16 +431,22 @@ static void post_send(const char *fn, t_bsp *bsp, int dest, const void *data, in
     if (size > 0 && data == NULL)
         FAIL(fn, bsp, "the data of a message of %d bytes is NULL", size);
     if (bsp->nrequests == bsp->capacity) {
-        bsp->capacity = bsp->capacity ? 2 * bsp->capacity : 16;
+        int old = bsp->capacity;
+        bsp->capacity = old ? 2 * old : 16;
         bsp->requests = grow(bsp->requests, (size_t)bsp->capacity, sizeof *bsp->requests);
         bsp->copies = grow(bsp->copies, (size_t)bsp->capacity, sizeof *bsp->copies);
+        bsp->copy_capacity = grow(bsp->copy_capacity, (size_t)bsp->capacity,
+                                  sizeof *bsp->copy_capacity);
+        for (int i = old; i < bsp->capacity; i++) {
+            bsp->copies[i] = NULL;
+            bsp->copy_capacity[i] = 0;
+        }
     }
-    if (copy) {
-        buffer = grow(NULL, (size_t)size, 1);
-        if (size)
-            memcpy(buffer, data, (size_t)size);
+    if (copy && size > 0) {
+        buffer = fit(&bsp->copies[bsp->nrequests], &bsp->copy_capacity[bsp->nrequests],
+                     (size_t)size);
+        memcpy(buffer, data, (size_t)size);
     }
-    bsp->copies[bsp->nrequests] = copy ? buffer : NULL;
     MPI_Isend(buffer, size, MPI_BYTE, dest, (int)(bsp->step % tag_limit), bsp->comm,
               &bsp->requests[bsp->nrequests++]);
     bsp->sent_now[dest]++;

@@ -15,6 +15,7 @@
 #define PUB_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,6 +27,7 @@ typedef struct t_bspmsg {
     int size;       /* bytes */
     long seq;       /* arrival order, to keep messages of one sender in sending order */
     void *data;
+    size_t capacity; /* bytes allocated at data, reused by later supersteps */
 } t_bspmsg;
 
 /* A BSP machine: the one of bsp_begin, or a partition made by bsp_partition (fields private). */
@@ -36,13 +38,14 @@ typedef struct t_bsp {
     long step;                  /* supersteps finished; messages are tagged with it */
     struct t_bsp *parent, *child;
     MPI_Request *requests;      /* this superstep's sends */
-    void **copies;              /* bsp_send's copies of the data (NULL for bsp_hpsend) */
+    void **copies;              /* buffers for bsp_send's copies, one per request slot, reused */
+    size_t *copy_capacity;      /* bytes allocated at copies[i] */
     int nrequests, capacity;
     long *sent_now;             /* per destination: messages sent in this superstep */
     long *sent_obl;             /* per destination: sent in oblivious supersteps since the last check */
     long recv_obl;              /* messages bsp_oblsync received since the last check */
     t_bspmsg *msgs;             /* delivered by the last synchronisation */
-    int nmsgs;
+    int nmsgs, msg_slots;       /* msg_slots: entries of msgs allocated (with their buffers) */
 } t_bsp;
 
 /* Start: initialise MPI if the program did not, make `bsp` the machine of all processes. */

@@ -19,7 +19,8 @@ static void spin(double seconds)
 }
 
 /* Every processor sends pid+1 messages to every processor, message k to d holding the ints
- * (pid, d, k, step); two supersteps, the second with bsp_hpsend. */
+ * (pid, d, k, step); two supersteps, the second with bsp_hpsend; then one large message
+ * to the next processor, then an empty superstep. */
 static void case_sync(t_bsp *bsp)
 {
     int p = bsp_nprocs(bsp), me = bsp_pid(bsp);
@@ -52,6 +53,16 @@ static void case_sync(t_bsp *bsp)
             }
         printf("ok sync %d step %d messages %d\n", me, step, bsp_nmsgs(bsp));
     }
+    /* a large message reuses (and grows) the buffers of the small ones */
+    static unsigned char big[200000];
+    memset(big, me + 1, sizeof big);
+    bsp_send(bsp, (me + 1) % p, big, sizeof big);
+    memset(big, 0, sizeof big);
+    bsp_sync(bsp);
+    unsigned char *got = bspmsg_data(bsp_getmsg(bsp, 0));
+    EXPECT(bsp_nmsgs(bsp) == 1 && bspmsg_size(bsp_getmsg(bsp, 0)) == sizeof big &&
+           got[0] == (me + p - 1) % p + 1 && got[sizeof big - 1] == got[0],
+           "pid %d: the large message", me);
     bsp_sync(bsp);
     EXPECT(bsp_nmsgs(bsp) == 0, "pid %d: an empty superstep delivered %d", me, bsp_nmsgs(bsp));
 }
