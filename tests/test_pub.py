@@ -144,3 +144,27 @@ def test_the_installed_library_is_the_source_tree_s():
     for installed, source in ((pub_source(), "pub.c"), (mpi_include_dir() / "pub.h", "pub.h")):
         with open(os.path.join(root, "runtime_c", "pub", source)) as text:
             assert installed.read_text() == text.read(), f"{installed} is stale: pip install -e ."
+
+
+def test_the_docs_example_builds_by_hand_and_runs(tmp_path):
+    """docs/pub.md's minimal program, compiled with the documented mpicc command."""
+    doc = open(os.path.join(os.path.dirname(HERE), "docs", "pub.md")).read()
+    source = re.search(r"```c\n(.*?)```", doc, re.S).group(1)
+    (tmp_path / "prog.c").write_text(source)
+    subprocess.run(["mpicc", "-O2", "-I", str(mpi_include_dir()), "prog.c", str(pub_source()),
+                    "-o", "prog", "-lm"], cwd=tmp_path, check=True, capture_output=True)
+    env = {**os.environ, **launch_environment(4, True)[0], "PUB_TIMEOUT": "30"}
+    done = subprocess.run(["mpirun", "-np", "4", "./prog"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=90)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_docs_describe_every_function_of_the_header():
+    """Every function pub.h declares has its row in docs/pub.md's table."""
+    root = os.path.dirname(HERE)
+    header = open(os.path.join(root, "runtime_c", "pub", "pub.h")).read()
+    doc = open(os.path.join(root, "docs", "pub.md")).read()
+    functions = set(re.findall(r"^\S[^(;]*?\b(bsp\w+)\(", header, re.M))
+    assert len(functions) == 15
+    missing = [name for name in functions if not re.search(rf"^\| `[^`]*\b{name}\(", doc, re.M)]
+    assert not missing, f"docs/pub.md's table of functions lacks {missing}"
