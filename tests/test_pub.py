@@ -168,3 +168,17 @@ def test_the_docs_describe_every_function_of_the_header():
     assert len(functions) == 15
     missing = [name for name in functions if not re.search(rf"^\| `[^`]*\b{name}\(", doc, re.M)]
     assert not missing, f"docs/pub.md's table of functions lacks {missing}"
+
+
+@pytest.mark.skipif(shutil.which("mpicc.mpich") is None or shutil.which("mpirun.mpich") is None,
+                    reason="MPICH is not installed (apt-get install mpich)")
+def test_mpich_builds_it_without_warnings_and_runs_it(tmp_path):
+    """The user's mpicc compiles the library: MPICH's too, warning-free."""
+    exe = tmp_path / "pub_cases"
+    subprocess.run(["mpicc.mpich", "-O2", "-Wall", "-Wextra", "-Werror", "-I", str(mpi_include_dir()),
+                    os.path.join(HERE, "pub_programs", "pub_cases.c"), str(pub_source()),
+                    "-o", str(exe)], check=True, capture_output=True, text=True)
+    for mode in ("sync", "recursive"):
+        done = subprocess.run(["mpirun.mpich", "-np", "2", str(exe), mode], capture_output=True,
+                              text=True, timeout=90, env={**os.environ, "PUB_TIMEOUT": "30"})
+        assert done.returncode == 0 and "BAD" not in done.stdout, done.stdout + done.stderr
