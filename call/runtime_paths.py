@@ -49,6 +49,13 @@ def mpi_layer_source() -> Path:
     return _existing(RUNTIME_DIR / "cll_mpi.c")
 
 
+def pub_source() -> Path:
+    """The PUB-compatible BSP library pub.c (docs/pub.md), which the user's mpicc compiles
+    with the program; its header pub.h is in mpi_include_dir()."""
+    _existing(RUNTIME_DIR / "include" / "pub.h")
+    return _existing(RUNTIME_DIR / "pub.c")
+
+
 def probe_source() -> Path:
     """The sequential machine probe memory_probe.c, which `call probe` compiles with $CC
     and runs where it was built."""

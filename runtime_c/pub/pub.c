@@ -1,0 +1,569 @@
+/* pub.c: the PUB-compatible BSP library over MPI (pub.h, docs/pub.md).
+ *
+ * Transport: every machine has its own communicator (bsp_begin: a duplicate of
+ * MPI_COMM_WORLD; bsp_partition: MPI_Comm_create_group of the subgroup). A message sent in
+ * superstep s of a machine is an MPI message tagged s on its communicator, so messages of a
+ * later superstep (a partner ahead after an oblivious sync) wait in MPI's queue until the
+ * receiver reaches that superstep. bsp_sync learns how many messages to receive from a
+ * reduce-scatter of the per-destination send counts, which is also the barrier and a
+ * consistency check of the oblivious supersteps before it (sent vs received). Every wait
+ * polls with a timeout (PUB_TIMEOUT seconds) so that a wait that can never end is reported. */
+#define _GNU_SOURCE
+#include "pub.h"
+
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PUB_LIVE 0x50554231u   /* a machine in use */
+#define PUB_ENDED 0x50554230u  /* ended by bsp_done or bsp_end */
+#define PUB_DEFAULT_TIMEOUT 120.0
+#define PARTITION_TAG 0x5055   /* MPI_Comm_create_group's tag (not a point-to-point tag) */
+
+static double timeout_s = PUB_DEFAULT_TIMEOUT;   /* 0: wait forever */
+static int tag_limit = 32767;                    /* MPI_TAG_UB: tags are step % tag_limit */
+static int live_roots, initialised_mpi;
+static long arrivals;                             /* sequence numbers of received messages */
+
+/* A partition ended by bsp_done whose count check (a nonblocking reduce-scatter over its
+ * members) has not completed yet: bsp_done does not wait for the other members. */
+typedef struct retired {
+    MPI_Comm comm;
+    MPI_Request request;
+    long *counts;               /* the reduce-scatter's send buffer, kept until it completes */
+    long expected, received;
+    int pid, nprocs, depth;
+    struct retired *next;
+} retired;
+static retired *retired_list;
+
+/* ---------------------------------------------------------------- messages and failure */
+
+static void fail_at(const char *fn, int pid, int nprocs, int depth, const char *fmt, ...)
+    __attribute__((noreturn, format(printf, 5, 6)));
+
+/* Print "pub: FN: rank R (processor p of n ...): message" on stderr and abort every rank:
+ * a misuse is reported once, clearly, and never hangs. */
+static void fail_at(const char *fn, int pid, int nprocs, int depth, const char *fmt, ...)
+{
+    int initialised = 0, finalised = 0, rank = -1;
+    char text[1024];
+    va_list ap;
+    MPI_Initialized(&initialised);
+    MPI_Finalized(&finalised);
+    if (initialised && !finalised)
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (pid >= 0)
+        fprintf(stderr, "pub: %s: rank %d (processor %d of %d in %s): %s\n", fn, rank, pid,
+                nprocs, depth ? "a partition" : "the machine of bsp_begin", text);
+    else
+        fprintf(stderr, "pub: %s: rank %d: %s\n", fn, rank, text);
+    fflush(stderr);
+    if (initialised && !finalised)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    exit(1);
+}
+
+#define FAIL(fn, bsp, ...) fail_at(fn, (bsp)->pid, (bsp)->nprocs, (bsp)->depth, __VA_ARGS__)
+
+/* The machine `bsp` if it is live (and, when `whole`, not partitioned at the moment: a
+ * partitioned machine is used again only after bsp_done); else a clear failure. */
+static t_bsp *live(const char *fn, const t_bsp *bsp, int whole)
+{
+    if (bsp == NULL)
+        fail_at(fn, -1, 0, 0, "the BSP machine is NULL");
+    if (bsp->magic == PUB_ENDED)
+        fail_at(fn, -1, 0, 0, "this BSP machine was already ended (by bsp_done or bsp_end)");
+    if (bsp->magic != PUB_LIVE)
+        fail_at(fn, -1, 0, 0, "not a BSP machine: neither bsp_begin nor bsp_partition set it up");
+    if (whole && bsp->child != NULL)
+        FAIL(fn, bsp, "the machine is partitioned: call bsp_done on its partition first");
+    return (t_bsp *)bsp;
+}
+
+static void *grow(void *array, size_t count, size_t size)
+{
+    void *bigger = realloc(array, count * size > 0 ? count * size : 1);
+    if (bigger == NULL)
+        fail_at("pub", -1, 0, 0, "out of memory");
+    return bigger;
+}
+
+/* `*buffer` with room for `size` bytes: buffers are kept across supersteps, since freeing
+ * and reallocating large ones costs page faults on every superstep. */
+static void *fit(void **buffer, size_t *capacity, size_t size)
+{
+    if (size > *capacity) {
+        free(*buffer);
+        *buffer = grow(NULL, size, 1);
+        *capacity = size;
+    }
+    return *buffer;
+}
+
+/* Whether the wait that started at `start` has run out of PUB_TIMEOUT. */
+static int timed_out(double start)
+{
+    return timeout_s > 0 && MPI_Wtime() - start > timeout_s;
+}
+
+/* Between two polls of a wait: spin for the first 100 us (a wait in a tight superstep is
+ * short), then give the core away (oversubscribed ranks share cores). */
+static void backoff(double start)
+{
+    if (MPI_Wtime() - start > 1e-4)
+        sched_yield();
+}
+
+/* Wait for `n` requests; when none completes for PUB_TIMEOUT s, fail saying what was
+ * awaited (`what`). */
+static void wait_all(const char *fn, const t_bsp *bsp, int n, MPI_Request *requests,
+                     const char *what)
+{
+    double start = MPI_Wtime();
+    int first = 0, done = 0;   /* requests before `first` are complete */
+    for (;;) {
+        /* one MPI_Test each, not MPI_Testall: MPICH's header makes gcc warn about
+         * MPI_STATUSES_IGNORE */
+        int before = first;
+        for (done = 1; first < n && done; first += done)
+            MPI_Test(&requests[first], &done, MPI_STATUS_IGNORE);
+        if (first == n)
+            return;
+        if (first > before)
+            start = MPI_Wtime();   /* progress: the timeout counts from here */
+        if (timed_out(start))
+            FAIL(fn, bsp, "no progress for %g s while %s (PUB_TIMEOUT=%g)", timeout_s, what,
+                 timeout_s);
+        backoff(start);
+    }
+}
+
+/* Start receiving one message of this superstep (tag) into `into` with `request`; `k` of
+ * `n` names it when the wait for its arrival times out. */
+static void receive_one(const char *fn, t_bsp *bsp, int k, int n, t_bspmsg *into,
+                        MPI_Request *request)
+{
+    MPI_Message message;
+    MPI_Status status;
+    int flag = 0, count;
+    double start = MPI_Wtime();
+    for (;;) {
+        MPI_Improbe(MPI_ANY_SOURCE, (int)(bsp->step % tag_limit), bsp->comm, &flag, &message,
+                    &status);
+        if (flag)
+            break;
+        if (timed_out(start))
+            FAIL(fn, bsp, "waited %g s for message %d of %d in superstep %ld and none arrived: "
+                 "the synchronisation cannot be satisfied (were fewer than %d messages sent to "
+                 "this processor in this superstep?) (PUB_TIMEOUT=%g)",
+                 timeout_s, k + 1, n, bsp->step, n, timeout_s);
+        backoff(start);
+    }
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    into->src = status.MPI_SOURCE;
+    into->size = count;
+    into->seq = arrivals++;
+    fit(&into->data, &into->capacity, (size_t)count);
+    MPI_Imrecv(into->data, count, MPI_BYTE, &message, request);
+}
+
+static int by_sender(const void *a, const void *b)
+{
+    const t_bspmsg *x = a, *y = b;
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+
+/* Replace the delivered messages by `n` messages of the current superstep (all receives
+ * posted as their messages are announced, then completed together). */
+static void deliver(const char *fn, t_bsp *bsp, long n)
+{
+    MPI_Request *requests = grow(NULL, (size_t)n, sizeof *requests);
+    if (n > bsp->msg_slots) {
+        bsp->msgs = grow(bsp->msgs, (size_t)n, sizeof *bsp->msgs);
+        memset(bsp->msgs + bsp->msg_slots, 0, (size_t)(n - bsp->msg_slots) * sizeof *bsp->msgs);
+        bsp->msg_slots = (int)n;
+    }
+    for (long k = 0; k < n; k++)
+        receive_one(fn, bsp, (int)k, (int)n, &bsp->msgs[k], &requests[k]);
+    wait_all(fn, bsp, (int)n, requests, "receiving the messages of the superstep");
+    free(requests);
+    bsp->nmsgs = (int)n;
+    qsort(bsp->msgs, (size_t)n, sizeof *bsp->msgs, by_sender);
+}
+
+/* Complete this superstep's sends (the receivers have them; bsp_send's buffers are free). */
+static void complete_sends(const char *fn, t_bsp *bsp)
+{
+    char what[160];
+    snprintf(what, sizeof what, "waiting for the %d messages this processor sent in superstep %ld "
+             "to be received", bsp->nrequests, bsp->step);
+    wait_all(fn, bsp, bsp->nrequests, bsp->requests, what);
+    bsp->nrequests = 0;
+}
+
+/* Sum over the machine of `width` longs per destination: out[width*d ..] goes to processor
+ * d, which gets the sums in `in`. Nonblocking, polled, so a missing processor times out. */
+static void exchange_counts(const char *fn, t_bsp *bsp, const long *out, int width, long *in,
+                            const char *what)
+{
+    MPI_Request request;
+    MPI_Ireduce_scatter_block(out, in, width, MPI_LONG, MPI_SUM, bsp->comm, &request);
+    wait_all(fn, bsp, 1, &request, what);
+}
+
+/* Complete the count checks of partitions ended by bsp_done: all of them when `wait`,
+ * otherwise those already finished. A partition whose members disagree fails here. */
+static void check_retired(int wait)
+{
+    retired **link = &retired_list;
+    while (*link) {
+        retired *r = *link;
+        int done = 0;
+        if (wait) {
+            t_bsp who = {.pid = r->pid, .nprocs = r->nprocs, .depth = r->depth};
+            wait_all("bsp_done", &who, 1, &r->request,
+                     "waiting for the other processors of the partition to call bsp_done");
+            done = 1;
+        } else {
+            MPI_Test(&r->request, &done, MPI_STATUS_IGNORE);
+        }
+        if (!done) {
+            link = &r->next;
+            continue;
+        }
+        if (r->expected != r->received)
+            fail_at("bsp_done", r->pid, r->nprocs, r->depth,
+                    "%ld messages were sent to this processor in the partition but %ld were "
+                    "received: messages sent after its last synchronisation, or more than its "
+                    "bsp_oblsync calls waited for, are never delivered",
+                    r->expected, r->received);
+        MPI_Comm_free(&r->comm);
+        free(r->counts);
+        *link = r->next;
+        free(r);
+    }
+}
+
+/* ---------------------------------------------------------------- machines */
+
+static void setup(t_bsp *bsp, MPI_Comm comm, t_bsp *parent)
+{
+    memset(bsp, 0, sizeof *bsp);
+    bsp->magic = PUB_LIVE;
+    bsp->comm = comm;
+    MPI_Comm_rank(comm, &bsp->pid);
+    MPI_Comm_size(comm, &bsp->nprocs);
+    bsp->parent = parent;
+    bsp->depth = parent ? parent->depth + 1 : 0;
+    bsp->sent_now = calloc((size_t)bsp->nprocs, sizeof(long));
+    bsp->sent_obl = calloc((size_t)bsp->nprocs, sizeof(long));
+    if (!bsp->sent_now || !bsp->sent_obl)
+        fail_at("pub", -1, 0, 0, "out of memory");
+}
+
+/* Free what the machine holds; it is then ended (a later call on it fails clearly). */
+static void teardown(t_bsp *bsp)
+{
+    for (int i = 0; i < bsp->msg_slots; i++)
+        free(bsp->msgs[i].data);
+    for (int i = 0; i < bsp->capacity; i++)
+        free(bsp->copies[i]);
+    free(bsp->msgs);
+    free(bsp->requests);
+    free(bsp->copies);
+    free(bsp->copy_capacity);
+    free(bsp->sent_now);
+    free(bsp->sent_obl);
+    bsp->magic = PUB_ENDED;
+}
+
+/* PUB_TIMEOUT: seconds a wait may make no progress before it is reported; 0 waits forever. */
+static void read_timeout(void)
+{
+    const char *text = getenv("PUB_TIMEOUT");
+    char *end;
+    if (text == NULL || *text == '\0')
+        return;
+    timeout_s = strtod(text, &end);
+    if (*end != '\0' || !(timeout_s >= 0))
+        fail_at("bsp_begin", -1, 0, 0, "PUB_TIMEOUT='%s' is not a number of seconds >= 0 "
+                "(0 waits forever)", text);
+}
+
+void bsp_begin(t_bsp *bsp, int *argc, char ***argv)
+{
+    int initialised = 0, flag = 0, *ub;
+    MPI_Comm comm;
+    MPI_Initialized(&initialised);
+    if (!initialised) {
+        MPI_Init(argc, argv);
+        initialised_mpi = 1;
+    }
+    if (bsp == NULL)
+        fail_at("bsp_begin", -1, 0, 0, "the BSP machine is NULL");
+    read_timeout();
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    if (flag)
+        tag_limit = *ub;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    setup(bsp, comm, NULL);
+    live_roots++;
+}
+
+/* The count check at the end of a machine: every message sent to this processor since the
+ * last bsp_sync was received by its bsp_oblsync calls. */
+static void check_all_received(const char *fn, t_bsp *bsp, long expected)
+{
+    if (expected != bsp->recv_obl)
+        FAIL(fn, bsp, "%ld messages were sent to this processor since the last bsp_sync but %ld "
+             "were received: messages sent after the last synchronisation, or more than "
+             "bsp_oblsync waited for, are never delivered", expected, bsp->recv_obl);
+}
+
+void bsp_end(t_bsp *bsp)
+{
+    long *out, in;
+    live("bsp_end", bsp, 0);
+    if (bsp->parent)
+        FAIL("bsp_end", bsp, "this machine is a partition: end it with bsp_done (bsp_end ends "
+             "the machine of bsp_begin)");
+    if (bsp->child)
+        FAIL("bsp_end", bsp, "a partition of this machine is still open: call bsp_done first");
+    check_retired(1);
+    complete_sends("bsp_end", bsp);
+    out = grow(NULL, (size_t)bsp->nprocs, sizeof *out);
+    for (int d = 0; d < bsp->nprocs; d++)
+        out[d] = bsp->sent_now[d] + bsp->sent_obl[d];
+    exchange_counts("bsp_end", bsp, out, 1, &in,
+                    "waiting for the other processors of the machine to reach bsp_end");
+    free(out);
+    check_all_received("bsp_end", bsp, in);
+    MPI_Comm_free(&bsp->comm);
+    teardown(bsp);
+    if (--live_roots == 0 && initialised_mpi) {
+        MPI_Finalize();
+        initialised_mpi = 0;
+    }
+}
+
+int bsp_nprocs(const t_bsp *bsp)
+{
+    return live("bsp_nprocs", bsp, 0)->nprocs;
+}
+
+int bsp_pid(const t_bsp *bsp)
+{
+    return live("bsp_pid", bsp, 0)->pid;
+}
+
+/* ---------------------------------------------------------------- synchronisation */
+
+/* Start the next superstep: the sends of this one go to the oblivious tally when the
+ * superstep ended obliviously (`oblivious`), else they were delivered and counted. */
+static void next_superstep(t_bsp *bsp, int oblivious)
+{
+    for (int d = 0; d < bsp->nprocs; d++) {
+        if (oblivious)
+            bsp->sent_obl[d] += bsp->sent_now[d];
+        else
+            bsp->sent_obl[d] = 0;
+        bsp->sent_now[d] = 0;
+    }
+    if (!oblivious)
+        bsp->recv_obl = 0;
+    bsp->step++;
+}
+
+void bsp_sync(t_bsp *bsp)
+{
+    long *out, in[3];
+    live("bsp_sync", bsp, 1);
+    check_retired(0);
+    out = grow(NULL, 3 * (size_t)bsp->nprocs, sizeof *out);
+    for (int d = 0; d < bsp->nprocs; d++) {
+        out[3 * d] = bsp->sent_now[d];
+        out[3 * d + 1] = bsp->sent_obl[d];
+        out[3 * d + 2] = bsp->step;
+    }
+    exchange_counts("bsp_sync", bsp, out, 3, in,
+                    "waiting for the other processors of the machine to reach bsp_sync");
+    free(out);
+    /* the processor in the latest superstep sees a sum above nprocs times its own */
+    if (in[2] != bsp->step * bsp->nprocs)
+        FAIL("bsp_sync", bsp, "the processors of the machine reached bsp_sync in different "
+             "supersteps (this one in superstep %ld, mean %.2f): every processor must have "
+             "finished the same number of supersteps (bsp_sync and bsp_oblsync calls)",
+             bsp->step, (double)in[2] / bsp->nprocs);
+    if (in[1] != bsp->recv_obl)
+        FAIL("bsp_sync", bsp, "in the oblivious supersteps since the last bsp_sync, %ld messages "
+             "were sent to this processor but its bsp_oblsync calls received %ld", in[1],
+             bsp->recv_obl);
+    deliver("bsp_sync", bsp, in[0]);
+    complete_sends("bsp_sync", bsp);
+    next_superstep(bsp, 0);
+}
+
+void bsp_oblsync(t_bsp *bsp, int n)
+{
+    live("bsp_oblsync", bsp, 1);
+    if (n < 0)
+        FAIL("bsp_oblsync", bsp, "n = %d: the number of messages to wait for must be >= 0", n);
+    check_retired(0);
+    deliver("bsp_oblsync", bsp, n);
+    complete_sends("bsp_oblsync", bsp);
+    bsp->recv_obl += n;
+    next_superstep(bsp, 1);
+}
+
+/* ---------------------------------------------------------------- messages */
+
+static void post_send(const char *fn, t_bsp *bsp, int dest, const void *data, int size, int copy)
+{
+    void *buffer = (void *)data;
+    live(fn, bsp, 1);
+    if (dest < 0 || dest >= bsp->nprocs)
+        FAIL(fn, bsp, "destination %d is outside the machine (processors 0..%d)", dest,
+             bsp->nprocs - 1);
+    if (size < 0)
+        FAIL(fn, bsp, "size %d: a message has size >= 0", size);
+    if (size > 0 && data == NULL)
+        FAIL(fn, bsp, "the data of a message of %d bytes is NULL", size);
+    if (bsp->nrequests == bsp->capacity) {
+        int old = bsp->capacity;
+        bsp->capacity = old ? 2 * old : 16;
+        bsp->requests = grow(bsp->requests, (size_t)bsp->capacity, sizeof *bsp->requests);
+        bsp->copies = grow(bsp->copies, (size_t)bsp->capacity, sizeof *bsp->copies);
+        bsp->copy_capacity = grow(bsp->copy_capacity, (size_t)bsp->capacity,
+                                  sizeof *bsp->copy_capacity);
+        for (int i = old; i < bsp->capacity; i++) {
+            bsp->copies[i] = NULL;
+            bsp->copy_capacity[i] = 0;
+        }
+    }
+    if (copy && size > 0) {
+        buffer = fit(&bsp->copies[bsp->nrequests], &bsp->copy_capacity[bsp->nrequests],
+                     (size_t)size);
+        memcpy(buffer, data, (size_t)size);
+    }
+    MPI_Isend(buffer, size, MPI_BYTE, dest, (int)(bsp->step % tag_limit), bsp->comm,
+              &bsp->requests[bsp->nrequests++]);
+    bsp->sent_now[dest]++;
+}
+
+void bsp_send(t_bsp *bsp, int dest, const void *data, int size)
+{
+    post_send("bsp_send", bsp, dest, data, size, 1);
+}
+
+void bsp_hpsend(t_bsp *bsp, int dest, const void *data, int size)
+{
+    post_send("bsp_hpsend", bsp, dest, data, size, 0);
+}
+
+int bsp_nmsgs(const t_bsp *bsp)
+{
+    return live("bsp_nmsgs", bsp, 0)->nmsgs;
+}
+
+t_bspmsg *bsp_getmsg(t_bsp *bsp, int i)
+{
+    live("bsp_getmsg", bsp, 0);
+    if (i < 0 || i >= bsp->nmsgs)
+        FAIL("bsp_getmsg", bsp, "message %d does not exist: the last synchronisation delivered "
+             "%d message%s", i, bsp->nmsgs, bsp->nmsgs == 1 ? "" : "s");
+    return &bsp->msgs[i];
+}
+
+static const t_bspmsg *message(const char *fn, const t_bspmsg *msg)
+{
+    if (msg == NULL)
+        fail_at(fn, -1, 0, 0, "the message is NULL");
+    return msg;
+}
+
+void *bspmsg_data(t_bspmsg *msg)
+{
+    return message("bspmsg_data", msg)->data;
+}
+
+int bspmsg_size(const t_bspmsg *msg)
+{
+    return message("bspmsg_size", msg)->size;
+}
+
+int bspmsg_src(const t_bspmsg *msg)
+{
+    return message("bspmsg_src", msg)->src;
+}
+
+/* ---------------------------------------------------------------- partitions */
+
+void bsp_partition(t_bsp *bsp, t_bsp *sub, int r, const int *Y)
+{
+    int group = 0, low, range[1][3];
+    MPI_Group whole, part;
+    MPI_Comm comm;
+    live("bsp_partition", bsp, 1);
+    if (sub == NULL || sub == bsp)
+        FAIL("bsp_partition", bsp, "the submachine must be another t_bsp than the machine");
+    if (r < 1)
+        FAIL("bsp_partition", bsp, "r = %d: the number of subgroups must be at least 1", r);
+    if (Y == NULL)
+        FAIL("bsp_partition", bsp, "the bounds Y are NULL");
+    for (int i = 0; i < r; i++)
+        if (Y[i] <= (i ? Y[i - 1] : 0))
+            FAIL("bsp_partition", bsp, "Y[%d] = %d: the bounds must increase strictly from "
+                 "Y[0] >= 1 (subgroup i is processors Y[i-1]..Y[i]-1, none may be empty)",
+                 i, Y[i]);
+    if (Y[r - 1] != bsp->nprocs)
+        FAIL("bsp_partition", bsp, "Y[r-1] = Y[%d] = %d: the last bound must be the machine's "
+             "size %d", r - 1, Y[r - 1], bsp->nprocs);
+    check_retired(0);
+    while (bsp->pid >= Y[group])
+        group++;
+    low = group ? Y[group - 1] : 0;
+    range[0][0] = low;
+    range[0][1] = Y[group] - 1;
+    range[0][2] = 1;
+    MPI_Comm_group(bsp->comm, &whole);
+    MPI_Group_range_incl(whole, 1, range, &part);
+    MPI_Comm_create_group(bsp->comm, part, PARTITION_TAG, &comm);
+    MPI_Group_free(&part);
+    MPI_Group_free(&whole);
+    setup(sub, comm, bsp);
+    bsp->child = sub;
+}
+
+void bsp_done(t_bsp *sub)
+{
+    retired *r;
+    long *out;
+    live("bsp_done", sub, 0);
+    if (sub->parent == NULL)
+        FAIL("bsp_done", sub, "bsp_done without a partition: this machine was made by "
+             "bsp_begin, not bsp_partition");
+    if (sub->child)
+        FAIL("bsp_done", sub, "a partition of this partition is still open: partitions end "
+             "in stack order (bsp_done the innermost first)");
+    complete_sends("bsp_done", sub);
+    r = grow(NULL, 1, sizeof *r);
+    out = grow(NULL, (size_t)sub->nprocs, sizeof *out);
+    *r = (retired){.comm = sub->comm, .counts = out, .received = sub->recv_obl, .pid = sub->pid,
+                   .nprocs = sub->nprocs, .depth = sub->depth, .next = retired_list};
+    for (int d = 0; d < sub->nprocs; d++)
+        out[d] = sub->sent_now[d] + sub->sent_obl[d];
+    MPI_Ireduce_scatter_block(out, &r->expected, 1, MPI_LONG, MPI_SUM, sub->comm, &r->request);
+    retired_list = r;
+    sub->parent->child = NULL;
+    teardown(sub);
+    check_retired(0);
+}

@@ -1,0 +1,86 @@
+/* pub.h: a PUB-compatible BSP library over MPI (docs/pub.md).
+ *
+ * The Paderborn University BSP library (PUB) is no longer distributed; the CALL papers'
+ * programs (the FFT of Fig. 5) use its message-passing BSP interface with oblivious
+ * synchronisation and processor partitions. This is that interface, implemented on MPI:
+ * compile pub.c with the program, `mpicc prog.c pub.c -I<dir of pub.h>`, run with mpirun.
+ *
+ * A BSP machine is a `t_bsp` the program owns (declare one, pass its address); its fields
+ * are private to pub.c. Messages sent in a superstep are delivered by the synchronisation
+ * that ends it (bsp_sync: a barrier of the machine; bsp_oblsync(bsp, n): wait for n
+ * messages only) and stay readable until the next synchronisation of that machine.
+ * Misuse prints one line "pub: FUNCTION: rank R (...): what is wrong" on stderr and calls
+ * MPI_Abort. */
+#ifndef PUB_H
+#define PUB_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One delivered message (fields private: use bspmsg_data, bspmsg_size, bspmsg_src). */
+typedef struct t_bspmsg {
+    int src;        /* sender's pid in the machine */
+    int size;       /* bytes */
+    long seq;       /* arrival order, to keep messages of one sender in sending order */
+    void *data;
+    size_t capacity; /* bytes allocated at data, reused by later supersteps */
+} t_bspmsg;
+
+/* A BSP machine: the one of bsp_begin, or a partition made by bsp_partition (fields private). */
+typedef struct t_bsp {
+    unsigned magic;             /* live, ended, or garbage (never set up) */
+    MPI_Comm comm;              /* the machine's own communicator */
+    int pid, nprocs, depth;     /* depth 0: bsp_begin's machine; k: k partitions below it */
+    long step;                  /* supersteps finished; messages are tagged with it */
+    struct t_bsp *parent, *child;
+    MPI_Request *requests;      /* this superstep's sends */
+    void **copies;              /* buffers for bsp_send's copies, one per request slot, reused */
+    size_t *copy_capacity;      /* bytes allocated at copies[i] */
+    int nrequests, capacity;
+    long *sent_now;             /* per destination: messages sent in this superstep */
+    long *sent_obl;             /* per destination: sent in oblivious supersteps since the last check */
+    long recv_obl;              /* messages bsp_oblsync received since the last check */
+    t_bspmsg *msgs;             /* delivered by the last synchronisation */
+    int nmsgs, msg_slots;       /* msg_slots: entries of msgs allocated (with their buffers) */
+} t_bsp;
+
+/* Start: initialise MPI if the program did not, make `bsp` the machine of all processes. */
+void bsp_begin(t_bsp *bsp, int *argc, char ***argv);
+/* End the machine of bsp_begin (and MPI, if bsp_begin initialised it). */
+void bsp_end(t_bsp *bsp);
+
+int bsp_nprocs(const t_bsp *bsp);
+int bsp_pid(const t_bsp *bsp);
+
+/* End the superstep with a barrier of the machine; deliver the messages sent in it. */
+void bsp_sync(t_bsp *bsp);
+/* End the superstep when n messages sent to this processor in it have arrived (no barrier). */
+void bsp_oblsync(t_bsp *bsp, int n);
+
+/* Send size bytes to processor dest of the machine; bsp_send copies the data, bsp_hpsend
+ * does not (leave the buffer unchanged until this processor's next synchronisation). */
+void bsp_send(t_bsp *bsp, int dest, const void *data, int size);
+void bsp_hpsend(t_bsp *bsp, int dest, const void *data, int size);
+
+/* The messages delivered by the last synchronisation, ordered by sender then sending order. */
+int bsp_nmsgs(const t_bsp *bsp);
+t_bspmsg *bsp_getmsg(t_bsp *bsp, int i);
+void *bspmsg_data(t_bspmsg *msg);
+int bspmsg_size(const t_bspmsg *msg);
+int bspmsg_src(const t_bspmsg *msg);
+
+/* Split the machine into r submachines S_0 = {0..Y[0]-1}, S_i = {Y[i-1]..Y[i]-1}
+ * (Y strictly increasing, Y[r-1] = bsp_nprocs(bsp)); `sub` becomes this processor's one,
+ * numbered from 0. Partitions nest like a stack; bsp_done(sub) returns to the parent. */
+void bsp_partition(t_bsp *bsp, t_bsp *sub, int r, const int *Y);
+void bsp_done(t_bsp *sub);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,184 @@
+"""The PUB-compatible BSP library (runtime_c/pub, docs/pub.md) with real mpicc and mpirun on
+1, 2 and 4 ranks: delivery and counts after bsp_sync, bsp_hpsend, oblivious exchanges
+while a third processor is elsewhere and while a sender races supersteps ahead, nested and
+uneven partitions, the paper's Fig. 5 recursion and Figure 1 pattern; and every misuse
+stopped by one message naming the function and the rank, with a non-zero exit, never a
+hang. The test program is tests/pub_programs/pub_cases.c, compiled against the installed
+copy of the library (call.runtime_paths), as a user compiles it."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from call.runtime_paths import mpi_include_dir, pub_source
+from call.scripts import launch_environment
+
+pytestmark = pytest.mark.skipif(shutil.which("mpicc") is None or shutil.which("mpirun") is None,
+                                reason="MPI is not installed (apt-get install libopenmpi-dev openmpi-bin)")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory):
+    """pub_cases built with mpicc from the installed pub.c and pub.h."""
+    exe = tmp_path_factory.mktemp("pub") / "pub_cases"
+    subprocess.run(["mpicc", "-O2", "-Wall", "-Werror", "-I", str(mpi_include_dir()),
+                    os.path.join(HERE, "pub_programs", "pub_cases.c"), str(pub_source()),
+                    "-o", str(exe)], check=True, capture_output=True, text=True)
+    return exe
+
+
+def run(program, procs: int, mode: str, timeout_env: str = "3") -> subprocess.CompletedProcess:
+    """mpirun -np procs pub_cases mode (root and oversubscription as `call run` handles them,
+    but without its 10 s grace before killing the other ranks, which would let them report
+    their own timeouts), with PUB_TIMEOUT=timeout_env and a hard limit so that a hang fails."""
+    extra = {key: value for key, value in launch_environment(procs, True)[0].items()
+             if key != "OMPI_MCA_odls_base_sigkill_timeout"}
+    env = {**os.environ, **extra, "PUB_TIMEOUT": timeout_env}
+    return subprocess.run(["mpirun", "-np", str(procs), str(program), mode], env=env,
+                          capture_output=True, text=True, timeout=90)
+
+
+def ok_lines(done: subprocess.CompletedProcess, mode: str) -> list[str]:
+    """The run's "ok MODE ..." lines, sorted, after checking it succeeded without a BAD line."""
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "BAD" not in done.stdout, done.stdout
+    return sorted(line for line in done.stdout.splitlines() if line.startswith(f"ok {mode} "))
+
+
+@pytest.mark.parametrize("procs", [1, 2, 4])
+def test_sync_delivers_every_message_of_the_superstep_in_order(program, procs):
+    lines = ok_lines(run(program, procs, "sync"), "sync")
+    total = procs * (procs + 1) // 2
+    assert lines == sorted(f"ok sync {pid} step {step} messages {total}"
+                           for pid in range(procs) for step in (0, 1))
+
+
+@pytest.mark.parametrize("procs", [2, 4])
+def test_oblivious_exchanges_need_no_third_processor_and_keep_supersteps_apart(program, procs):
+    assert ok_lines(run(program, procs, "obl"), "obl") == [f"ok obl {pid}" for pid in range(procs)]
+
+
+@pytest.mark.parametrize("procs", [1, 2, 4])
+def test_nested_partitions_number_sync_and_return_to_the_parent(program, procs):
+    lines = ok_lines(run(program, procs, "nested"), "nested")
+    expected = []
+    for pid in range(procs):
+        size, low = procs, 0
+        while True:
+            expected.append(f"ok nested {pid} depth-size {size} pid {pid - low}")
+            if size == 1:
+                break
+            half = size // 2
+            low, size = (low, half) if pid - low < half else (low + half, size - half)
+    assert lines == sorted(expected)
+
+
+def test_uneven_partition_numbers_each_subgroup_from_zero(program):
+    done = run(program, 4, "nested")
+    assert ok_lines(done, "uneven") == [f"ok uneven {pid}" for pid in range(4)]
+
+
+@pytest.mark.parametrize("procs", [1, 2, 4])
+def test_the_papers_recursive_hpsend_oblsync_pattern(program, procs):
+    total = procs * (procs + 1) // 2
+    assert ok_lines(run(program, procs, "recursive"), "recursive") == [
+        f"ok recursive {pid} sum {total}" for pid in range(procs)]
+
+
+def test_figure_1_runs_and_ends(program):
+    lines = ok_lines(run(program, 2, "fig1"), "fig1")
+    assert [line.split()[2] for line in lines] == ["0", "1"]
+
+
+MISUSE = [
+    ("bad_dest", 2, "bsp_send", [1], "destination 2 is outside the machine (processors 0..1)"),
+    ("done_root", 2, "bsp_done", [0, 1], "bsp_done without a partition"),
+    ("done_twice", 2, "bsp_done", [0, 1], "already ended"),
+    ("partition_order", 2, "bsp_partition", [0, 1], "Y[0] = 0: the bounds must increase strictly"),
+    ("partition_last", 2, "bsp_partition", [0, 1], "the last bound must be the machine's size 2"),
+    ("partition_r", 1, "bsp_partition", [0], "r = 0: the number of subgroups must be at least 1"),
+    ("obl_never", 2, "bsp_oblsync", [0], "cannot be satisfied"),
+    ("obl_extra", 2, "bsp_sync", [1], "2 messages were sent to this processor but its bsp_oblsync "
+                                      "calls received 1"),
+    ("unsent", 2, "bsp_end", [0, 1], "are never delivered"),
+    ("steps", 2, "bsp_sync", [0, 1], "reached bsp_sync in different supersteps"),
+    ("sync_missing", 2, "bsp_sync", [0], "waiting for the other processors of the machine to "
+                                         "reach bsp_sync (PUB_TIMEOUT=3)"),
+    ("getmsg", 1, "bsp_getmsg", [0], "message 0 does not exist"),
+    ("partitioned_sync", 2, "bsp_sync", [0, 1], "the machine is partitioned"),
+    ("end_open", 4, "bsp_end", [0, 1, 2, 3], "a partition of this machine is still open"),
+    ("done_unsynced", 2, "bsp_done", [0, 1], "sent to this processor in the partition but 0 were "
+                                             "received"),
+]
+
+
+@pytest.mark.parametrize("mode, procs, function, ranks, words", MISUSE)
+def test_misuse_is_one_message_with_rank_and_function_then_abort(program, mode, procs, function,
+                                                                 ranks, words):
+    done = run(program, procs, mode)
+    assert done.returncode != 0
+    said = [line for line in done.stderr.splitlines() if line.startswith("pub: ")]
+    assert said, done.stderr
+    for line in said:
+        assert line.startswith(f"pub: {function}: rank ") and words in line, line
+    seen = {int(re.match(r"pub: \w+: rank (\d+)", line).group(1)) for line in said}
+    assert seen and seen <= set(ranks), said
+    assert all(said.count(line) == 1 for line in said)
+
+
+def test_a_bad_timeout_variable_is_refused_at_bsp_begin(program):
+    done = run(program, 1, "sync", timeout_env="soon")
+    assert done.returncode != 0
+    assert "pub: bsp_begin: rank 0: PUB_TIMEOUT='soon' is not a number of seconds >= 0" in done.stderr
+
+
+def test_the_installed_library_is_the_source_tree_s():
+    """setup.py copies pub.c and pub.h as package data: a stale copy would test old code."""
+    root = os.path.dirname(HERE)
+    for installed, source in ((pub_source(), "pub.c"), (mpi_include_dir() / "pub.h", "pub.h")):
+        with open(os.path.join(root, "runtime_c", "pub", source)) as text:
+            assert installed.read_text() == text.read(), f"{installed} is stale: pip install -e ."
+
+
+def test_the_docs_example_builds_by_hand_and_runs(tmp_path):
+    """docs/pub.md's minimal program, compiled with the documented mpicc command."""
+    doc = open(os.path.join(os.path.dirname(HERE), "docs", "pub.md")).read()
+    source = re.search(r"```c\n(.*?)```", doc, re.S).group(1)
+    (tmp_path / "prog.c").write_text(source)
+    subprocess.run(["mpicc", "-O2", "-I", str(mpi_include_dir()), "prog.c", str(pub_source()),
+                    "-o", "prog", "-lm"], cwd=tmp_path, check=True, capture_output=True)
+    env = {**os.environ, **launch_environment(4, True)[0], "PUB_TIMEOUT": "30"}
+    done = subprocess.run(["mpirun", "-np", "4", "./prog"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=90)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_docs_describe_every_function_of_the_header():
+    """Every function pub.h declares has its row in docs/pub.md's table."""
+    root = os.path.dirname(HERE)
+    header = open(os.path.join(root, "runtime_c", "pub", "pub.h")).read()
+    doc = open(os.path.join(root, "docs", "pub.md")).read()
+    functions = set(re.findall(r"^\S[^(;]*?\b(bsp\w+)\(", header, re.M))
+    assert len(functions) == 15
+    missing = [name for name in functions if not re.search(rf"^\| `[^`]*\b{name}\(", doc, re.M)]
+    assert not missing, f"docs/pub.md's table of functions lacks {missing}"
+
+
+@pytest.mark.skipif(shutil.which("mpicc.mpich") is None or shutil.which("mpirun.mpich") is None,
+                    reason="MPICH is not installed (apt-get install mpich)")
+def test_mpich_builds_it_without_warnings_and_runs_it(tmp_path):
+    """The user's mpicc compiles the library: MPICH's too, warning-free."""
+    exe = tmp_path / "pub_cases"
+    subprocess.run(["mpicc.mpich", "-O2", "-Wall", "-Wextra", "-Werror", "-I", str(mpi_include_dir()),
+                    os.path.join(HERE, "pub_programs", "pub_cases.c"), str(pub_source()),
+                    "-o", str(exe)], check=True, capture_output=True, text=True)
+    for mode in ("sync", "recursive"):
+        done = subprocess.run(["mpirun.mpich", "-np", "2", str(exe), mode], capture_output=True,
+                              text=True, timeout=90, env={**os.environ, "PUB_TIMEOUT": "30"})
+        assert done.returncode == 0 and "BAD" not in done.stdout, done.stdout + done.stderr
