@@ -62,9 +62,19 @@ def load_traces(session, traces, name: str | None = None) -> list:
         for experiments, path in parts:
             target = _free_name(session, exp_name, path, len(parts) > 1)
             results.append(session.store(target, merge_experiments(experiments)))
-    if not groups:
+    results += [store_supersteps(session, t.supersteps) for t in traces if t.supersteps is not None]
+    if not groups and not any(t.supersteps for t in traces):
         results.append(Note("no experiments found", warning=True))
     return results
+
+
+def store_supersteps(session, run) -> Note:
+    """Keep a PUB run's supersteps under its program's name and P, for `obsp PROGRAM`."""
+    runs = session.supersteps.setdefault(run.program, {})
+    replaced = run.procs in runs
+    runs[run.procs] = run
+    return Note(f"{'replaced' if replaced else 'kept'} the supersteps of {run.program} at P={run.procs}: "
+                f"{len(run.steps)} records (obsp {run.program} evaluates them)")
 
 
 def _free_name(session, name: str, path, qualify: bool) -> str:
