@@ -201,3 +201,15 @@ def test_an_inconsistent_run_is_a_row_without_figures(tmp_path):
     assert done.returncode == 0, done.stderr
     assert row_of(done.stdout, 3)[2:7] == ["-"] * 5
     assert "P=3: not evaluated: " in done.stdout and "rank 1 made 1 supersteps" in done.stdout
+
+
+def test_tab_offers_the_programs_with_supersteps_and_the_options(tmp_path, monkeypatch):
+    from llac.completion import candidates
+    from llac.session import Session
+    write_pub_trace(tmp_path / "fig1.cll.2.dat", FIGURE1)
+    monkeypatch.chdir(tmp_path)
+    session = Session()
+    list(session.execute('load "fig1.cll.2.dat"'))
+    assert candidates(session, "obsp ") == ["fig1"]
+    assert candidates(session, "obsp fig1 ") == ["on", "sum", "with"]
+    assert candidates(session, "obsp fig1 sum with ") == ["g=", "L="]

@@ -84,5 +84,7 @@ def machine_parameters(run, given: dict[str, float], other: ast.Name | None) -> 
 
 
 def _error(predicted: float, measured: float) -> float:
-    """100 (PREDICTED - TIME) / TIME, nan when nothing was measured."""
-    return 100 * (predicted - measured) / measured if measured > 0 else float("nan")
+    """100 (PREDICTED - TIME) / TIME, nan when nothing was measured; rounded to 1e-9 %, so that
+    a prediction equal to the time up to rounding (a sum of the same seconds in another order)
+    shows as 0."""
+    return round(100 * (predicted - measured) / measured, 9) if measured > 0 else float("nan")
