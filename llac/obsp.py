@@ -33,12 +33,13 @@ class ObspError(LlacError):
 @dataclass(frozen=True)
 class Evaluation:
     """One run's measured time (the latest superstep end), the OBSP* and BSP predictions,
-    and how many supersteps its whole machine made."""
+    how many supersteps its whole machine made, and each processor's OBSP* end Φ_{R,i}."""
     procs: int
     measured: float
     obsp: float
     bsp: float
     supersteps: int
+    ends: dict[int, float]
 
 
 def evaluate(run: Supersteps, g: float, L: float, combine: str = "max") -> Evaluation:
@@ -57,7 +58,7 @@ def evaluate(run: Supersteps, g: float, L: float, combine: str = "max") -> Evalu
     model = _Model(machines, g, L, COMBINE[combine], run.path)
     exits, bsp = model.run(ROOT, {rank: 0.0 for rank in machines[ROOT]})
     return Evaluation(run.procs, max(s.end for s in run.steps), max(exits.values()), bsp,
-                      len(next(iter(machines[ROOT].values()))))
+                      len(next(iter(machines[ROOT].values()))), exits)
 
 
 def _machines(steps) -> dict[str, dict[int, dict[int, Step]]]:

@@ -12,7 +12,7 @@ from cll_grammar.machinedb import MachineDB
 from llac.obsp import ObspError, evaluate
 from llac.trace import read_trace
 from support.machines import probe_run
-from support.supersteps import FIGURE1, G, H, L, PARTITION, W, write_pub_trace
+from support.supersteps import FIGURE1, G, H, L, PARTITION, W, random_run, write_pub_trace
 
 
 def supersteps(tmp_path, rows, **options):
@@ -213,3 +213,18 @@ def test_tab_offers_the_programs_with_supersteps_and_the_options(tmp_path, monke
     assert candidates(session, "obsp ") == ["fig1"]
     assert candidates(session, "obsp fig1 ") == ["on", "sum", "with"]
     assert candidates(session, "obsp fig1 sum with ") == ["g=", "L="]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_runs_with_nested_partitions_in_any_line_order(tmp_path, seed):
+    """Seeded synthetic runs whose ENDs are simulated: the evaluator finds every processor's
+    end from the trace, whatever the order of its lines, and BSP is never below OBSP*."""
+    import random
+    procs = 2 + seed % 7
+    rows = random_run(seed, procs, 2e-9, 5e-6)
+    random.Random(seed).shuffle(rows)
+    result = evaluate(supersteps(tmp_path, rows, procs=procs), 2e-9, 5e-6)
+    last = {r[0]: r[7] for r in rows if r[1] == "0" and r[2] == result.supersteps}
+    assert result.ends == pytest.approx(last, rel=1e-12)
+    assert result.obsp == pytest.approx(result.measured, rel=1e-12)
+    assert result.bsp >= result.obsp * (1 - 1e-12)

@@ -36,3 +36,51 @@ def write_pub_trace(path, rows, procs=2, program="fig1", host="node1", cpu="Test
     lines = [step_line(r) for r in rows] + list(extra)
     path.write_text(f"#cll-trace 1\n#program: {program}\n#host: {host}\n#cpu: {cpu}\n#parallel: PUB\n"
                     f"#procs: {procs}\n#status: complete\n{declaration}#data\n" + "\n".join(lines) + "\n#end\n")
+
+
+def random_run(seed: int, procs: int, g: float, L: float, depth: int = 2) -> list[tuple]:
+    """The superstep rows of a random PUB run on `procs` processors (seeded): 2-4 supersteps
+    per machine ending in barriers, oblivious syncs (random messages) or partitions into two
+    subgroups (to `depth` levels), each END simulated as the processor's wait for its
+    partners' messages (or all members at a barrier) plus g·h + L."""
+    import random
+    rng = random.Random(seed)
+    rows = []
+
+    def machine(name, members, start, last_done):
+        now, made = dict(start), 0
+        count = rng.randint(2, 4)
+        for step in range(1, count + 1):
+            work = {r: rng.uniform(0, 1e-3) for r in members}
+            ready = {r: now[r] + work[r] for r in members}
+            if last_done and step == count:
+                now = ready
+                rows.extend((r, name, step, "done", work[r], 0, 0, now[r], "-") for r in members)
+                continue
+            if len(members) > 1 and len(name.split(".")) <= depth and rng.random() < 0.35:
+                cut = rng.randint(1, len(members) - 1)
+                now = {}
+                for group in (members[:cut], members[cut:]):
+                    now.update(machine(f"{name}.{made}", group, {r: ready[r] for r in group}, True))
+                    made += 1
+                rows.extend((r, name, step, "part", work[r], 0, 0, now[r], "-") for r in members)
+                continue
+            kind = rng.choice(["sync", "obl"])
+            sent, got, senders = dict.fromkeys(members, 0), dict.fromkeys(members, 0), {r: [] for r in members}
+            for r in members:
+                for q in members:
+                    if q != r and rng.random() < 0.4:
+                        size = rng.randrange(1, 10000)
+                        sent[r] += size
+                        got[q] += size
+                        senders[q].append(r)
+            own = {r: max(got[r], sent[r]) for r in members}
+            for r in members:
+                waits_for = members if kind == "sync" else [r, *senders[r]]
+                now[r] = max(ready[j] for j in waits_for) + g * max(own[j] for j in waits_for) + L
+                rows.append((r, name, step, kind, work[r], got[r], sent[r], now[r],
+                             ",".join(map(str, senders[r])) or "-"))
+        return now
+
+    machine("0", list(range(procs)), dict.fromkeys(range(procs), 0.0), False)
+    return rows
