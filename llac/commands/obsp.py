@@ -14,18 +14,19 @@ from llac.machines import open_machines, resolve
 from llac.obsp import ObspError, evaluate
 
 
-@command("obsp", "obsp PROGRAM [sum] [on MACHINE] [with g=G, L=L]", """The OBSP* model (the CALL
-         paper's formulas (2) and (3)) and plain BSP evaluated on the supersteps of a PUB
-         program's loaded traces (their `@step` records; PROGRAM is the traces' program name),
-         one row per P: TIME, the measured run time (the latest end of a superstep), OBSP*
-         (each processor waits only for its incoming partners at an oblivious sync, for all at a
-         barrier; subgroups of bsp_partition start when their members enter them), BSP (a
-         global barrier ending every superstep: the sum of the supersteps' largest W plus g
-         times the largest h plus L) and their errors, ERROR % = 100 (PREDICTED - TIME) / TIME.
-         h is each processor's bytes in and out combined by max, or by + with `sum` (a network
-         interface that cannot send and receive at once). g and L are the probe's for the
-         trace's host and CPU at the nearest P (large messages), those of another machine with
-         `on MACHINE`, or given with `with g=..., L=...` (seconds per byte, seconds).""",
+@command("obsp", "obsp PROGRAM [sum] [on MACHINE] [with g=G, L=L]", """Predict a PUB program's
+         run time from its supersteps by the OBSP* model and by plain BSP, beside the measured
+         time, one row per P. PROGRAM is the program name of loaded traces with `@step` records.
+         TIME is the measured run time (the latest end of a superstep); OBSP* the CALL paper's
+         formulas (2) and (3): each processor waits only for its incoming partners at an
+         oblivious sync, for all at a barrier, and the subgroups of bsp_partition start when
+         their members enter them; BSP a global barrier ending every superstep (the sum of the
+         supersteps' largest W plus g times the largest h plus L); ERROR % = 100 (PREDICTED -
+         TIME) / TIME. h is each processor's bytes in and out combined by max, or by + with
+         `sum` (a network interface that cannot send and receive at once). g and L are the
+         probe's for the trace's host and CPU at the nearest P (large messages), those of
+         another machine with `on MACHINE`, or given with `with g=..., L=...` (seconds per
+         byte, seconds).""",
          ["obsp fft", "obsp fig1 with g=2e-9, L=5e-6", "obsp fft sum on node1@fastnet"], ast.Obsp)
 def obsp(session, statement: ast.Obsp):
     name = statement.obj.text
