@@ -147,6 +147,8 @@ def test_obsp_command_with_given_g_and_L(tmp_path):
     four = row_of(done.stdout, 4)
     assert float(four[1]) == 2 and float(four[2]) == pytest.approx(9.5e-3)
     assert "P=2: g and L given" in done.stdout and "in max out" in done.stdout
+    listed = llac(tmp_path, 'load "fig1.cll.*.dat"; list')
+    assert "supersteps of fig1 (obsp fig1): P = 2, 4" in listed.stdout, listed.stdout
 
 
 def test_obsp_command_takes_g_and_L_from_the_machine_database(tmp_path):

@@ -126,7 +126,8 @@ def _load_model(session, statement: ast.Load, files):
     return [session.store(target, model)]
 
 
-@command("list", "list", "List the objects: name, kind, records and formula.", ["list"], ast.List)
+@command("list", "list", """List the objects: name, kind, records and formula; and the
+         programs whose supersteps `obsp` evaluates.""", ["list"], ast.List)
 def list_objects(session, statement):
     rows = []
     for name, obj in session.objects.items():
@@ -134,9 +135,11 @@ def list_objects(session, statement):
             rows.append((name, "experiment", len(obj), str(obj.formula)))
         else:
             rows.append((name, "model", int(obj.sample_points["count"].sum()), str(obj.formula)))
+    steps = [Note(f"supersteps of {program} (obsp {program}): P = {', '.join(map(str, sorted(runs)))}")
+             for program, runs in session.supersteps.items()]
     if not rows:
-        return [Note("no objects yet: use load")]
-    return [Table("objects", ("name", "kind", "records", "formula"), tuple(rows))]
+        return steps or [Note("no objects yet: use load")]
+    return [Table("objects", ("name", "kind", "records", "formula"), tuple(rows)), *steps]
 
 
 @command("show", "show NAME [limit N]", f"""Show an experiment's records as a table (the first
