@@ -173,6 +173,16 @@ class Comm(ParallelReport):
     """`comm f by P`: transfers, data transferred, partners, communication and computation time."""
 
 
+@dataclass(frozen=True)
+class Obsp(Statement):
+    """`obsp fft sum on node1 with g=2e-9, L=5e-6`: the OBSP* and BSP predictions of a PUB
+    program's supersteps; `combine` is formula (3)'s @ (max or sum)."""
+    obj: Name
+    combine: str = "max"
+    machine: Name | None = None
+    parameters: tuple[tuple[str, float], ...] = ()
+
+
 # ---------------------------------------------------------------- commands that make an object
 
 @dataclass(frozen=True)

@@ -33,10 +33,10 @@ def communication_scale(model, columns: dict[str, np.ndarray], values: np.ndarra
         here_ref, here = resolve(db, here_name)
         there_ref, there = resolve(db, other) if other else (None, None)
     procs = _procs(model, columns, len(values))
-    old_g, old_L = (np.array([_nearest(here, p, here_ref).g for p in procs]),
-                    np.array([_nearest(here, p, here_ref).L for p in procs]))
-    new_g = np.array([_nearest(there, p, there_ref).g for p in procs]) if there else old_g
-    new_L = np.array([_nearest(there, p, there_ref).L for p in procs]) if there else old_L
+    old_g, old_L = (np.array([nearest_bsp(here, p, here_ref).g for p in procs]),
+                    np.array([nearest_bsp(here, p, here_ref).L for p in procs]))
+    new_g = np.array([nearest_bsp(there, p, there_ref).g for p in procs]) if there else old_g
+    new_L = np.array([nearest_bsp(there, p, there_ref).L for p in procs]) if there else old_L
     new_g = np.full(len(values), given["g"]) if "g" in given else new_g
     new_L = np.full(len(values), given["L"]) if "L" in given else new_L
     design = model.formula.design_matrix(columns) if columns else np.ones((len(values), len(model.formula.terms)))
@@ -72,7 +72,7 @@ def _procs(model, columns: dict, n: int) -> np.ndarray:
     return np.full(n, float(model.procs))
 
 
-def _nearest(run: ProbeRun, procs: float, name: str) -> BspPoint:
+def nearest_bsp(run: ProbeRun, procs: float, name: str) -> BspPoint:
     """The probe's BSP figures (large messages) at the P nearest to `procs` (log scale)."""
     points = [b for b in run.bsp if b.message == "large"] or list(run.bsp)
     if not points:

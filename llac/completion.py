@@ -100,11 +100,13 @@ class _Context:
             return list(AGGREGATES)
         if self.previous == "by" and self.command in ("balance", "comm"):
             return list(BY_WORDS)
-        if self.command == "predict" and "with" in args:
+        if self.command in ("predict", "obsp") and "with" in args:
             return [f"{p}=" for p in ("g", "L") if p not in args[args.index("with"):]]
-        if self.previous == "on" and self.command == "predict" or self.command == "machine" and args \
+        if self.previous == "on" and self.command in ("predict", "obsp") or self.command == "machine" and args \
                 and args[0] in ("show", "compare", "mountain", "bsp", "export"):
             return _machine_names()
+        if self.command == "obsp":
+            return list(session.supersteps)
         if self.command == "predict" and args and self.previous != "at":
             given = {args[i - 1] for i, a in enumerate(args) if a == "=" and i}
             return [f"{v}=" for v in self.variables(args[0]) if v not in given]

@@ -136,11 +136,11 @@ class StatementBuilder(Transformer):
         names = [name for name, _ in children]
         for name, value in children:
             if name not in ("g", "L"):
-                raise LlacError(f"predict ... with: {name!r} is not a machine parameter (g or L)", span_of(meta))
+                raise LlacError(f"with: {name!r} is not a machine parameter (g or L)", span_of(meta))
             if names.count(name) > 1:
-                raise LlacError(f"predict ... with: {name} is given twice", span_of(meta))
+                raise LlacError(f"with: {name} is given twice", span_of(meta))
             if not value > 0:
-                raise LlacError(f"predict ... with: {name} must be positive (seconds per byte for g, "
+                raise LlacError(f"with: {name} must be positive (seconds per byte for g, "
                                 f"seconds for L)", span_of(meta))
         return ("what_if", tuple(children))
 
@@ -181,6 +181,13 @@ class StatementBuilder(Transformer):
 
     def plot_comm(self, meta, children):
         return _parallel_report(ast.Comm, meta, children, plot=True)
+
+    def obsp(self, meta, children):
+        options = children[1:]
+        combine = "sum" if any(isinstance(c, Token) and c.type == "SUM" for c in options) else "max"
+        machine = next((c for c in options if isinstance(c, ast.Name)), None)
+        parameters = next((c[1] for c in options if isinstance(c, tuple)), ())
+        return ast.Obsp(_name(children[0]), combine, machine, parameters, span=span_of(meta))
 
     def machine(self, meta, children):
         action, names = str(children[0]), tuple(map(_name, children[1:]))

@@ -37,9 +37,11 @@ class RecordLayout:
 @dataclass
 class RecordResult:
     """The records read: per experiment an (n, columns) float array in file order, the
-    problems as (line, message), whether `#end` was found, and the line after the last one."""
+    problems as (line, message), the (line, text) of the lines `collect`ed, whether `#end`
+    was found, and the line after the last one."""
     values: dict[str, np.ndarray]
     problems: list[tuple[int, str]] = field(default_factory=list)
+    collected: list[tuple[int, bytes]] = field(default_factory=list)
     complete: bool = False
     last_line: int = 0
 
@@ -135,12 +137,14 @@ def _bad_spacing(body: bytes, data: np.ndarray, spaces_at: np.ndarray,
 
 
 def parse_records(body: bytes, first_line: int, layouts: Sequence[RecordLayout],
-                  invalid: Mapping[str, int], crlf: bool = False) -> RecordResult:
+                  invalid: Mapping[str, int], crlf: bool = False, collect: str | None = None) -> RecordResult:
     """Parse the record lines in `body` (whose first line is file line `first_line`).
 
     `layouts` are the valid experiments; records of the experiments in `invalid` (name ->
     header line) are skipped with one problem each. Everything after a `#end` line is ignored.
-    `crlf`: the file's lines end with `\\r\\n` (then that `\\r` is no damage).
+    `crlf`: the file's lines end with `\\r\\n` (then that `\\r` is no damage). Lines whose
+    first word is `collect` (the superstep records, `@step`) are handed back in
+    `result.collected` with their line numbers, for their own reader (`llac.supersteps`).
     """
     lines = _Lines.of(body, crlf)
     result = RecordResult({lay.name: np.empty((0, len(lay.columns))) for lay in layouts})
@@ -163,6 +167,8 @@ def parse_records(body: bytes, first_line: int, layouts: Sequence[RecordLayout],
         lay = by_name.get(words[0].decode("utf-8", "replace")) if words else None
         if lay is not None:
             _parse_line(i, lines.record(i), lay, parsed[lay.name], damaged, first_line)
+        elif words and collect is not None and words[0] == collect.encode():
+            result.collected.append((first_line + i, lines.record(i)))
         elif words:
             skipped.setdefault(words[0].decode("utf-8", "replace"), []).append(first_line + i)
         else:
@@ -239,7 +245,7 @@ def _convert(lines: _Lines, indices: np.ndarray, lay: RecordLayout, out, damaged
 def _parse_line(i: int, line: bytes, lay: RecordLayout, out, damaged, first_line: int) -> None:
     """Parse one record line by the fast path's rules; keep it, or note exactly what is wrong."""
     number = first_line + i
-    spacing = _spacing_fault(line)
+    spacing = spacing_fault(line)
     if spacing:
         damaged.append((number, f"record of {lay.name!r} has {spacing} (values are separated by "
                                 "single spaces); it is ignored"))
@@ -260,7 +266,7 @@ def _parse_line(i: int, line: bytes, lay: RecordLayout, out, damaged, first_line
     out[1].append(np.array([i]))
 
 
-def _spacing_fault(line: bytes) -> str:
+def spacing_fault(line: bytes) -> str:
     """What breaks a record line's spacing (`"a TAB at column 12"`), or "" when it is clean."""
     for column, byte in enumerate(line, start=1):
         if byte in CONTROL_SPACE:

@@ -38,6 +38,7 @@ class Session:
         self.objects: dict[str, object] = {}
         self.changed_settings: dict[str, object] = {}
         self.last_model: str | None = None    # what `predict` alone predicts with
+        self.supersteps: dict[str, dict[int, object]] = {}   # program -> P -> its PUB supersteps (obsp)
 
     # ---------------------------------------------------------------- running
     def execute(self, source: str) -> Iterator[object]:
@@ -58,6 +59,7 @@ class Session:
                                 statement.span)
             statement = ast.Assign(ast.Name(target, statement.obj.span), statement, span=statement.span)
         objects, settings = dict(self.objects), dict(self.changed_settings)
+        supersteps = {name: dict(runs) for name, runs in self.supersteps.items()}
         try:
             return list(handler_for(statement).handler(self, statement) or ())
         except LlacError as err:
@@ -65,7 +67,7 @@ class Session:
         except DOMAIN_ERRORS as err:
             raise LlacError(str(err), statement.span) from None
         except BaseException:   # Ctrl-C or an internal error: the statement leaves nothing behind
-            self.objects, self.changed_settings = objects, settings
+            self.objects, self.changed_settings, self.supersteps = objects, settings, supersteps
             raise
 
     def produce(self, source: ast.Source) -> Produced:

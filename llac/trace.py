@@ -22,6 +22,7 @@ from cll_grammar.workingset import parse_working_set
 from llac.errors import InputError
 from llac.experiment import Experiment
 from llac.records import RecordLayout, parse_records
+from llac.supersteps import RECORD, Supersteps, check_declaration, parse_steps
 
 VERSION = 1
 MAGIC = "#cll-trace"
@@ -60,6 +61,7 @@ class Trace:
     experiments: Mapping[str, Experiment]
     problems: tuple[Problem, ...] = ()
     complete: bool = True
+    supersteps: Supersteps | None = None    # a PUB program's `@step` records, when declared
 
 
 @dataclass
@@ -138,8 +140,10 @@ def read_trace(source: str | os.PathLike, text: str | None = None, stream: Binar
     valid = [lay for lay in layouts if lay is not None]
     invalid = {d.name: d.line for d, lay in zip(declared, layouts) if lay is None}
     crlf = data.split(b"\n", 1)[0].endswith(b"\r")
-    result = parse_records(body, first_line, valid, invalid, crlf)
+    declared_steps = _declared_steps(path, header, head_lines, problems)
+    result = parse_records(body, first_line, valid, invalid, crlf, RECORD if declared_steps else None)
     problems += [Problem(path, int(line), msg) for line, msg in result.problems]
+    supersteps = _supersteps(path, header, result.collected, problems) if declared_steps else None
     if not result.complete and match is not None:
         problems.append(Problem(path, int(result.last_line),
                                 "the file has no #end line: it was cut short, some records may be missing"))
@@ -152,7 +156,30 @@ def read_trace(source: str | os.PathLike, text: str | None = None, stream: Binar
                                                     header, problems)
         _check_count(path, decl, values.shape[1], problems)
     problems.sort(key=lambda p: p.line)
-    return Trace(path, header, experiments, tuple(problems), result.complete)
+    return Trace(path, header, experiments, tuple(problems), result.complete, supersteps)
+
+
+def _declared_steps(path: str, header: Mapping[str, str], head_lines: list[str],
+                    problems: list[Problem]) -> bool:
+    """Whether the header declares this version's superstep records (`#supersteps:`); a
+    declaration with other columns is a problem at its line (its records are then reported
+    as records of an unknown experiment)."""
+    if "supersteps" not in header:
+        return False
+    why = check_declaration(header["supersteps"])
+    if why:
+        line = next((n for n, text in enumerate(head_lines, start=1) if text.startswith("#supersteps")), 1)
+        problems.append(Problem(path, line, why))
+    return why is None
+
+
+def _supersteps(path: str, header: Mapping[str, str], collected, problems: list[Problem]) -> Supersteps:
+    """The trace's superstep table from its collected `@step` lines, a problem per bad line."""
+    procs = int(header["procs"]) if header.get("procs", "").isdigit() else None
+    steps, bad = parse_steps(collected, procs)
+    problems += [Problem(path, line, message) for line, message in bad]
+    return Supersteps(header.get("program", Path(path).name), procs or 0, header.get("host", ""),
+                      header.get("cpu", ""), path, tuple(steps))
 
 
 def declared_experiment(path: str, decl: _Declared, layout: RecordLayout, columns: dict,

@@ -17,11 +17,12 @@ from llac.errors import LlacError, format_error
 from llac.parse import grammar_keywords
 from llac.render import render
 from llac.session import Session
+from support.supersteps import FIGURE1, write_pub_trace
 from support.traces import write_matinit
 
 EXISTING = ["colinit", "rowinit", "colinit.model", "m"]    # made by SETUP
 OBJECTS = [*EXISTING, "nope", "colinit@x", "_", "log"]
-SETUP = 'load "matinit.cll.1.dat"; fit colinit; m = fit rowinit'
+SETUP = 'load "matinit.cll.1.dat", "fig1.cll.2.dat"; fit colinit; m = fit rowinit'
 
 COLUMNS = ["N", "time", "rank", "thread", "P", "count"]
 NUMBERS = ["0", "-0", "1", "3", "2.5", "-7", "1e400", "-1e400", "1e200", "1e-300", "1e308",
@@ -66,7 +67,10 @@ def statement(draw):
         f"m = fit {obj}", f"x = {obj}",
         f"machine {draw(st.sampled_from(['list', 'show', 'compare', 'mountain', 'bsp']))} {obj} {other}",
         f"machine export {obj} {draw(st.sampled_from(STRINGS))}",
-        f"machine import {draw(st.sampled_from(STRINGS))}"]
+        f"machine import {draw(st.sampled_from(STRINGS))}",
+        f"obsp {draw(st.sampled_from(['fig1', 'fig', obj]))}",
+        f"obsp fig1 {draw(st.sampled_from(['', 'sum']))} {draw(st.sampled_from(['', f'on {obj}']))} "
+        f"with g={number}, L={draw(st.sampled_from(NUMBERS))}"]
     return draw(st.sampled_from(shapes))
 
 
@@ -88,6 +92,7 @@ programs = st.one_of(
 def workdir(tmp_path_factory):
     path = tmp_path_factory.mktemp("fuzz")
     write_matinit(path / "matinit.cll.1.dat")
+    write_pub_trace(path / "fig1.cll.2.dat", FIGURE1)
     return path
 
 

@@ -62,9 +62,19 @@ def load_traces(session, traces, name: str | None = None) -> list:
         for experiments, path in parts:
             target = _free_name(session, exp_name, path, len(parts) > 1)
             results.append(session.store(target, merge_experiments(experiments)))
-    if not groups:
+    results += [store_supersteps(session, t.supersteps) for t in traces if t.supersteps is not None]
+    if not groups and not any(t.supersteps for t in traces):
         results.append(Note("no experiments found", warning=True))
     return results
+
+
+def store_supersteps(session, run) -> Note:
+    """Keep a PUB run's supersteps under its program's name and P, for `obsp PROGRAM`."""
+    runs = session.supersteps.setdefault(run.program, {})
+    replaced = run.procs in runs
+    runs[run.procs] = run
+    return Note(f"{'replaced' if replaced else 'kept'} the supersteps of {run.program} at P={run.procs}: "
+                f"{len(run.steps)} records (obsp {run.program} evaluates them)")
 
 
 def _free_name(session, name: str, path, qualify: bool) -> str:
@@ -116,7 +126,8 @@ def _load_model(session, statement: ast.Load, files):
     return [session.store(target, model)]
 
 
-@command("list", "list", "List the objects: name, kind, records and formula.", ["list"], ast.List)
+@command("list", "list", """List the objects: name, kind, records and formula; and the
+         programs whose supersteps `obsp` evaluates.""", ["list"], ast.List)
 def list_objects(session, statement):
     rows = []
     for name, obj in session.objects.items():
@@ -124,9 +135,11 @@ def list_objects(session, statement):
             rows.append((name, "experiment", len(obj), str(obj.formula)))
         else:
             rows.append((name, "model", int(obj.sample_points["count"].sum()), str(obj.formula)))
+    steps = [Note(f"supersteps of {program} (obsp {program}): P = {', '.join(map(str, sorted(runs)))}")
+             for program, runs in session.supersteps.items()]
     if not rows:
-        return [Note("no objects yet: use load")]
-    return [Table("objects", ("name", "kind", "records", "formula"), tuple(rows))]
+        return steps or [Note("no objects yet: use load")]
+    return [Table("objects", ("name", "kind", "records", "formula"), tuple(rows)), *steps]
 
 
 @command("show", "show NAME [limit N]", f"""Show an experiment's records as a table (the first

@@ -1,0 +1,170 @@
+"""The OBSP* model of the CALL paper (section 2, formulas (1)-(3)) evaluated on a run's
+supersteps (`llac.supersteps`), beside the plain BSP estimate with a global barrier at every
+superstep (docs/parallel-analysis.md, "OBSP*: oblivious synchronisation").
+
+For each BSP machine (the whole machine `0`, and each subgroup a `bsp_partition` made), with
+its members' entry times ξ (Φ_0):
+
+    Φ_{s,i} = max_{j ∈ Ω_{s,i}} (Φ_{s-1,j} + W_{s,j}) + g·h_{s,i} + L
+    h_{s,i} = max_{j ∈ Ω_{s,i}} (in_{s,j} @ out_{s,j})
+
+with Ω_{s,i} the senders to i in s and i itself for an oblivious sync (`obl`), every member
+for a barrier (`sync`). A superstep ending in `part` costs no communication: each member
+enters its subgroup at Φ_{s-1,j} + W_{s,j} (its ξ there), and its Φ_{s,j} is the time it
+leaves the subgroup (the subgroup's last superstep, which ends in `done`, costs W only), so
+that for the parent the subgroup's work is a subroutine's computation, as the paper says.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llac.errors import LlacError
+from llac.supersteps import Step, Supersteps
+
+ROOT = "0"
+COMBINE = {"max": max, "sum": lambda a, b: a + b}   # the paper's @ in formula (3)
+
+
+class ObspError(LlacError):
+    """Supersteps that do not make a run the model can evaluate (a rank missing a superstep,
+    a partner outside its machine, a subgroup never entered, ...)."""
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One run's measured time (the latest superstep end), the OBSP* and BSP predictions,
+    how many supersteps its whole machine made, and each processor's OBSP* end Φ_{R,i}."""
+    procs: int
+    measured: float
+    obsp: float
+    bsp: float
+    supersteps: int
+    ends: dict[int, float]
+
+
+def evaluate(run: Supersteps, g: float, L: float, combine: str = "max") -> Evaluation:
+    """The OBSP* time max_i Φ_{R,i} of `run` and its BSP estimate with these g (seconds per
+    byte) and L (seconds per superstep); `combine` is @ of formula (3): `max` (a network
+    interface that sends and receives at once) or `sum`. Raises ObspError when the steps are
+    inconsistent."""
+    if not run.steps:
+        raise ObspError(f"{run.path}: the trace declares supersteps but holds none")
+    machines = _machines(run.steps)
+    if ROOT not in machines:
+        raise ObspError(f"{run.path}: no superstep of the whole machine {ROOT}")
+    orphans = sorted(m for m in machines if m != ROOT and m.rsplit(".", 1)[0] not in machines)
+    if orphans:
+        raise ObspError(f"{run.path}: machine {orphans[0]} has no parent machine in the supersteps")
+    model = _Model(machines, g, L, COMBINE[combine], run.path)
+    exits, bsp = model.run(ROOT, {rank: 0.0 for rank in machines[ROOT]})
+    return Evaluation(run.procs, max(s.end for s in run.steps), max(exits.values()), bsp,
+                      len(next(iter(machines[ROOT].values()))), exits)
+
+
+def _machines(steps) -> dict[str, dict[int, dict[int, Step]]]:
+    """machine id -> rank -> step number -> Step."""
+    machines: dict[str, dict[int, dict[int, Step]]] = {}
+    for step in steps:
+        machines.setdefault(step.machine, {}).setdefault(step.rank, {})[step.step] = step
+    return machines
+
+
+def _child_order(machine: str) -> tuple[int, ...]:
+    """A machine id as numbers, so that 0.10 comes after 0.9."""
+    return tuple(int(part) for part in machine.split("."))
+
+
+class _Model:
+    """Formula (2) machine by machine, recursing into subgroups at partitions."""
+
+    def __init__(self, machines, g: float, L: float, combine, path: str):
+        self.machines, self.g, self.L, self.combine, self.path = machines, g, L, combine, path
+
+    def run(self, machine: str, entry: dict[int, float]) -> tuple[dict[int, float], float]:
+        """The members' Φ at the end of `machine`'s last superstep, entered at `entry` (ξ), and
+        the machine's BSP time (its supersteps' maxima summed, subgroups in parallel)."""
+        rows = self._rows(machine)
+        children = sorted((m for m in self.machines if m.rsplit(".", 1)[0] == machine and m != ROOT),
+                          key=_child_order)
+        pending = {rank: [c for c in children if rank in self.machines[c]] for rank in entry}
+        phi, bsp = dict(entry), 0.0
+        for number, row in enumerate(rows, start=1):
+            kind = self._kind(machine, number, row, last=number == len(rows))
+            ready = {rank: phi[rank] + step.W for rank, step in row.items()}
+            work = max(step.W for step in row.values())
+            if kind == "part":
+                phi, sub = self._partition(machine, number, ready, pending)
+                bsp += work + sub
+            elif kind == "done":
+                phi, bsp = ready, bsp + work
+            else:
+                phi, cost = self._superstep(machine, number, kind, row, ready)
+                bsp += work + cost
+        unused = sorted({c for rest in pending.values() for c in rest}, key=_child_order)
+        if unused:
+            raise ObspError(f"{self.path}: machine {unused[0]} is never entered: machine {machine} "
+                            f"has fewer supersteps ending in part than subgroups")
+        return phi, bsp
+
+    def _rows(self, machine: str) -> list[dict[int, Step]]:
+        """Each superstep's Step per member; every member must have supersteps 1..R."""
+        ranks = self.machines[machine]
+        counts = {rank: len(steps) for rank, steps in ranks.items()}
+        for rank, steps in ranks.items():
+            if sorted(steps) != list(range(1, len(steps) + 1)):
+                missing = min(set(range(1, max(steps) + 1)) - set(steps))
+                raise ObspError(f"{self.path}: rank {rank} has no superstep {missing} of machine {machine}")
+        if len(set(counts.values())) > 1:
+            few = min(counts, key=counts.get)
+            many = max(counts, key=counts.get)
+            raise ObspError(f"{self.path}: in machine {machine}, rank {few} made {counts[few]} supersteps "
+                            f"and rank {many} {counts[many]} (the paper's R is the same for all)")
+        return [{rank: ranks[rank][s] for rank in sorted(ranks)} for s in range(1, max(counts.values()) + 1)]
+
+    def _kind(self, machine: str, number: int, row: dict[int, Step], last: bool) -> str:
+        """How superstep `number` of `machine` ends, the same on every member; `done` ends a
+        subgroup's last superstep and only that."""
+        kinds = {step.sync for step in row.values()}
+        where = f"{self.path}: superstep {number} of machine {machine}"
+        if len(kinds) > 1:
+            raise ObspError(f"{where} ends in {' and '.join(sorted(kinds))} on different ranks")
+        kind = kinds.pop()
+        if (kind == "done") != (last and machine != ROOT):
+            raise ObspError(f"{where} ends in {kind}: " + (
+                "the whole machine has no bsp_done" if machine == ROOT else
+                "a subgroup's last superstep, and only that, ends in done"))
+        return kind
+
+    def _superstep(self, machine, number, kind, row, ready):
+        """Formula (2) for a superstep ending in `sync` or `obl`: each member's Φ, and the BSP
+        cost of its communication (g·max h + L)."""
+        own = {rank: self.combine(step.inbound, step.outbound) for rank, step in row.items()}
+        phi = {}
+        for rank, step in row.items():
+            outside = [p for p in step.partners if p not in row]
+            if outside:
+                raise ObspError(f"{self.path}: in superstep {number} of machine {machine}, rank {rank} "
+                                f"received from rank {outside[0]}, which is not in that machine")
+            omega = row if kind == "sync" else (rank, *step.partners)
+            phi[rank] = max(ready[j] for j in omega) + self.g * max(own[j] for j in omega) + self.L
+        return phi, self.g * max(own.values()) + self.L
+
+    def _partition(self, machine, number, ready, pending):
+        """A superstep ending in bsp_partition: every member enters its next subgroup at its
+        `ready` time; returns their exit times and the subgroups' longest BSP time."""
+        entries: dict[str, dict[int, float]] = {}
+        for rank, at in ready.items():
+            if not pending[rank]:
+                raise ObspError(f"{self.path}: superstep {number} of machine {machine} ends in part, but "
+                                f"rank {rank} has no records in a subgroup of {machine} to enter")
+            entries.setdefault(pending[rank].pop(0), {})[rank] = at
+        phi, longest = {}, 0.0
+        for child, entry in entries.items():
+            absent = sorted(set(self.machines[child]) - set(entry))
+            if absent:
+                raise ObspError(f"{self.path}: rank {absent[0]} of machine {child} does not enter it at "
+                                f"superstep {number} of machine {machine} with the others")
+            exits, sub = self.run(child, entry)
+            phi.update(exits)
+            longest = max(longest, sub)
+        return phi, longest

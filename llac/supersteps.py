@@ -1,0 +1,122 @@
+"""The superstep section of a PUB trace (docs/trace-format.md, "Supersteps (PUB programs)"):
+one `@step` record per processor and superstep, declared by the header's `#supersteps:`
+line. Parsed here into a small table for the OBSP* evaluator (`llac.obsp`); a damaged line
+is one problem and the good lines are kept, as for experiment records.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from llac.records import spacing_fault, plain_float
+
+RECORD = "@step"
+COLUMNS = ("rank", "machine", "step", "sync", "W", "in", "out", "end", "partners")
+SYNC_KINDS = ("sync", "obl", "part", "done")
+MACHINE_ID = re.compile(r"0(\.(0|[1-9][0-9]*))*")
+WHOLE = re.compile(r"0|[1-9][0-9]{0,8}")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One processor's superstep: global `rank`, `machine` id (`0`, `0.1`, ...), `step`
+    number within that machine from 1, how it ended (`sync`), computation seconds `W`, bytes
+    received `inbound` and sent `outbound`, the time it ended (`end`, seconds since the common
+    start) and the global ranks that sent to `rank` in it (`partners`)."""
+    rank: int
+    machine: str
+    step: int
+    sync: str
+    W: float
+    inbound: float
+    outbound: float
+    end: float
+    partners: tuple[int, ...]
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Supersteps:
+    """The supersteps of one run: the program, P, the host and CPU it ran on (to find g and L
+    in the machine database), the file it came from, and its steps in file order."""
+    program: str
+    procs: int
+    host: str
+    cpu: str
+    path: str
+    steps: tuple[Step, ...]
+
+
+def check_declaration(value: str) -> str | None:
+    """Why a `#supersteps:` header value is not this version's column list (None: it is)."""
+    if tuple(value.split()) == COLUMNS:
+        return None
+    return (f"'#supersteps: {value[:60]}' is not the column list this llac reads "
+            f"('{' '.join(COLUMNS)}'); the @step records are ignored")
+
+
+def parse_step(line: bytes, number: int, procs: int | None) -> Step:
+    """One `@step` record line (file line `number`) as a Step; ValueError says what is wrong.
+    `procs`, when known, bounds the ranks."""
+    spacing = spacing_fault(line)
+    if spacing:
+        raise ValueError(f"has {spacing} (values are separated by single spaces)")
+    words = line.decode("utf-8", "replace").split(" ")[1:]
+    if len(words) != len(COLUMNS):
+        raise ValueError(f"has {len(words)} values, expected {len(COLUMNS)} ({' '.join(COLUMNS)})")
+    rank_text, machine, step_text, sync, w, inbound, outbound, end, partners = words
+    rank = _rank(rank_text, "rank", procs)
+    if not MACHINE_ID.fullmatch(machine):
+        raise ValueError(f"machine {machine[:30]!r} is not a machine id (0, 0.1, 0.1.0, ...)")
+    if not WHOLE.fullmatch(step_text) or int(step_text) < 1:
+        raise ValueError(f"step {step_text[:30]!r} is not a superstep number (1, 2, ...)")
+    if sync not in SYNC_KINDS:
+        raise ValueError(f"sync {sync[:30]!r} is not one of {', '.join(SYNC_KINDS)}")
+    amounts = [_number(text, name, minimum=0.0) for text, name in
+               ((w, "W"), (inbound, "in"), (outbound, "out"))]
+    senders = () if partners == "-" else tuple(_rank(p, "partner", procs) for p in partners.split(","))
+    if len(set(senders)) != len(senders):
+        raise ValueError(f"partners {partners[:30]!r} names a rank twice")
+    return Step(rank, machine, int(step_text), sync, *amounts, _number(end, "end"), senders, number)
+
+
+def _rank(text: str, what: str, procs: int | None) -> int:
+    """A rank written in a record: a whole number below P (when P is known)."""
+    if not WHOLE.fullmatch(text):
+        raise ValueError(f"{what} {text[:30]!r} is not a rank (0, 1, ...)")
+    if procs is not None and int(text) >= procs:
+        raise ValueError(f"{what} {text} is not a rank of this run (P = {procs})")
+    return int(text)
+
+
+def _number(text: str, what: str, minimum: float | None = None) -> float:
+    """A finite decimal value of a record, at least `minimum` when given."""
+    try:
+        value = plain_float(text.encode())
+    except ValueError:
+        raise ValueError(f"{what} {text[:30]!r} is not a number") from None
+    if not math.isfinite(value) or (minimum is not None and value < minimum):
+        raise ValueError(f"{what} {text[:30]} is not a finite number"
+                         + (f" >= {minimum:g}" if minimum is not None else ""))
+    return value
+
+
+def parse_steps(collected, procs: int | None) -> tuple[list[Step], list[tuple[int, str]]]:
+    """The Steps of the collected `(line number, line)` pairs and a problem per bad line: a
+    damaged one, or a second record of the same rank, machine and step."""
+    steps, problems, seen = [], [], {}
+    for number, line in collected:
+        try:
+            step = parse_step(line, number, procs)
+        except ValueError as err:
+            problems.append((number, f"superstep record {err}; it is ignored"))
+            continue
+        key = (step.rank, step.machine, step.step)
+        if key in seen:
+            problems.append((number, f"superstep record: rank {step.rank} has superstep {step.step} of "
+                                     f"machine {step.machine} already (line {seen[key]}); it is ignored"))
+            continue
+        seen[key] = number
+        steps.append(step)
+    return steps, problems

@@ -1,0 +1,232 @@
+"""The OBSP* evaluator (issue 12, item 4): the trace's superstep section read with the damage
+rules of records, formulas (2) and (3) of the CALL paper on hand-computed runs (Figure 1, a
+partition), plain BSP beside them, and the `obsp` command with g and L given or probed."""
+import os
+import subprocess
+import sys
+from dataclasses import replace
+
+import pytest
+
+from cll_grammar.machinedb import MachineDB
+from llac.obsp import ObspError, evaluate
+from llac.trace import read_trace
+from support.machines import probe_run
+from support.supersteps import FIGURE1, G, H, L, PARTITION, W, random_run, write_pub_trace
+
+
+def supersteps(tmp_path, rows, **options):
+    """The superstep table of a trace written with these rows."""
+    write_pub_trace(tmp_path / "t.cll.dat", rows, **options)
+    trace = read_trace(tmp_path / "t.cll.dat")
+    assert not trace.problems, trace.problems
+    return trace.supersteps
+
+
+def llac(workdir, script, db=None):
+    """`llac -c script` in `workdir`; the machine database is `db` (or one that does not exist)."""
+    env = {**os.environ, "LLAC_MACHINE_DB": str(db or workdir / "none.sqlite")}
+    return subprocess.run([sys.executable, "-m", "llac", "-c", script], cwd=workdir, env=env,
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+def row_of(stdout, procs):
+    """The numbers of the `obsp` table's row for this P."""
+    return next(line.split() for line in stdout.splitlines() if line.split()[:1] == [str(procs)])
+
+
+def test_figure1_obsp_gives_5w_and_bsp_6w(tmp_path):
+    result = evaluate(supersteps(tmp_path, FIGURE1), G, L)
+    assert result.measured == pytest.approx(5 * W)
+    assert result.obsp == pytest.approx(5 * W)
+    assert result.bsp == pytest.approx(6 * W)
+    assert result.supersteps == 2
+
+
+def test_with_barriers_obsp_is_bsp(tmp_path):
+    barrier = [(*r[:3], "sync", *r[4:]) for r in FIGURE1]
+    result = evaluate(supersteps(tmp_path, barrier), G, L)
+    assert result.obsp == pytest.approx(6 * W) and result.bsp == pytest.approx(6 * W)
+
+
+def test_h_combines_in_and_out_by_max_or_sum(tmp_path):
+    # rank 1 receives H and sends H in superstep 1: h = H with max, 2H with +
+    both = [(0, "0", 1, "obl", W, H, H, 0.0, "1"), (1, "0", 1, "obl", W, H, H, 0.0, "0")]
+    run = supersteps(tmp_path, both)
+    assert evaluate(run, G, L).obsp == pytest.approx(W + G * H + L)
+    assert evaluate(run, G, L, "sum").obsp == pytest.approx(W + G * 2 * H + L)
+
+
+def test_partition_by_hand(tmp_path):
+    """docs/parallel-analysis.md works this example: subgroups start when their members enter
+    them, leave at bsp_done at different times, and the parent goes on from there."""
+    result = evaluate(supersteps(tmp_path, PARTITION, procs=4), 1e-6, 1e-4)
+    assert result.obsp == pytest.approx(9.5e-3)
+    assert result.bsp == pytest.approx(9.7e-3)     # 4 + max(3.4, 3.6) + (1 + 1.0 + 0.1) ms
+    assert result.measured == pytest.approx(9.5e-3)
+
+
+def test_two_partitions_of_one_machine_enter_their_subgroups_in_order(tmp_path):
+    # machine 0 splits into 0.0 = {0}, 0.1 = {1}, then again into 0.2 = {0, 1}
+    rows = [(0, "0", 1, "part", 1e-3, 0, 0, 0.0, "-"), (1, "0", 1, "part", 2e-3, 0, 0, 0.0, "-"),
+            (0, "0.0", 1, "done", 5e-3, 0, 0, 0.0, "-"), (1, "0.1", 1, "done", 1e-3, 0, 0, 0.0, "-"),
+            (0, "0", 2, "part", 0, 0, 0, 0.0, "-"), (1, "0", 2, "part", 0, 0, 0, 0.0, "-"),
+            (0, "0.2", 1, "obl", 0, 0, 0, 0.0, "1"), (1, "0.2", 1, "obl", 0, 0, 0, 0.0, "-"),
+            (0, "0.2", 2, "done", 1e-3, 0, 0, 0.0, "-"), (1, "0.2", 2, "done", 0, 0, 0, 0.0, "-")]
+    result = evaluate(supersteps(tmp_path, rows), 0.0, 1e-4)
+    # rank 0 leaves 0.0 at 6 ms, rank 1 leaves 0.1 at 3 ms; in 0.2 rank 0 waits for itself
+    # only: 6 + 0.1 + 1 ms, rank 1 for nobody: 3 + 0.1 ms
+    assert result.obsp == pytest.approx(7.1e-3)
+    # BSP: 2 + max(5, 1) ms, then 0 + max(0 + 0.1 + 1) ms
+    assert result.bsp == pytest.approx(8.1e-3)
+
+
+@pytest.mark.parametrize("rows, message", [
+    (FIGURE1[:3], "rank 1 made 1 supersteps and rank 0 2"),
+    ([r for r in FIGURE1 if r[2] == 2], "rank 0 has no superstep 1 of machine 0"),
+    ([(*FIGURE1[0][:8], "1"), FIGURE1[1], (0, "0", 2, "obl", W, 0, 0, 0.0, "-"), (1, "0", 2, "sync", W, 0, 0, 0.0, "-")],
+     "superstep 2 of machine 0 ends in obl and sync on different ranks"),
+    ([(*r[:3], "done", *r[4:]) for r in FIGURE1], "the whole machine has no bsp_done"),
+    ([(*r[:3], "part", *r[4:]) for r in FIGURE1], "rank 0 has no records in a subgroup of 0 to enter"),
+    ([(0, "0.1", 1, "done", W, 0, 0, 0.0, "-")], "no superstep of the whole machine 0"),
+])
+def test_inconsistent_supersteps_are_refused_with_a_reason(tmp_path, rows, message):
+    with pytest.raises(ObspError, match=message):
+        evaluate(supersteps(tmp_path, rows), G, L)
+
+
+def test_a_partner_outside_the_machine_is_refused(tmp_path):
+    rows = [r if r[1] == "0" or r[0] != 1 else (*r[:8], "3") for r in PARTITION]
+    with pytest.raises(ObspError, match="rank 1 received from rank 3, which is not in that machine"):
+        evaluate(supersteps(tmp_path, rows, procs=4), G, L)
+
+
+DAMAGED = ["@step 0 0 3 obl 0.001 0 0 0.006", "@step 0 0 3 obl x 0 0 0.006 -",
+           "@step 0 0.01 3 obl 0.001 0 0 0.006 -", "@step 0 0 0 obl 0.001 0 0 0.006 -",
+           "@step 0 0 3 wait 0.001 0 0 0.006 -", "@step 0 0 3 obl -1 0 0 0.006 -",
+           "@step 2 0 3 obl 0.001 0 0 0.006 -", "@step 0 0 3 obl 0.001 0 0 0.006 0,2",
+           "@step 0 0 3 obl 0.001 0 0 nan -", "@step 0 0 3 obl 0.001 0 0 0.006 1,1",
+           "@step 0 0 3 obl 0.001\t0 0 0.006 -", "@step 0 0 1 obl 0.001 0 0 0.006 -"]
+
+
+def test_damaged_superstep_lines_are_one_problem_each_and_the_good_ones_load(tmp_path):
+    write_pub_trace(tmp_path / "t.cll.dat", FIGURE1, extra=DAMAGED)
+    trace = read_trace(tmp_path / "t.cll.dat")
+    messages = [p.message for p in trace.problems]
+    assert len(messages) == len(DAMAGED), messages
+    for expected in ("has 8 values, expected 9", "W 'x' is not a number", "machine '0.01' is not a machine id",
+                     "step '0' is not a superstep number", "sync 'wait' is not one of",
+                     "W -1 is not a finite number >= 0", "rank 2 is not a rank of this run (P = 2)",
+                     "partner 2 is not a rank", "end nan is not a finite number", "names a rank twice",
+                     "a TAB at column", "rank 0 has superstep 1 of machine 0 already"):
+        assert any(expected in m for m in messages), (expected, messages)
+    assert len(trace.supersteps.steps) == len(FIGURE1)
+    assert evaluate(trace.supersteps, G, L).obsp == pytest.approx(5 * W)
+
+
+def test_undeclared_or_unknown_superstep_sections_are_reported(tmp_path):
+    write_pub_trace(tmp_path / "a.cll.dat", FIGURE1, declare=False)
+    plain = read_trace(tmp_path / "a.cll.dat")
+    assert plain.supersteps is None
+    assert [p.message for p in plain.problems] == ["record of unknown experiment '@step' (and 3 more lines) is ignored"]
+    text = (tmp_path / "a.cll.dat").read_text().replace("#data", "#supersteps: rank step W\n#data")
+    (tmp_path / "b.cll.dat").write_text(text)
+    other = read_trace(tmp_path / "b.cll.dat")
+    assert other.supersteps is None
+    assert "is not the column list this llac reads" in other.problems[0].message
+
+
+def test_obsp_command_with_given_g_and_L(tmp_path):
+    write_pub_trace(tmp_path / "fig1.cll.2.dat", FIGURE1)
+    write_pub_trace(tmp_path / "fig1.cll.4.dat", PARTITION, procs=4)
+    done = llac(tmp_path, f'load "fig1.cll.*.dat"; obsp fig1 with g={G}, L={L}')
+    assert done.returncode == 0, done.stderr
+    assert "kept the supersteps of fig1 at P=2: 4 records" in done.stdout
+    two = row_of(done.stdout, 2)
+    assert [float(v) for v in two[2:7]] == pytest.approx([5 * W, 5 * W, 0, 6 * W, 20], abs=1e-9)
+    four = row_of(done.stdout, 4)
+    assert float(four[1]) == 2 and float(four[2]) == pytest.approx(9.5e-3)
+    assert "P=2: g and L given" in done.stdout and "in max out" in done.stdout
+    listed = llac(tmp_path, 'load "fig1.cll.*.dat"; list')
+    assert "supersteps of fig1 (obsp fig1): P = 2, 4" in listed.stdout, listed.stdout
+
+
+def test_obsp_command_takes_g_and_L_from_the_machine_database(tmp_path):
+    with MachineDB(tmp_path / "machines.sqlite") as db:
+        db.store(probe_run())                       # at P = 2: g = 2e-9 s/byte, L = 4e-6 s
+        fast = probe_run(label="fastnet", date="2026-11-23T13:00:00Z")
+        fast.bsp = [replace(b, g=b.g / 2, L=b.L / 4) for b in fast.bsp]
+        db.store(fast)
+    write_pub_trace(tmp_path / "fig1.cll.2.dat", FIGURE1)
+    c = 2e-9 * H + 4e-6
+    done = llac(tmp_path, 'load "fig1.cll.2.dat"; obsp fig1; obsp fig1 on node1@fastnet; '
+                          'obsp fig1 with L=1e-3', tmp_path / "machines.sqlite")
+    assert done.returncode == 0, done.stderr
+    tables = done.stdout.split("OBSP* and BSP predictions")[1:]
+    probed, fast, mixed = (row_of(t, 2) for t in tables)
+    assert float(probed[3]) == pytest.approx(3 * W + 2 * c, rel=1e-4)
+    assert float(probed[5]) == pytest.approx(4 * W + 2 * c, rel=1e-4)
+    assert float(fast[3]) == pytest.approx(3 * W + 2 * (1e-9 * H + 1e-6), rel=1e-4)
+    assert float(mixed[3]) == pytest.approx(3 * W + 2 * (2e-9 * H + 1e-3), rel=1e-4)
+    assert "from the probe of node1@1 at P=2 (large messages)" in tables[0]
+    assert "g from the probe of node1@1 at P=2 (large messages), L given" in tables[2]
+
+
+@pytest.mark.parametrize("script, message", [
+    ('obsp fig1', "no supersteps of a program called 'fig1' (programs with supersteps: none"),
+    ('load "fig1.cll.2.dat"; obsp fig', "did you mean 'fig1'?"),
+    ('load "fig1.cll.2.dat"; obsp fig1', "was never probed"),
+    ('load "fig1.cll.2.dat"; obsp fig1 with g=0, L=1', "g must be positive"),
+    ('load "fig1.cll.2.dat"; obsp fig1 with g=1e-9, g=1e-9, L=1', "g is given twice"),
+    ('load "fig1.cll.2.dat"; obsp fig1 on node7', "no machine 'node7' in"),
+    ('load "fig1.cll.2.dat"; obsp fig1 on node9@fast', "machine node9 has no probe run 'fast'"),
+])
+def test_obsp_mistakes_are_one_clear_message(tmp_path, script, message):
+    write_pub_trace(tmp_path / "fig1.cll.2.dat", FIGURE1)
+    with MachineDB(tmp_path / "machines.sqlite") as db:
+        db.store(probe_run(host="node9"))           # not the machine the trace was measured on
+    done = llac(tmp_path, script, tmp_path / "machines.sqlite")
+    assert done.returncode == 1 and message in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_without_a_machine_database_g_and_L_must_be_given(tmp_path):
+    write_pub_trace(tmp_path / "fig1.cll.2.dat", FIGURE1)
+    done = llac(tmp_path, 'load "fig1.cll.2.dat"; obsp fig1')
+    assert done.returncode == 1 and "no machine database here" in done.stderr, done.stderr
+    assert "or give g and L: obsp fig1 with g=..., L=..." in done.stderr
+
+
+def test_an_inconsistent_run_is_a_row_without_figures(tmp_path):
+    write_pub_trace(tmp_path / "fig1.cll.2.dat", FIGURE1)
+    write_pub_trace(tmp_path / "fig1.cll.3.dat", FIGURE1[:3], procs=3)
+    done = llac(tmp_path, f'load "fig1.cll.*.dat"; obsp fig1 with g={G}, L={L}')
+    assert done.returncode == 0, done.stderr
+    assert row_of(done.stdout, 3)[2:7] == ["-"] * 5
+    assert "P=3: not evaluated: " in done.stdout and "rank 1 made 1 supersteps" in done.stdout
+
+
+def test_tab_offers_the_programs_with_supersteps_and_the_options(tmp_path, monkeypatch):
+    from llac.completion import candidates
+    from llac.session import Session
+    write_pub_trace(tmp_path / "fig1.cll.2.dat", FIGURE1)
+    monkeypatch.chdir(tmp_path)
+    session = Session()
+    list(session.execute('load "fig1.cll.2.dat"'))
+    assert candidates(session, "obsp ") == ["fig1"]
+    assert candidates(session, "obsp fig1 ") == ["on", "sum", "with"]
+    assert candidates(session, "obsp fig1 sum with ") == ["g=", "L="]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_runs_with_nested_partitions_in_any_line_order(tmp_path, seed):
+    """Seeded synthetic runs whose ENDs are simulated: the evaluator finds every processor's
+    end from the trace, whatever the order of its lines, and BSP is never below OBSP*."""
+    import random
+    procs = 2 + seed % 7
+    rows = random_run(seed, procs, 2e-9, 5e-6)
+    random.Random(seed).shuffle(rows)
+    result = evaluate(supersteps(tmp_path, rows, procs=procs), 2e-9, 5e-6)
+    last = {r[0]: r[7] for r in rows if r[1] == "0" and r[2] == result.supersteps}
+    assert result.ends == pytest.approx(last, rel=1e-12)
+    assert result.obsp == pytest.approx(result.measured, rel=1e-12)
+    assert result.bsp >= result.obsp * (1 - 1e-12)
