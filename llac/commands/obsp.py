@@ -58,6 +58,9 @@ def machine_parameters(run, given: dict[str, float], other: ast.Name | None) -> 
     """g, L and where they came from for one run: those `given`, the rest from the probe of
     machine `other` or of the machine the run was measured on (its nearest P)."""
     if "g" in given and "L" in given:
+        if other is not None:
+            raise LlacError(f"obsp ... on {other.text}: with both g and L given, the machine has "
+                            f"nothing left to give; drop `on` or one of them", other.span)
         return given["g"], given["L"], "given"
     try:
         db = open_machines()
