@@ -17,8 +17,10 @@ beyond the largest fitted working set w₀ of the interval that predicts it,
     t_aware = max(t_plain, T̂(w))
 
 and within the fitted working sets t_aware = t_plain. On another machine M
-(`predict ... on M`), t_on = max(r·t_aware, T̂_M(w)), with T̂_M costed by M's mountain and r
-M's cost of the basic operations relative to this machine's.
+(`predict ... on M`), with r M's cost of the basic operations relative to this machine's:
+within the fitted working sets t_on = t_plain · max(r, ρ·c_M(w)/c(w)) (the measured time
+carries this machine's costs), beyond them t_on = max(r·t_aware, T̂_M(w)), with T̂_M costed
+by M's mountain.
 """
 from __future__ import annotations
 
@@ -201,11 +203,16 @@ def aware_prediction(model, view: MemoryView, columns: dict[str, np.ndarray], va
     largest = np.array([_piece_reference(model, i, fitted_sets) for i in range(len(model.pieces))])
     reference = np.where(piece >= 0, largest[np.clip(piece, 0, None)], fitted_sets.max())
     # within the fitted working sets the plain prediction stands; beyond, the traffic may dominate
-    here = np.where(sets > reference, np.maximum(values, view.traffic(view.run, sets)), values)
+    beyond = sets > reference
+    here = np.where(beyond, np.maximum(values, view.traffic(view.run, sets)), values)
+    notes = _leaving_notes(model, view, columns, sets)
     if other is None:
-        return here, _leaving_notes(model, view, columns, sets)
+        return here, notes
     compute = _compute_ratio(view.run, other.run)
-    return np.maximum(compute * here, view.traffic(other.run, sets)), _leaving_notes(model, view, columns, sets)
+    # within the data the measured time carries this machine's costs: scale its memory share;
+    # beyond it, the traffic costed on the other machine
+    inside = values * np.maximum(compute, view.share * view.cost(other.run, sets) / view.cost(view.run, sets))
+    return np.where(beyond, np.maximum(compute * here, view.traffic(other.run, sets)), inside), notes
 
 
 def _piece_reference(model, index: int, fitted_sets: np.ndarray) -> float:
