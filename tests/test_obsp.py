@@ -181,6 +181,7 @@ def test_obsp_command_takes_g_and_L_from_the_machine_database(tmp_path):
     ('load "fig1.cll.2.dat"; obsp fig1 on node7', "no machine 'node7' in"),
     ('load "fig1.cll.2.dat"; obsp fig1 on node9@fast', "machine node9 has no probe run 'fast'"),
     ('load "fig1.cll.2.dat"; obsp fig1 on node9 with g=1e-9, L=1e-6', "the machine has nothing left to give"),
+    ('load "fig1.cll.2.dat" as f', "these files hold none (only supersteps, which `obsp PROGRAM` names"),
 ])
 def test_obsp_mistakes_are_one_clear_message(tmp_path, script, message):
     write_pub_trace(tmp_path / "fig1.cll.2.dat", FIGURE1)

@@ -44,8 +44,12 @@ def load(session, statement: ast.Load):
         raise LlacError("a formula is only given for CSV files; for a trace use: g = NAME formula \"...\"")
     from llac.spill import read_input
     traces = [stdin_trace() if f == "-" else read_input(f) for f in files]
-    if statement.name and sum(len(t.experiments) for t in traces) != 1:
-        raise LlacError("'as NAME' names a single experiment, but these files hold several")
+    held = sum(len(t.experiments) for t in traces)
+    if statement.name and held != 1:
+        what = "several" if held else "none"
+        if not held and any(t.supersteps is not None for t in traces):
+            what += " (only supersteps, which `obsp PROGRAM` names by their program)"
+        raise LlacError(f"'as NAME' names a single experiment, but these files hold {what}")
     return load_traces(session, traces, statement.name.text if statement.name else None)
 
 
