@@ -14,7 +14,7 @@ call cc [CC ARGS...] PROG.c ...    translate and compile with the tracing runtim
 call run PROG.c [--procs A:B:F] [--cflags FLAGS] [--no-oversubscribe] [-- ARGS]
                                    build if needed, run (MPI: mpirun -np P), print trace paths
 call check PROG.c ...              diagnostics only
-call probe [--quick] [--label TEXT] [--db PATH] [--procs 1,2,4] [--no-oversubscribe]
+call probe [--quick] [--label NAME] [--db PATH] [--procs 1,2,4] [--no-oversubscribe]
                                    measure this machine (memory mountain, caches, operation
                                    costs) and store the run in the machine database
 call --debug COMMAND ...           an internal error shows its Python traceback
@@ -87,11 +87,12 @@ def _procs_list(text: str) -> list[int]:
 
 
 def _label(text: str) -> str:
-    """A probe run's label: any text the database can hold (UTF-8; not bytes that are not)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise argparse.ArgumentTypeError(f"{text!r}: not valid UTF-8 text") from None
+    """A probe run's label: a name llac can write after `MACHINE@` (letters, digits and `_`,
+    not starting with a digit: `vm@3` means run 3)."""
+    import re
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text):
+        raise argparse.ArgumentTypeError(f"{text!r}: a label is a name (letters, digits and _, "
+                                         f"not starting with a digit), as llac writes it in MACHINE@LABEL")
     return text
 
 

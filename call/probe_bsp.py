@@ -161,14 +161,15 @@ def table(points: list[BspPoint]) -> str:
 
 
 def procs_list(text: str) -> list[int]:
-    """argparse type of --procs: a comma-separated list of positive integers."""
+    """argparse type of --procs: a comma-separated list of positive integers (each measured
+    once, in increasing order)."""
     try:
         counts = [int(part) for part in text.split(",")]
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: expected P1,P2,..., positive integers") from None
     if any(count < 1 for count in counts):
         raise argparse.ArgumentTypeError(f"{text!r}: processor counts are positive integers")
-    return counts
+    return sorted(set(counts))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -87,10 +87,16 @@ class MachineDB:
 
     def __init__(self, path: Path | str | None = None, create: bool = True):
         """Open (and with `create`, create) the database at `path` (default_path() when None),
-        applying the migrations it lacks."""
+        applying the migrations it lacks. Only the default location's folders are made: a
+        path the user gives must name an existing folder."""
+        chosen = path is not None or bool(os.environ.get(ENVIRONMENT_VARIABLE))
         self.path = Path(path) if path is not None else default_path()
         if not create and not self.path.exists():
             raise MachineDBError(f"{self.path}: no machine database here")
+        if chosen and not self.path.parent.is_dir():     # a typo must not make a new database
+            raise MachineDBError(f"{self.path}: the folder {self.path.parent} does not exist")
+        if self.path.is_dir():
+            raise MachineDBError(f"{self.path}: is a folder, not a database file")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.connection = sqlite3.connect(self.path)

@@ -13,7 +13,7 @@ import numpy as np
 
 from cll_grammar.machine import BspPoint, ProbeRun
 from llac.errors import LlacError
-from llac.machines import open_machines, resolve
+from llac.machines import open_machines, resolve_bsp
 
 PARAMETERS = ("g", "L")
 
@@ -30,8 +30,8 @@ def communication_scale(model, columns: dict[str, np.ndarray], values: np.ndarra
         if here_name is None:
             raise LlacError("the machine the data were measured on was never probed (`call probe "
                             "--procs ...` there): g and L there are unknown")
-        here_ref, here = resolve(db, here_name)
-        there_ref, there = resolve(db, other) if other else (None, None)
+        here_ref, here = resolve_bsp(db, here_name)
+        there_ref, there = resolve_bsp(db, other) if other else (None, None)
     procs = _procs(model, columns, len(values))
     old_g, old_L = (np.array([nearest_bsp(here, p, here_ref).g for p in procs]),
                     np.array([nearest_bsp(here, p, here_ref).L for p in procs]))

@@ -9,7 +9,9 @@ run without a label, else its latest run: a label marks a run made under special
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, fields
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +59,17 @@ def resolve(db: MachineDB, reference: str | None) -> tuple[str, ProbeRun]:
         tags = ", ".join(f"{name}@{r.label or r.run_id}" for r in runs)
         raise LlacError(f"machine {name} has no probe run {tag!r} (its runs: {tags})")
     return name, chosen[-1]
+
+
+def resolve_bsp(db: MachineDB, reference: str | None) -> tuple[str, ProbeRun]:
+    """Like resolve, for BSP's g and L: a plain machine name (or none) whose chosen run was
+    probed without `--procs` falls back to the machine's latest run that has them."""
+    name, run = resolve(db, reference)
+    if not run.bsp and (reference is None or "@" not in reference):
+        with_bsp = [r for r in db.runs(name) if r.bsp]
+        if with_bsp:
+            return name, with_bsp[-1]
+    return name, run
 
 
 def machine_references() -> list[str]:
@@ -113,6 +126,9 @@ def operation_cost(run: ProbeRun, name: str) -> float | None:
 
 def export_machine(db: MachineDB, name: str, path: Path) -> int:
     """Write machine `name` with all its probe runs to a JSON file; return how many runs."""
+    if "@" in name:
+        raise LlacError(f"machine export takes a machine's name and writes all its runs: "
+                        f"machine export {name.split('@')[0]} \"FILE\"")
     runs = db.runs(name)
     if not runs:
         raise LlacError(f"no machine {name!r} in {db.path}")
@@ -161,20 +177,39 @@ def _run_from_json(item: dict) -> ProbeRun:
     run = ProbeRun(**fields)
     if not isinstance(run.host, str) or not isinstance(run.cpu_model, str) or not isinstance(run.date, str):
         raise ValueError("host, cpu_model and date must be strings")
+    datetime.fromisoformat(run.date)                     # ValueError names the bad date
+    if not isinstance(run.quick, bool) or not (run.label is None or isinstance(run.label, str)):
+        raise ValueError(f"quick must be true or false and label a string (quick is {run.quick!r})")
+    if not (run.cores is None or type(run.cores) is int and run.cores > 0) or \
+            not (run.seconds is None or _number(run.seconds) and run.seconds >= 0):
+        raise ValueError(f"cores is {run.cores!r} and seconds {run.seconds!r}: not a count and a duration")
     for attribute, kind in parts.items():
         setattr(run, attribute, [_checked(kind(**p)) for p in item.get(attribute, [])])
     return run
 
 
+def _number(value) -> bool:
+    """A finite int or float (not a bool: JSON's true is no number)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+WORDS = {"access": ACCESSES, "message": ("small", "large"), "kind": ("Data", "Instruction", "Unified")}
+
+
 def _checked(part):
-    """`part` when each of its number fields holds a number and a mountain point's access
-    is one the database knows (JSON can hold anything)."""
-    if isinstance(part, MountainPoint) and part.access not in ACCESSES:
-        raise ValueError(f"MountainPoint.access is {part.access!r}, not one of {', '.join(ACCESSES)}")
+    """`part` when its fields hold what a probe measures (JSON can hold anything): its words
+    among those the database knows, spreads finite and >= 0, every other number finite and
+    > 0 (an optional one may be null)."""
     for item in fields(part):
-        value = getattr(part, item.name)
-        number = "int" in str(item.type) or "float" in str(item.type)
-        if number and not (isinstance(value, (int, float)) and not isinstance(value, bool)
-                           or value is None and "None" in str(item.type)):
-            raise ValueError(f"{type(part).__name__}.{item.name} is {value!r}, not a number")
+        value, name = getattr(part, item.name), f"{type(part).__name__}.{item.name}"
+        if item.name in WORDS and value not in WORDS[item.name]:
+            raise ValueError(f"{name} is {value!r}, not one of {', '.join(WORDS[item.name])}")
+        if not ("int" in str(item.type) or "float" in str(item.type)):
+            continue
+        if value is None and "None" in str(item.type):
+            continue
+        if not _number(value):
+            raise ValueError(f"{name} is {value!r}, not a number")
+        if value < 0 or value == 0 and not item.name.endswith("spread"):
+            raise ValueError(f"{name} is {value!r}: it must be {'>= 0' if item.name.endswith('spread') else '> 0'}")
     return part

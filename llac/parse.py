@@ -194,7 +194,7 @@ class StatementBuilder(Transformer):
         most = {"list": 0, "show": 1, "mountain": 1, "bsp": 1, "compare": 2}[action]
         least = 2 if action == "compare" else 0
         if not least <= len(names) <= most:
-            wanted = "two machines" if action == "compare" else f"at most {most} machine"
+            wanted = {0: "no machine", 1: "at most one machine", 2: "two machines"}[most]
             raise LlacError(f"machine {action} takes {wanted}", span_of(meta))
         return ast.Machine(action, names, span=span_of(meta))
 

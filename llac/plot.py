@@ -256,17 +256,21 @@ def bar_chart(title: str, labels, series, markers, stacked: bool = False,
 
 
 def line_chart(title: str, x, series: dict, x_label: str, width: int = WIDTH, height: int = HEIGHT,
-               log_x: bool = False) -> str:
+               log_x: bool = False, log_y: bool = False) -> str:
     """One line per named series over the values `x` (e.g. times by P), each with its own
-    marker, so the legend reads without colours; `log_x` spaces x by its logarithm (sizes
-    from KiB to GiB), with readable ticks."""
+    marker, so the legend reads without colours; `log_x` and `log_y` space an axis by its
+    logarithm (sizes from KiB to GiB, costs from 0.2 to 200 ns), with readable ticks."""
     figure = _figure(width, height)
     at = np.log10(np.asarray(x, dtype=float)) if log_x else list(x)
     for i, (name, values) in enumerate(series.items()):
         marker = SERIES_MARKERS[i % len(SERIES_MARKERS)]
-        figure.draw(figure.signal(list(at), list(values), marker=marker).lines().label(name))
+        heights = np.log10(np.asarray(values, dtype=float)) if log_y else list(values)
+        figure.draw(figure.signal(list(at), list(heights), marker=marker).lines().label(name))
     if log_x:
         figure.ruler("x").ticks(*log_ticks(float(min(x)), float(max(x))))
+    if log_y:
+        shown = [v for values in series.values() for v in values if v > 0 and np.isfinite(v)]
+        figure.ruler("y").ticks(*log_ticks(min(shown), max(shown)))
     figure.title(title)
     figure.label(x_label, "x")
     return figure.build().string(colorless=True)

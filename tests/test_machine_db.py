@@ -176,6 +176,8 @@ def test_export_and_import_carry_a_machine_to_another_database(db_path, tmp_path
     ("machine show nope", "no machine 'nope' in"),
     ("machine show node1@nolabel", "machine node1 has no probe run 'nolabel' (its runs: node1@1, node1@loaded)"),
     ("machine compare node1", "machine compare takes two machines"),
+    ("machine list node1", "machine list takes no machine"),
+    ('machine export node1@loaded "x.json"', "machine export takes a machine's name and writes all its runs"),
     ("machine frob", "expected 'export', 'import', 'list', 'show', 'compare', 'mountain' or 'bsp'"),
     ('machine import "missing.json"', "cannot read 'missing.json'"),
 ])
@@ -185,15 +187,27 @@ def test_mistakes_get_one_clear_message(db_path, command, message):
     assert message in done.stderr and "Traceback" not in done.stderr
 
 
+RUN = '{"format": "llac-machine 1", "runs": [{"host": "h", "cpu_model": "c", "date": "2026-11-23", %s}]}'
+
+
 @pytest.mark.parametrize("document, message", [
     ("{", "not a machine file"),
     ('{"format": "other"}', "not a machine file"),
     ('{"format": "llac-machine 1", "runs": [{"host": "h"}]}', "damaged machine file"),
-    ('{"format": "llac-machine 1", "runs": [{"host": "h", "cpu_model": "c", "date": "d", "quick": false,'
+    ('{"format": "llac-machine 1", "runs": [{"host": "h", "cpu_model": "c", "date": "2026-11-23T10:00:00Z", "quick": false,'
      ' "operations": [{"name": "timer", "seconds": "fast", "spread": 0}]}]}', "Operation.seconds is 'fast'"),
-    ('{"format": "llac-machine 1", "runs": [{"host": "h", "cpu_model": "c", "date": "d", "quick": false,'
+    ('{"format": "llac-machine 1", "runs": [{"host": "h", "cpu_model": "c", "date": "2026-11-23T10:00:00Z", "quick": false,'
      ' "mountain": [{"access": "jump", "working_set": 4096, "stride": 64, "seconds": 1e-9, "spread": 0}]}]}',
      "MountainPoint.access is 'jump'"),
+    (RUN % '"quick": "yes"', "quick must be true or false"),
+    (RUN % '"quick": false, "date": "yesterday"', "Invalid isoformat string: 'yesterday'"),
+    (RUN % '"quick": false, "cores": "two"', "cores is 'two'"),
+    (RUN % '"quick": false, "caches": [{"level": 1, "kind": "Data", "reported_bytes": -5, "line_bytes": 64}]',
+     "CacheLevel.reported_bytes is -5: it must be > 0"),
+    (RUN % '"quick": false, "operations": [{"name": "timer", "seconds": NaN, "spread": 0}]',
+     "Operation.seconds is nan, not a number"),
+    (RUN % '"quick": false, "bsp": [{"procs": 0, "message": "small", "g": 1, "g_spread": 0, "L": 1, "L_spread": 0}]',
+     "BspPoint.procs is 0: it must be > 0"),
 ])
 def test_a_bad_machine_file_is_refused_and_imports_nothing(tmp_path, document, message):
     path = tmp_path / "bad.json"

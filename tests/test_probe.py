@@ -276,9 +276,16 @@ def test_probe_command_line_fuzz(tmp_path_factory, monkeypatch_module, argv):
         assert "stored as run" in out.getvalue()
 
 
-def test_label_that_is_not_utf8_is_one_message(tmp_path):
-    done = call_probe(tmp_path, "--quick", "--label", "\udcff")
-    assert done.returncode == 1 and "not valid UTF-8" in done.stderr and "Traceback" not in done.stderr
+@pytest.mark.parametrize("label", ["\udcff", "1", "my label", ""])
+def test_a_label_llac_cannot_name_is_one_message(tmp_path, label):
+    done = call_probe(tmp_path, "--quick", "--label", label)
+    assert done.returncode == 1 and "a label is a name" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_database_in_a_folder_that_does_not_exist_is_refused(tmp_path):
+    done = call_probe(tmp_path, "--quick", "--db", str(tmp_path / "typo" / "m.sqlite"))
+    assert done.returncode == 1 and "does not exist" in done.stderr
+    assert not (tmp_path / "typo").exists()
 
 
 @pytest.fixture(scope="module")

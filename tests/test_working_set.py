@@ -83,6 +83,13 @@ def test_it_survives_where_with_merge_export_and_model_files(traced, tmp_path):
     assert working_set_bytes(model, {"N": [2], "M": [1]}).tolist() == [16.0]
 
 
+def test_redefining_time_drops_it(traced):
+    done = subprocess.run([sys.executable, "-m", "llac", "-c", f'load "{traced}"\nc = t with time = N*2\ndescribe c'],
+                          env=ENV, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    assert "time is redefined: the working set is dropped" in done.stdout and "bytes:" not in done.stdout
+
+
 def test_llac_session_shows_it(traced):
     done = subprocess.run([sys.executable, "-m", "llac", "-c", f'load "{traced}"\ndescribe t'],
                           env=ENV, capture_output=True, text=True, stdin=subprocess.DEVNULL)

@@ -58,6 +58,12 @@ def with_(session, source: ast.With):
         if bad:
             notes.append(Note(f"{name.text}: {bad} values are not finite (NaN or inf)", warning=True))
         experiment = experiment.with_column(name.text, values)
+        if name.text == "time" and experiment.working_set is not None:
+            # a counter or another measure fitted as time: memory costs in seconds do not apply
+            experiment = experiment.replace(working_set=None, header={
+                k: v for k, v in experiment.header.items() if k != "bytes"})
+            notes.append(Note("time is redefined: the working set is dropped (cache-aware "
+                              "predictions are of time)"))
     return Produced(experiment, tuple(notes))
 
 

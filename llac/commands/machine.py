@@ -20,15 +20,17 @@ CHASE = "chase"                # the random pointer chase's access kind (at the 
 @command("machine", "machine list | show [M] | compare M1 M2 | mountain [M] | bsp [M] | "
          'export M "FILE" [replace] | import "FILE"',
          """The machine database that `call probe` fills (one SQLite file:
-         $LLAC_MACHINE_DB, default ~/.local/share/llac/machines.sqlite). `list`: the machines
+         $LLAC_MACHINE_DB, else $XDG_DATA_HOME/llac/machines.sqlite, else
+         ~/.local/share/llac/machines.sqlite). `list`: the machines
          and their probe runs. `show`: one probe run: caches (reported by the system and
          measured at the knees), the cost of an access in each cache level and in memory
          (sequential reads and writes, and a random pointer chase), basic operations, BSP's
          g and L per P. `compare`: two machines (or two runs) side
          by side with their ratio. `mountain` and `bsp` plot the memory mountain (and the random
          chase) and g and L against P. `export`/`import` carry a machine to another database as JSON. M is a
-         machine's name (its latest full probe run), NAME@LABEL (its latest run with that
-         `--label`) or NAME@ID; without M, this machine.""",
+         machine's name (its latest full probe run without a label), NAME@LABEL (its latest run
+         with that `--label`) or NAME@ID; without M, this machine. `export` takes a machine's
+         name: it writes all its runs.""",
          ["machine list", "machine show", "machine compare vm vm@loaded", "machine mountain vm",
           'machine export vm "vm.json"', 'machine import "vm.json"'], ast.Machine)
 def machine(session, statement: ast.Machine):
@@ -170,7 +172,7 @@ def _mountain_chart(name: str, run) -> str:
         series[f"random chase, {_chase_line(run)} B lines"] = [_chase_ns(run, ws) for ws in sizes]
     edges = ", ".join(f"{label} {size // 1024} KiB" for label, size in level_edges(run))
     return line_chart(f"memory mountain of {name}@{run.run_id}: ns per access", sizes, series,
-                      f"working set, bytes ({edges})", log_x=True)
+                      f"working set, bytes ({edges})", log_x=True, log_y=True)
 
 
 def _bsp_chart(name: str, run) -> str:

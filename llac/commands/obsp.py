@@ -10,7 +10,7 @@ from llac.commands import command
 from llac.commands.modeling import SECONDS
 from llac.commands.results import Table
 from llac.errors import LlacError
-from llac.machines import open_machines, resolve
+from llac.machines import open_machines, resolve_bsp
 from llac.obsp import ObspError, evaluate
 
 
@@ -46,7 +46,7 @@ def obsp(session, statement: ast.Obsp):
             continue
         rows.append((procs, result.supersteps, result.measured, result.obsp, _error(result.obsp, result.measured),
                      result.bsp, _error(result.bsp, result.measured), g, L))
-        footer.append(f"P={procs}: g and L {source}")
+        footer.append(f"P={procs}: {source}")
     footer.append(f"h = max over the incoming partners of in {'+' if statement.combine == 'sum' else 'max'} out "
                   f"(formula (3)); ERROR % = 100 (PREDICTED - TIME) / TIME")
     return [Table(f"OBSP* and BSP predictions of {name} from its supersteps",
@@ -61,7 +61,7 @@ def machine_parameters(run, given: dict[str, float], other: ast.Name | None) -> 
         if other is not None:
             raise LlacError(f"obsp ... on {other.text}: with both g and L given, the machine has "
                             f"nothing left to give; drop `on` or one of them", other.span)
-        return given["g"], given["L"], "given"
+        return given["g"], given["L"], "g and L given"
     try:
         db = open_machines()
     except LlacError as err:
@@ -76,14 +76,13 @@ def machine_parameters(run, given: dict[str, float], other: ast.Name | None) -> 
         else:
             reference = other.text
         try:
-            name, probe = resolve(db, reference)
+            name, probe = resolve_bsp(db, reference)
         except LlacError as err:
             raise err.at(other.span if other else None)
     point = nearest_bsp(probe, run.procs, name)
     taken = [k for k in ("g", "L") if k not in given]
     note = f"from the probe of {name}@{probe.run_id} at P={point.procs} ({point.message} messages)"
-    if len(taken) == 1:
-        note = f"{taken[0]} {note}, {'L' if taken == ['g'] else 'g'} given"
+    note = f"{taken[0]} {note}, {'L' if taken == ['g'] else 'g'} given" if len(taken) == 1 else f"g and L {note}"
     return given.get("g", point.g), given.get("L", point.L), note
 
 
