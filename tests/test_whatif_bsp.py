@@ -57,3 +57,11 @@ def test_mistakes(workdir, command, message):
     done = subprocess.run([sys.executable, "-m", "llac", "-c", f'load "x.cll.2.dat"; {command}'],
                           cwd=workdir, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and message in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_g_and_L_come_from_the_latest_run_that_has_them(workdir):
+    later = probe_run(date="2026-11-23T23:00:00Z")        # a later probe without --procs
+    later.bsp = []
+    with MachineDB(workdir / "machines.sqlite") as db:
+        db.store(later)
+    assert predicted(workdir, "predict D size=65536 with g=4e-9") == pytest.approx(L2 + 4e-9 * 131072, rel=1e-3)
