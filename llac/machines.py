@@ -63,10 +63,11 @@ def resolve(db: MachineDB, reference: str | None) -> tuple[str, ProbeRun]:
 
 def resolve_bsp(db: MachineDB, reference: str | None) -> tuple[str, ProbeRun]:
     """Like resolve, for BSP's g and L: a plain machine name (or none) whose chosen run was
-    probed without `--procs` falls back to the machine's latest run that has them."""
+    probed without `--procs` falls back to the machine's latest run without a label that has
+    them (else the latest labelled one)."""
     name, run = resolve(db, reference)
     if not run.bsp and (reference is None or "@" not in reference):
-        with_bsp = [r for r in db.runs(name) if r.bsp]
+        with_bsp = sorted((r for r in db.runs(name) if r.bsp), key=lambda r: r.label is None)
         if with_bsp:
             return name, with_bsp[-1]
     return name, run
