@@ -20,7 +20,7 @@ from call.diagnostics import CallError, Diagnostic
 from call.knees import assign_knees, knee_sizes
 from call.progress import Progress
 from cll_grammar.machine import (ACCESSES, BspPoint, CacheLevel, MountainPoint, Operation, ProbeRun,
-                                 reported_caches, this_cpu_model, this_host)
+                                 byte_size, reported_caches, this_cpu_model, this_host)
 from cll_grammar.machinedb import MachineDB, MachineDBError
 
 FORMAT_VERSION = "1"
@@ -253,8 +253,8 @@ def summary(run: ProbeRun, name: str, where: Path) -> str:
     out = [f"machine {name} ({run.host}, {run.cpu_model}), {'quick' if run.quick else 'full'} "
            f"probe in {run.seconds:.1f} s"]
     for cache in run.caches:
-        measured = _bytes(cache.measured_bytes) if cache.measured_bytes else "no knee"
-        out.append(f"  L{cache.level} {cache.kind:<11} reported {_bytes(cache.reported_bytes):>9}"
+        measured = byte_size(cache.measured_bytes) if cache.measured_bytes else "no knee"
+        out.append(f"  L{cache.level} {cache.kind:<11} reported {byte_size(cache.reported_bytes):>9}"
                    + (f", measured {measured}" if cache.kind != "Instruction" else ""))
     costs = ", ".join(f"{level} {seconds * 1e9:.2f}" for level, seconds in level_costs(run))
     out.append(f"  read ns per access (stride {line_size(run.caches)}): {costs}")
@@ -269,14 +269,6 @@ def summary(run: ProbeRun, name: str, where: Path) -> str:
         out += ["  " + line for line in table(run.bsp).splitlines()]
     out.append(f"stored as run {run.run_id} in {where}")
     return "\n".join(out)
-
-
-def _bytes(count: int) -> str:
-    """`32 KiB`, `1.4 MiB`."""
-    for unit, size in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
-        if count >= size:
-            return f"{count / size:.3g} {unit}"
-    return f"{count} B"
 
 
 def probe_command(quick: bool, label: str | None, db: str | None, progress: Progress,

@@ -81,6 +81,14 @@ class ProbeRun:
     run_id: int | None = None      # set once stored
 
 
+def byte_size(count: float) -> str:
+    """A size in bytes as people read it: `1.5 KiB`, `16 MiB`, `512 B`."""
+    for unit, size in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
+        if count >= size:
+            return f"{count / size:.3g} {unit}"
+    return f"{count:.0f} B"
+
+
 def this_host() -> str:
     """The host name, as the runtime writes it in a trace's `#host:`."""
     return socket.gethostname()

@@ -18,10 +18,11 @@ from llac.machines import open_machines, resolve_bsp
 PARAMETERS = ("g", "L")
 
 
-def communication_scale(model, columns: dict[str, np.ndarray], values: np.ndarray,
+def communication_scale(model, columns: dict[str, np.ndarray], prediction,
                         given: dict[str, float], other: str | None) -> tuple[np.ndarray, str]:
-    """The model's prediction at `columns` (plain: `values`) with the BSP parameters `given`
-    and/or those of machine `other`; and a note saying what was used."""
+    """The model's prediction at `columns` (plain: `prediction`, with the piece of each
+    point) with the BSP parameters `given` and/or those of machine `other`; and a note
+    saying what was used."""
     if not model.communicates:
         raise LlacError(f"{model.name} moved no data (its records have no positive h), so g and L "
                         f"do not enter its time")
@@ -32,21 +33,20 @@ def communication_scale(model, columns: dict[str, np.ndarray], values: np.ndarra
                             "--procs ...` there): g and L there are unknown")
         here_ref, here = resolve_bsp(db, here_name)
         there_ref, there = resolve_bsp(db, other) if other else (None, None)
-    procs = _procs(model, columns, len(values))
-    old_g, old_L = (np.array([nearest_bsp(here, p, here_ref).g for p in procs]),
-                    np.array([nearest_bsp(here, p, here_ref).L for p in procs]))
-    new_g = np.array([nearest_bsp(there, p, there_ref).g for p in procs]) if there else old_g
-    new_L = np.array([nearest_bsp(there, p, there_ref).L for p in procs]) if there else old_L
-    new_g = np.full(len(values), given["g"]) if "g" in given else new_g
-    new_L = np.full(len(values), given["L"]) if "L" in given else new_L
-    design = model.formula.design_matrix(columns) if columns else np.ones((len(values), len(model.formula.terms)))
+    n = len(prediction.values)
+    procs = _procs(model, columns, n)
+    old = [nearest_bsp(here, p, here_ref) for p in procs]
+    new = [nearest_bsp(there, p, there_ref) for p in procs] if there else old
+    old_g, old_L = np.array([b.g for b in old]), np.array([b.L for b in old])
+    new_g = np.full(n, given["g"]) if "g" in given else np.array([b.g for b in new])
+    new_L = np.full(n, given["L"]) if "L" in given else np.array([b.L for b in new])
+    design = model.formula.design_matrix(columns) if columns else np.ones((n, len(model.formula.terms)))
     latency = np.array([not model.formula.variables or not _has_variables(t) for t in model.formula.terms])
-    pieces = [model.pieces[i] if i >= 0 else None for i in model.predict(columns).piece]
-    result = np.full(len(values), np.nan)
-    for row, piece in enumerate(pieces):
-        if piece is None:
+    result = np.full(n, np.nan)
+    for row, index in enumerate(prediction.piece):
+        if index < 0:
             continue
-        parts = design[row] * piece.constants
+        parts = design[row] * model.pieces[index].constants
         result[row] = parts[latency].sum() * new_L[row] / old_L[row] + \
             parts[~latency].sum() * new_g[row] / old_g[row]
     source = ", ".join(f"{k}={v:g}" for k, v in given.items())

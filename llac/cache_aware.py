@@ -28,13 +28,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cll_grammar.machine import ProbeRun
+from cll_grammar.machine import ProbeRun, byte_size
 from cll_grammar.machinedb import MachineDBError
 from llac.errors import LlacError
 from llac.experiment import NoWorkingSet, working_set_bytes
-from llac.machines import MEMORY, access_cost, level_edges, level_of, open_machines, resolve
+from llac.machines import (MEMORY, SEQUENTIAL_STRIDE, access_cost, level_edges, level_of, open_machines,
+                           resolve)
 
-ACCESS_BYTES = 8              # the traffic: the working set read once, 8 bytes at a time
 COMPUTE_OPERATIONS = ("add_dependent", "add_independent", "multiply_dependent",
                       "multiply_independent", "fma_dependent", "fma_independent")
 
@@ -48,7 +48,7 @@ class Access:
     text: str
 
 
-SEQUENTIAL = Access("read", ACCESS_BYTES, "sequential reads of 8 bytes")
+SEQUENTIAL = Access("read", SEQUENTIAL_STRIDE, f"sequential reads of {SEQUENTIAL_STRIDE} bytes")
 
 
 def _candidates(run: ProbeRun) -> list[Access]:
@@ -63,7 +63,6 @@ class MemoryView:
     """A model's working set against one probe run of its machine, with its memory share."""
     machine: str                 # NAME@ID of the probe run
     run: ProbeRun
-    expression: str
     traffic_ratio: float         # the traffic model over the measured time at the deepest fitted level
     access: Access = SEQUENTIAL
 
@@ -90,7 +89,7 @@ def memory_view(model, reference: str | None = None) -> tuple[MemoryView | None,
     if not model.working_set:
         return None, None
     try:
-        working_set_bytes(model, {v: model.sample_points[v] for v in model.formula.variables})
+        fitted_sets(model)
     except NoWorkingSet as error:
         return None, f"no cache-aware prediction: {error}"
     try:
@@ -108,8 +107,17 @@ def memory_view(model, reference: str | None = None) -> tuple[MemoryView | None,
     if not run.mountain:
         return None, f"no cache-aware prediction: {name}@{run.run_id} has no memory mountain"
     access = _explaining_access(model, run)
-    return MemoryView(f"{name}@{run.run_id}", run, model.working_set, _traffic_ratio(model, run, access),
-                      access), None
+    return MemoryView(f"{name}@{run.run_id}", run, _traffic_ratio(model, run, access), access), None
+
+
+def fitted_columns(model) -> dict[str, np.ndarray]:
+    """The model's sample points, variable by variable."""
+    return {v: model.sample_points[v] for v in model.formula.variables}
+
+
+def fitted_sets(model) -> np.ndarray:
+    """The working set (bytes) of each fitted sample point; NoWorkingSet when there is none."""
+    return working_set_bytes(model, fitted_columns(model))
 
 
 def _explaining_access(model, run: ProbeRun) -> Access:
@@ -117,25 +125,23 @@ def _explaining_access(model, run: ProbeRun) -> Access:
     single set of constants fits them best once each time is divided by its access cost
     (relative to the cheapest point's). A pattern whose costs do not change over the fitted
     working sets leaves the times as they are; sequential reads win ties."""
-    columns = {v: model.sample_points[v] for v in model.formula.variables}
-    sets, time = working_set_bytes(model, columns), model.sample_points["time"]
-    design, weights = model.formula.design_matrix(columns), 1 / time
-    errors = []
-    for access in _candidates(run):
+    sets, time = fitted_sets(model), model.sample_points["time"]
+    design, weights = model.formula.design_matrix(fitted_columns(model)), 1 / time
+    candidates, errors = _candidates(run), []
+    for access in candidates:
         ratio = access_cost(run, sets, access.stride, access.kind)
         ratio = ratio / ratio.min()
         constants, *_ = np.linalg.lstsq(design * (ratio * weights)[:, None], time * weights, rcond=None)
         with np.errstate(all="ignore"):
             errors.append(float(np.sqrt(np.mean(((design @ constants) * ratio / time - 1) ** 2))))
-    return _candidates(run)[int(np.nanargmin(errors))] if np.isfinite(errors).any() else SEQUENTIAL
+    return candidates[int(np.nanargmin(errors))] if np.isfinite(errors).any() else SEQUENTIAL
 
 
 def _traffic_ratio(model, run: ProbeRun, access: Access) -> float:
     """The cost of going through each fitted point's working set once (from the mountain,
     with `access`) over its measured time, the median over the points in the deepest level
     they reach (1 where it cannot be computed)."""
-    columns = {v: model.sample_points[v] for v in model.formula.variables}
-    sets = working_set_bytes(model, columns)
+    sets = fitted_sets(model)
     traffic = sets / access.stride * access_cost(run, sets, access.stride, access.kind)
     levels = np.array([level_of(run, w) for w in sets])
     deepest = levels == fitted_levels(model, run)[-1]
@@ -146,8 +152,7 @@ def _traffic_ratio(model, run: ProbeRun, access: Access) -> float:
 
 def fitted_levels(model, run: ProbeRun) -> list[str]:
     """The levels the fitted points' working sets lie in, smallest first."""
-    columns = {v: model.sample_points[v] for v in model.formula.variables}
-    levels = {level_of(run, w) for w in working_set_bytes(model, columns)}
+    levels = {level_of(run, w) for w in fitted_sets(model)}
     order = [label for label, _ in level_edges(run)] + [MEMORY]
     return [label for label in order if label in levels]
 
@@ -155,23 +160,22 @@ def fitted_levels(model, run: ProbeRun) -> list[str]:
 def fit_note(model, view: MemoryView) -> str:
     """Where the fitted points' working sets lie and, along a single variable, where they
     cross each level's edge."""
-    columns = {v: model.sample_points[v] for v in model.formula.variables}
-    sets = working_set_bytes(model, columns)
+    columns, sets = fitted_columns(model), fitted_sets(model)
     counts = {label: 0 for label in fitted_levels(model, view.run)}
     for w in sets:
         counts[level_of(view.run, w)] += 1
     where = ", ".join(f"{label} {n}" for label, n in counts.items())
-    text = (f"working set ({view.expression} bytes) {_bytes(sets.min())} .. {_bytes(sets.max())} on "
+    text = (f"working set ({model.working_set} bytes) {byte_size(sets.min())} .. {byte_size(sets.max())} on "
             f"{view.machine}; fitted points per level: {where}")
     if len(model.formula.variables) == 1:
         (v, x), = columns.items()
         order = np.argsort(x)
-        crossings = [f"{label} ({_bytes(size)}) left at {v}≈{np.interp(size, sets[order], x[order]):.4g}"
+        crossings = [f"{label} ({byte_size(size)}) left at {v}≈{np.interp(size, sets[order], x[order]):.4g}"
                      for label, size in level_edges(view.run)
                      if sets.min() < size < sets.max() and np.all(np.diff(sets[order]) >= 0)]
         if crossings:
             text += "; " + ", ".join(crossings)
-    deepest = fitted_levels(model, view.run)[-1]
+    deepest = list(counts)[-1]
     text += f"; traffic costed as {view.access.text} (the pattern that best explains the fitted points)"
     if view.share >= 1:
         return f"{text}; memory-bound (ρ=1): going through the working set once costs the whole measured time in {deepest}"
@@ -193,33 +197,38 @@ def level_crossings(model, view: MemoryView, x_name: str) -> list[tuple[str, flo
             if sets[0] < size < sets[-1]]
 
 
+def named_run(reference: str) -> tuple[str, ProbeRun]:
+    """NAME@ID and the probe run of the machine reference (for `predict ... on MACHINE`)."""
+    with open_machines() as db:
+        name, run = resolve(db, reference)
+    return f"{name}@{run.run_id}", run
+
+
 def aware_prediction(model, view: MemoryView, columns: dict[str, np.ndarray], values: np.ndarray,
-                     piece: np.ndarray, other: MemoryView | None = None) -> tuple[np.ndarray, list[str]]:
+                     piece: np.ndarray, other: ProbeRun | None = None) -> tuple[np.ndarray, list[str]]:
     """The machine-aware prediction at `columns` from the plain `values` (and the piece that
-    gave each), on this machine or, with `other`, on another one; with notes on the points
-    whose working set leaves the levels the fitted points reached."""
-    sets = working_set_bytes(model, columns)
-    fitted_sets = working_set_bytes(model, {v: model.sample_points[v] for v in model.formula.variables})
-    largest = np.array([_piece_reference(model, i, fitted_sets) for i in range(len(model.pieces))])
-    reference = np.where(piece >= 0, largest[np.clip(piece, 0, None)], fitted_sets.max())
+    gave each), on this machine or, with `other`, on another machine's probe run; with notes
+    on the points whose working set leaves the levels the fitted points reached."""
+    sets, fitted = working_set_bytes(model, columns), fitted_sets(model)
+    largest = np.array([_piece_reference(model, i, fitted) for i in range(len(model.pieces))])
+    reference = np.where(piece >= 0, largest[np.clip(piece, 0, None)], fitted.max())
     # within the fitted working sets the plain prediction stands; beyond, the traffic may dominate
     beyond = sets > reference
     here = np.where(beyond, np.maximum(values, view.traffic(view.run, sets)), values)
     notes = _leaving_notes(model, view, columns, sets)
     if other is None:
         return here, notes
-    compute = _compute_ratio(view.run, other.run)
+    compute = _compute_ratio(view.run, other)
     # within the data the measured time carries this machine's costs: scale its memory share;
     # beyond it, the traffic costed on the other machine
-    inside = values * np.maximum(compute, view.share * view.cost(other.run, sets) / view.cost(view.run, sets))
-    return np.where(beyond, np.maximum(compute * here, view.traffic(other.run, sets)), inside), notes
+    inside = values * np.maximum(compute, view.share * view.cost(other, sets) / view.cost(view.run, sets))
+    return np.where(beyond, np.maximum(compute * here, view.traffic(other, sets)), inside), notes
 
 
-def _piece_reference(model, index: int, fitted_sets: np.ndarray) -> float:
-    """The largest fitted working set inside piece `index`."""
-    columns = {v: model.sample_points[v] for v in model.formula.variables}
-    inside = model.pieces[index].contains(columns)
-    return float(fitted_sets[inside].max()) if inside.any() else float(fitted_sets.max())
+def _piece_reference(model, index: int, fitted: np.ndarray) -> float:
+    """The largest fitted working set inside piece `index` (`fitted`: those of all points)."""
+    inside = model.pieces[index].contains(fitted_columns(model))
+    return float(fitted[inside].max()) if inside.any() else float(fitted.max())
 
 
 def _compute_ratio(here: ProbeRun, there: ProbeRun) -> float:
@@ -241,16 +250,8 @@ def _leaving_notes(model, view: MemoryView, columns: dict, sets: np.ndarray) -> 
         return []
     shown = ", ".join(" ".join(f"{v}={columns[v][i]:g}" for v in columns) for i in beyond[:3])
     more = ", ..." if len(beyond) > 3 else ""
-    return [f"warning: at {shown}{more} the working set ({_bytes(sets[beyond[0]])} at the first) lies in "
+    return [f"warning: at {shown}{more} the working set ({byte_size(sets[beyond[0]])} at the first) lies in "
             f"{level_of(view.run, sets[beyond[0]])}, beyond {order[deepest]} where the largest fitted "
             f"points lie: the plain prediction keeps {order[deepest]}'s cost per access; the "
             f"machine-aware one follows the memory mountain"]
-
-
-def _bytes(value: float) -> str:
-    """1536 -> '1.5 KiB'."""
-    for unit, size in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
-        if value >= size:
-            return f"{value / size:.3g} {unit}"
-    return f"{value:.0f} B"
 

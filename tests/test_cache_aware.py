@@ -57,6 +57,15 @@ def memory_row_errors(out: str) -> list[float]:
     return [float(line.split()[7]) for line in out.splitlines() if re.match(r"^\s*\d+\s", line) and "memory" in line]
 
 
+def assert_memory_rows_within_5_percent(workdir, command: str) -> str:
+    """Run `command`; its three predictions in memory err by less than 5%; returns its output."""
+    done = llac(workdir, command)
+    assert done.returncode == 0, done.stderr
+    errors = memory_row_errors(done.stdout)
+    assert len(errors) == 3 and all(abs(e) < 5 for e in errors), done.stdout
+    return done.stdout
+
+
 def test_fit_says_where_the_working_set_crosses_the_levels(workdir):
     done = llac(workdir, 'load "train.cll.1.dat"; fit stream')
     assert done.returncode == 0, done.stderr
@@ -67,31 +76,23 @@ def test_fit_says_where_the_working_set_crosses_the_levels(workdir):
 
 
 def test_the_machine_aware_prediction_sees_memory_coming(workdir):
-    done = llac(workdir, 'load "train.cll.1.dat"; fit stream; load "big.cll.1.dat" as big; predict stream at big')
-    assert done.returncode == 0, done.stderr
-    plain = column(done.stdout, "error %")
-    aware = memory_row_errors(done.stdout)
-    assert all(e < -60 for e in plain)                       # the plain fit keeps L3's cost
-    assert len(aware) == 3 and all(abs(e) < 5 for e in aware), done.stdout
-    assert "lies in memory, beyond L3 where the largest fitted points lie" in done.stdout
+    out = assert_memory_rows_within_5_percent(
+        workdir, 'load "train.cll.1.dat"; fit stream; load "big.cll.1.dat" as big; predict stream at big')
+    assert all(e < -60 for e in column(out, "error %"))     # the plain fit keeps L3's cost
+    assert "lies in memory, beyond L3 where the largest fitted points lie" in out
 
 
 def test_random_accesses_are_costed_by_the_random_chase(workdir):
-    done = llac(workdir, 'load "chase.cll.1.dat"; fit stream; load "chasebig.cll.1.dat" as big; '
-                         'predict stream at big')
-    assert done.returncode == 0, done.stderr
-    assert "traffic costed as random accesses, one per 64-byte line" in done.stdout
-    aware = memory_row_errors(done.stdout)
-    assert len(aware) == 3 and all(abs(e) < 5 for e in aware), done.stdout
+    out = assert_memory_rows_within_5_percent(
+        workdir, 'load "chase.cll.1.dat"; fit stream; load "chasebig.cll.1.dat" as big; predict stream at big')
+    assert "traffic costed as random accesses, one per 64-byte line" in out
 
 
 def test_predict_on_a_machine_with_slower_memory(workdir):
-    done = llac(workdir, 'load "train.cll.1.dat"; fit stream; load "slow.cll.1.dat" as slow; '
-                         'predict stream at slow on node1@slowmem')
-    assert done.returncode == 0, done.stderr
-    assert "on node1@2 [s]" in done.stdout
-    errors = memory_row_errors(done.stdout)
-    assert len(errors) == 3 and all(abs(e) < 5 for e in errors), done.stdout
+    out = assert_memory_rows_within_5_percent(
+        workdir, 'load "train.cll.1.dat"; fit stream; load "slow.cll.1.dat" as slow; '
+                 'predict stream at slow on node1@slowmem')
+    assert "on node1@2 [s]" in out
 
 
 def test_the_plot_marks_the_levels(workdir):

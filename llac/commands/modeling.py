@@ -347,12 +347,12 @@ def _aware(model, points: dict, prediction, machine: ast.Name | None, parameters
     """The machine-aware prediction ((values, levels or None), notes, column name) of a model
     whose experiment states its working set, or (with another machine or BSP parameters)
     moved data; (None, notes, None) when there is none to give."""
-    from llac.cache_aware import aware_prediction, memory_view
+    from llac.cache_aware import aware_prediction, memory_view, named_run
     from llac.experiment import working_set_bytes
     from llac.machines import level_of
     if parameters or (machine is not None and model.communicates):
         from llac.bsp_whatif import communication_scale
-        values, note = communication_scale(model, points, prediction.values, dict(parameters),
+        values, note = communication_scale(model, points, prediction, dict(parameters),
                                            machine.text if machine else None)
         shown = ", ".join(f"{k}={v:g}" for k, v in parameters)
         return (values, None), [note], (f"on {machine.text}" if machine else "") + \
@@ -363,18 +363,18 @@ def _aware(model, points: dict, prediction, machine: ast.Name | None, parameters
             raise LlacError(reason or f"predict on {machine.text}: the experiment {model.name} states no "
                             f"working set (the pragma's `bytes EXPR` clause)", machine.span)
         return None, [reason] if reason else [], None
-    other = None
+    target, run = view.machine, view.run
     if machine is not None:
-        other, reason = memory_view(model, machine.text)
-        if other is None:
-            raise LlacError(reason, machine.span)
-    values, notes = aware_prediction(model, view, points, prediction.values, prediction.piece, other)
-    sets = working_set_bytes(model, points)
-    levels = [level_of((other or view).run, w) for w in sets]
-    name = f"on {other.machine}" if other else "machine-aware"
+        try:
+            target, run = named_run(machine.text)
+        except LlacError as error:
+            raise error.at(machine.span) from None
+    values, notes = aware_prediction(model, view, points, prediction.values, prediction.piece,
+                                     run if machine is not None else None)
+    levels = [level_of(run, w) for w in working_set_bytes(model, points)]
+    name = f"on {target}" if machine is not None else "machine-aware"
     return (values, levels), [f"{name}: the larger of the computation and the memory traffic (ρ={view.share:.2f}), "
-                              f"the traffic costed by {(other or view).machine}'s memory mountain "
-                              f"(docs/machine.md)"] + notes, name
+                              f"the traffic costed by {target}'s memory mountain (docs/machine.md)"] + notes, name
 
 
 @command("report", "report", """One table that summarises every experiment's model, and every
