@@ -181,6 +181,7 @@ class Obsp(Statement):
     combine: str = "max"
     machine: Name | None = None
     parameters: tuple[tuple[str, float], ...] = ()
+    data: Name | None = None          # `at DATA`: predict DATA's sizes from obj's runs (Table 3)
 
 
 # ---------------------------------------------------------------- commands that make an object

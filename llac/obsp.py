@@ -12,7 +12,9 @@ with Ω_{s,i} the senders to i in s and i itself for an oblivious sync (`obl`), 
 for a barrier (`sync`). A superstep ending in `part` costs no communication: each member
 enters its subgroup at Φ_{s-1,j} + W_{s,j} (its ξ there), and its Φ_{s,j} is the time it
 leaves the subgroup (the subgroup's last superstep, which ends in `done`, costs W only), so
-that for the parent the subgroup's work is a subroutine's computation, as the paper says.
+that for the parent the subgroup's work is a subroutine's computation, as the paper says. The
+run's last superstep of the whole machine ends in `end` (its `sync` experiment ended): W only.
+A trace holds one run per execution of the program's `sync` experiment; each is evaluated alone.
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ class ObspError(LlacError):
 class Evaluation:
     """One run's measured time (the latest superstep end), the OBSP* and BSP predictions,
     how many supersteps its whole machine made, and each processor's OBSP* end Φ_{R,i}."""
+    run: int
     procs: int
     measured: float
     obsp: float
@@ -42,22 +45,25 @@ class Evaluation:
     ends: dict[int, float]
 
 
-def evaluate(run: Supersteps, g: float, L: float, combine: str = "max") -> Evaluation:
-    """The OBSP* time max_i Φ_{R,i} of `run` and its BSP estimate with these g (seconds per
-    byte) and L (seconds per superstep); `combine` is @ of formula (3): `max` (a network
-    interface that sends and receives at once) or `sum`. Raises ObspError when the steps are
-    inconsistent."""
-    if not run.steps:
-        raise ObspError(f"{run.path}: the trace declares supersteps but holds none")
-    machines = _machines(run.steps)
+def evaluate(trace: Supersteps, run: int, g: float, L: float, combine: str = "max") -> Evaluation:
+    """The OBSP* time max_i Φ_{R,i} of run number `run` of `trace` and its BSP estimate with
+    these g (seconds per byte) and L (seconds per superstep); `combine` is @ of formula (3):
+    `max` (a network interface that sends and receives at once) or `sum`. Raises ObspError
+    when the steps are inconsistent."""
+    steps = trace.runs().get(run, ())
+    where = f"{trace.path}, run {run}"
+    if not steps:
+        raise ObspError(f"{where}: no supersteps" if trace.steps else
+                        f"{trace.path}: the trace declares supersteps but holds none")
+    machines = _machines(steps)
     if ROOT not in machines:
-        raise ObspError(f"{run.path}: no superstep of the whole machine {ROOT}")
+        raise ObspError(f"{where}: no superstep of the whole machine {ROOT}")
     orphans = sorted(m for m in machines if m != ROOT and m.rsplit(".", 1)[0] not in machines)
     if orphans:
-        raise ObspError(f"{run.path}: machine {orphans[0]} has no parent machine in the supersteps")
-    model = _Model(machines, g, L, COMBINE[combine], run.path)
+        raise ObspError(f"{where}: machine {orphans[0]} has no parent machine in the supersteps")
+    model = _Model(machines, g, L, COMBINE[combine], where)
     exits, bsp = model.run(ROOT, {rank: 0.0 for rank in machines[ROOT]})
-    return Evaluation(run.procs, max(s.end for s in run.steps), max(exits.values()), bsp,
+    return Evaluation(run, trace.procs, max(s.end for s in steps), max(exits.values()), bsp,
                       len(next(iter(machines[ROOT].values()))), exits)
 
 
@@ -95,7 +101,7 @@ class _Model:
             if kind == "part":
                 phi, sub = self._partition(machine, number, ready, pending)
                 bsp += work + sub
-            elif kind == "done":
+            elif kind in ("done", "end"):
                 phi, bsp = ready, bsp + work
             else:
                 phi, cost = self._superstep(machine, number, kind, row, ready)
@@ -123,7 +129,7 @@ class _Model:
 
     def _kind(self, machine: str, number: int, row: dict[int, Step], last: bool) -> str:
         """How superstep `number` of `machine` ends, the same on every member; `done` ends a
-        subgroup's last superstep and only that."""
+        subgroup's last superstep and only that; `end` only the whole machine's last."""
         kinds = {step.sync for step in row.values()}
         where = f"{self.path}: superstep {number} of machine {machine}"
         if len(kinds) > 1:
@@ -133,6 +139,9 @@ class _Model:
             raise ObspError(f"{where} ends in {kind}: " + (
                 "the whole machine has no bsp_done" if machine == ROOT else
                 "a subgroup's last superstep, and only that, ends in done"))
+        if kind == "end" and not (last and machine == ROOT):
+            raise ObspError(f"{where} ends in end: only the whole machine's last superstep does "
+                            f"(where the sync experiment ended)")
         return kind
 
     def _superstep(self, machine, number, kind, row, ready):

@@ -186,8 +186,12 @@ class StatementBuilder(Transformer):
         options = children[1:]
         combine = "sum" if any(isinstance(c, Token) and c.type == "SUM" for c in options) else "max"
         machine = next((c for c in options if isinstance(c, ast.Name)), None)
-        parameters = next((c[1] for c in options if isinstance(c, tuple)), ())
-        return ast.Obsp(_name(children[0]), combine, machine, parameters, span=span_of(meta))
+        parameters = next((c[1] for c in options if isinstance(c, tuple) and c[0] == "what_if"), ())
+        data = next((c[1] for c in options if isinstance(c, tuple) and c[0] == "at"), None)
+        return ast.Obsp(_name(children[0]), combine, machine, parameters, data, span=span_of(meta))
+
+    def at_data(self, meta, children):
+        return ("at", _name(children[0]))
 
     def machine(self, meta, children):
         action, names = str(children[0]), tuple(map(_name, children[1:]))

@@ -12,18 +12,20 @@ from dataclasses import dataclass
 from llac.records import spacing_fault, plain_float
 
 RECORD = "@step"
-COLUMNS = ("rank", "machine", "step", "sync", "W", "in", "out", "end", "partners")
-SYNC_KINDS = ("sync", "obl", "part", "done")
+COLUMNS = ("run", "rank", "machine", "step", "sync", "W", "in", "out", "end", "partners")
+SYNC_KINDS = ("sync", "obl", "part", "done", "end")
 MACHINE_ID = re.compile(r"0(\.(0|[1-9][0-9]*))*")
 WHOLE = re.compile(r"0|[1-9][0-9]{0,8}")
 
 
 @dataclass(frozen=True)
 class Step:
-    """One processor's superstep: global `rank`, `machine` id (`0`, `0.1`, ...), `step`
+    """One processor's superstep in `run` (one execution of the program's `sync`
+    experiment): global `rank`, `machine` id (`0`, `0.1`, ...), `step`
     number within that machine from 1, how it ended (`sync`), computation seconds `W`, bytes
-    received `inbound` and sent `outbound`, the time it ended (`end`, seconds since the common
-    start) and the global ranks that sent to `rank` in it (`partners`)."""
+    received `inbound` and sent `outbound`, the time it ended (`end`, seconds since the run
+    began) and the global ranks that sent to `rank` in it (`partners`)."""
+    run: int
     rank: int
     machine: str
     step: int
@@ -47,6 +49,13 @@ class Supersteps:
     path: str
     steps: tuple[Step, ...]
 
+    def runs(self) -> dict[int, tuple[Step, ...]]:
+        """The steps of each run (one execution of the `sync` experiment), by run number."""
+        runs: dict[int, list[Step]] = {}
+        for step in self.steps:
+            runs.setdefault(step.run, []).append(step)
+        return {number: tuple(steps) for number, steps in sorted(runs.items())}
+
 
 def check_declaration(value: str) -> str | None:
     """Why a `#supersteps:` header value is not this version's column list (None: it is)."""
@@ -65,7 +74,9 @@ def parse_step(line: bytes, number: int, procs: int | None) -> Step:
     words = line.decode("utf-8", "replace").split(" ")[1:]
     if len(words) != len(COLUMNS):
         raise ValueError(f"has {len(words)} values, expected {len(COLUMNS)} ({' '.join(COLUMNS)})")
-    rank_text, machine, step_text, sync, w, inbound, outbound, end, partners = words
+    run_text, rank_text, machine, step_text, sync, w, inbound, outbound, end, partners = words
+    if not WHOLE.fullmatch(run_text) or int(run_text) < 1:
+        raise ValueError(f"run {run_text[:30]!r} is not a run number (1, 2, ...)")
     rank = _rank(rank_text, "rank", procs)
     if not MACHINE_ID.fullmatch(machine):
         raise ValueError(f"machine {machine[:30]!r} is not a machine id (0, 0.1, 0.1.0, ...)")
@@ -78,7 +89,7 @@ def parse_step(line: bytes, number: int, procs: int | None) -> Step:
     senders = () if partners == "-" else tuple(_rank(p, "partner", procs) for p in partners.split(","))
     if len(set(senders)) != len(senders):
         raise ValueError(f"partners {partners[:30]!r} names a rank twice")
-    return Step(rank, machine, int(step_text), sync, *amounts, _number(end, "end"), senders, number)
+    return Step(int(run_text), rank, machine, int(step_text), sync, *amounts, _number(end, "end"), senders, number)
 
 
 def _rank(text: str, what: str, procs: int | None) -> int:
@@ -104,7 +115,7 @@ def _number(text: str, what: str, minimum: float | None = None) -> float:
 
 def parse_steps(collected, procs: int | None) -> tuple[list[Step], list[tuple[int, str]]]:
     """The Steps of the collected `(line number, line)` pairs and a problem per bad line: a
-    damaged one, or a second record of the same rank, machine and step."""
+    damaged one, or a second record of the same run, rank, machine and step."""
     steps, problems, seen = [], [], {}
     for number, line in collected:
         try:
@@ -112,10 +123,10 @@ def parse_steps(collected, procs: int | None) -> tuple[list[Step], list[tuple[in
         except ValueError as err:
             problems.append((number, f"superstep record {err}; it is ignored"))
             continue
-        key = (step.rank, step.machine, step.step)
+        key = (step.run, step.rank, step.machine, step.step)
         if key in seen:
             problems.append((number, f"superstep record: rank {step.rank} has superstep {step.step} of "
-                                     f"machine {step.machine} already (line {seen[key]}); it is ignored"))
+                                     f"machine {step.machine} in run {step.run} already (line {seen[key]}); it is ignored"))
             continue
         seen[key] = number
         steps.append(step)

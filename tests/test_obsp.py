@@ -11,8 +11,9 @@ import pytest
 from cll_grammar.machinedb import MachineDB
 from llac.obsp import ObspError, evaluate
 from llac.trace import read_trace
-from support.machines import probe_run
-from support.supersteps import FIGURE1, G, H, L, PARTITION, W, random_run, write_pub_trace
+from support.machines import probe_run, write_exchange_trace
+from support.supersteps import (FIGURE1, G, H, L, PARTITION, W, figure1_sweep, random_run, write_pub_trace,
+                                 write_sweep_trace)
 
 
 def supersteps(tmp_path, rows, **options):
@@ -31,12 +32,12 @@ def llac(workdir, script, db=None):
 
 
 def row_of(stdout, procs):
-    """The numbers of the `obsp` table's row for this P."""
+    """The numbers of the `obsp` table's (first) row for this P: P, run, supersteps, ..."""
     return next(line.split() for line in stdout.splitlines() if line.split()[:1] == [str(procs)])
 
 
 def test_figure1_obsp_gives_5w_and_bsp_6w(tmp_path):
-    result = evaluate(supersteps(tmp_path, FIGURE1), G, L)
+    result = evaluate(supersteps(tmp_path, FIGURE1), 1, G, L)
     assert result.measured == pytest.approx(5 * W)
     assert result.obsp == pytest.approx(5 * W)
     assert result.bsp == pytest.approx(6 * W)
@@ -45,7 +46,7 @@ def test_figure1_obsp_gives_5w_and_bsp_6w(tmp_path):
 
 def test_with_barriers_obsp_is_bsp(tmp_path):
     barrier = [(*r[:3], "sync", *r[4:]) for r in FIGURE1]
-    result = evaluate(supersteps(tmp_path, barrier), G, L)
+    result = evaluate(supersteps(tmp_path, barrier), 1, G, L)
     assert result.obsp == pytest.approx(6 * W) and result.bsp == pytest.approx(6 * W)
 
 
@@ -53,14 +54,14 @@ def test_h_combines_in_and_out_by_max_or_sum(tmp_path):
     # rank 1 receives H and sends H in superstep 1: h = H with max, 2H with +
     both = [(0, "0", 1, "obl", W, H, H, 0.0, "1"), (1, "0", 1, "obl", W, H, H, 0.0, "0")]
     run = supersteps(tmp_path, both)
-    assert evaluate(run, G, L).obsp == pytest.approx(W + G * H + L)
-    assert evaluate(run, G, L, "sum").obsp == pytest.approx(W + G * 2 * H + L)
+    assert evaluate(run, 1, G, L).obsp == pytest.approx(W + G * H + L)
+    assert evaluate(run, 1, G, L, "sum").obsp == pytest.approx(W + G * 2 * H + L)
 
 
 def test_partition_by_hand(tmp_path):
     """docs/parallel-analysis.md works this example: subgroups start when their members enter
     them, leave at bsp_done at different times, and the parent goes on from there."""
-    result = evaluate(supersteps(tmp_path, PARTITION, procs=4), 1e-6, 1e-4)
+    result = evaluate(supersteps(tmp_path, PARTITION, procs=4), 1, 1e-6, 1e-4)
     assert result.obsp == pytest.approx(9.5e-3)
     assert result.bsp == pytest.approx(9.7e-3)     # 4 + max(3.4, 3.6) + (1 + 1.0 + 0.1) ms
     assert result.measured == pytest.approx(9.5e-3)
@@ -73,7 +74,7 @@ def test_two_partitions_of_one_machine_enter_their_subgroups_in_order(tmp_path):
             (0, "0", 2, "part", 0, 0, 0, 0.0, "-"), (1, "0", 2, "part", 0, 0, 0, 0.0, "-"),
             (0, "0.2", 1, "obl", 0, 0, 0, 0.0, "1"), (1, "0.2", 1, "obl", 0, 0, 0, 0.0, "-"),
             (0, "0.2", 2, "done", 1e-3, 0, 0, 0.0, "-"), (1, "0.2", 2, "done", 0, 0, 0, 0.0, "-")]
-    result = evaluate(supersteps(tmp_path, rows), 0.0, 1e-4)
+    result = evaluate(supersteps(tmp_path, rows), 1, 0.0, 1e-4)
     # rank 0 leaves 0.0 at 6 ms, rank 1 leaves 0.1 at 3 ms; in 0.2 rank 0 waits for itself
     # only: 6 + 0.1 + 1 ms, rank 1 for nobody: 3 + 0.1 ms
     assert result.obsp == pytest.approx(7.1e-3)
@@ -92,21 +93,22 @@ def test_two_partitions_of_one_machine_enter_their_subgroups_in_order(tmp_path):
 ])
 def test_inconsistent_supersteps_are_refused_with_a_reason(tmp_path, rows, message):
     with pytest.raises(ObspError, match=message):
-        evaluate(supersteps(tmp_path, rows), G, L)
+        evaluate(supersteps(tmp_path, rows), 1, G, L)
 
 
 def test_a_partner_outside_the_machine_is_refused(tmp_path):
     rows = [r if r[1] == "0" or r[0] != 1 else (*r[:8], "3") for r in PARTITION]
     with pytest.raises(ObspError, match="rank 1 received from rank 3, which is not in that machine"):
-        evaluate(supersteps(tmp_path, rows, procs=4), G, L)
+        evaluate(supersteps(tmp_path, rows, procs=4), 1, G, L)
 
 
-DAMAGED = ["@step 0 0 3 obl 0.001 0 0 0.006", "@step 0 0 3 obl x 0 0 0.006 -",
-           "@step 0 0.01 3 obl 0.001 0 0 0.006 -", "@step 0 0 0 obl 0.001 0 0 0.006 -",
-           "@step 0 0 3 wait 0.001 0 0 0.006 -", "@step 0 0 3 obl -1 0 0 0.006 -",
-           "@step 2 0 3 obl 0.001 0 0 0.006 -", "@step 0 0 3 obl 0.001 0 0 0.006 0,2",
-           "@step 0 0 3 obl 0.001 0 0 nan -", "@step 0 0 3 obl 0.001 0 0 0.006 1,1",
-           "@step 0 0 3 obl 0.001\t0 0 0.006 -", "@step 0 0 1 obl 0.001 0 0 0.006 -"]
+DAMAGED = ["@step 1 0 0 3 obl 0.001 0 0 0.006", "@step 1 0 0 3 obl x 0 0 0.006 -",
+           "@step 1 0 0.01 3 obl 0.001 0 0 0.006 -", "@step 1 0 0 0 obl 0.001 0 0 0.006 -",
+           "@step 1 0 0 3 wait 0.001 0 0 0.006 -", "@step 1 0 0 3 obl -1 0 0 0.006 -",
+           "@step 1 2 0 3 obl 0.001 0 0 0.006 -", "@step 1 0 0 3 obl 0.001 0 0 0.006 0,2",
+           "@step 1 0 0 3 obl 0.001 0 0 nan -", "@step 1 0 0 3 obl 0.001 0 0 0.006 1,1",
+           "@step 1 0 0 3 obl 0.001\t0 0 0.006 -", "@step 1 0 0 1 obl 0.001 0 0 0.006 -",
+           "@step 0 0 0 3 obl 0.001 0 0 0.006 -"]
 
 
 def test_damaged_superstep_lines_are_one_problem_each_and_the_good_ones_load(tmp_path):
@@ -114,14 +116,15 @@ def test_damaged_superstep_lines_are_one_problem_each_and_the_good_ones_load(tmp
     trace = read_trace(tmp_path / "t.cll.dat")
     messages = [p.message for p in trace.problems]
     assert len(messages) == len(DAMAGED), messages
-    for expected in ("has 8 values, expected 9", "W 'x' is not a number", "machine '0.01' is not a machine id",
+    for expected in ("has 9 values, expected 10", "W 'x' is not a number", "machine '0.01' is not a machine id",
                      "step '0' is not a superstep number", "sync 'wait' is not one of",
                      "W -1 is not a finite number >= 0", "rank 2 is not a rank of this run (P = 2)",
                      "partner 2 is not a rank", "end nan is not a finite number", "names a rank twice",
-                     "a TAB at column", "rank 0 has superstep 1 of machine 0 already"):
+                     "a TAB at column", "rank 0 has superstep 1 of machine 0 in run 1 already",
+                     "run '0' is not a run number"):
         assert any(expected in m for m in messages), (expected, messages)
     assert len(trace.supersteps.steps) == len(FIGURE1)
-    assert evaluate(trace.supersteps, G, L).obsp == pytest.approx(5 * W)
+    assert evaluate(trace.supersteps, 1, G, L).obsp == pytest.approx(5 * W)
 
 
 def test_undeclared_or_unknown_superstep_sections_are_reported(tmp_path):
@@ -143,9 +146,9 @@ def test_obsp_command_with_given_g_and_L(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "kept the supersteps of fig1 at P=2: 4 records" in done.stdout
     two = row_of(done.stdout, 2)
-    assert [float(v) for v in two[2:7]] == pytest.approx([5 * W, 5 * W, 0, 6 * W, 20], abs=1e-9)
+    assert [float(v) for v in two[3:8]] == pytest.approx([5 * W, 5 * W, 0, 6 * W, 20], abs=1e-9)
     four = row_of(done.stdout, 4)
-    assert float(four[1]) == 2 and float(four[2]) == pytest.approx(9.5e-3)
+    assert float(four[2]) == 2 and float(four[3]) == pytest.approx(9.5e-3)
     assert "P=2: g and L given" in done.stdout and "in max out" in done.stdout
     listed = llac(tmp_path, 'load "fig1.cll.*.dat"; list')
     assert "supersteps of fig1 (obsp fig1): P = 2, 4" in listed.stdout, listed.stdout
@@ -164,16 +167,16 @@ def test_obsp_command_takes_g_and_L_from_the_machine_database(tmp_path):
     assert done.returncode == 0, done.stderr
     tables = done.stdout.split("OBSP* and BSP predictions")[1:]
     probed, fast, mixed = (row_of(t, 2) for t in tables)
-    assert float(probed[3]) == pytest.approx(3 * W + 2 * c, rel=1e-4)
-    assert float(probed[5]) == pytest.approx(4 * W + 2 * c, rel=1e-4)
-    assert float(fast[3]) == pytest.approx(3 * W + 2 * (1e-9 * H + 1e-6), rel=1e-4)
-    assert float(mixed[3]) == pytest.approx(3 * W + 2 * (2e-9 * H + 1e-3), rel=1e-4)
+    assert float(probed[4]) == pytest.approx(3 * W + 2 * c, rel=1e-4)
+    assert float(probed[6]) == pytest.approx(4 * W + 2 * c, rel=1e-4)
+    assert float(fast[4]) == pytest.approx(3 * W + 2 * (1e-9 * H + 1e-6), rel=1e-4)
+    assert float(mixed[4]) == pytest.approx(3 * W + 2 * (2e-9 * H + 1e-3), rel=1e-4)
     assert "from the probe of node1@1 at P=2 (large messages)" in tables[0]
     assert "g from the probe of node1@1 at P=2 (large messages), L given" in tables[2]
 
 
 @pytest.mark.parametrize("script, message", [
-    ('obsp fig1', "no supersteps of a program called 'fig1' (programs with supersteps: none"),
+    ('obsp fig1', "no experiment or program with supersteps called 'fig1' (programs with supersteps: none"),
     ('load "fig1.cll.2.dat"; obsp fig', "did you mean 'fig1'?"),
     ('load "fig1.cll.2.dat"; obsp fig1', "was never probed"),
     ('load "fig1.cll.2.dat"; obsp fig1 with g=0, L=1', "g must be positive"),
@@ -203,7 +206,7 @@ def test_an_inconsistent_run_is_a_row_without_figures(tmp_path):
     write_pub_trace(tmp_path / "fig1.cll.3.dat", FIGURE1[:3], procs=3)
     done = llac(tmp_path, f'load "fig1.cll.*.dat"; obsp fig1 with g={G}, L={L}')
     assert done.returncode == 0, done.stderr
-    assert row_of(done.stdout, 3)[2:7] == ["-"] * 5
+    assert row_of(done.stdout, 3)[1:8] == ["1"] + ["-"] * 6
     assert "P=3: not evaluated: " in done.stdout and "rank 1 made 1 supersteps" in done.stdout
 
 
@@ -215,7 +218,7 @@ def test_tab_offers_the_programs_with_supersteps_and_the_options(tmp_path, monke
     session = Session()
     list(session.execute('load "fig1.cll.2.dat"'))
     assert candidates(session, "obsp ") == ["fig1"]
-    assert candidates(session, "obsp fig1 ") == ["on", "sum", "with"]
+    assert candidates(session, "obsp fig1 ") == ["at", "on", "sum", "with"]
     assert candidates(session, "obsp fig1 sum with ") == ["g=", "L="]
 
 
@@ -227,8 +230,77 @@ def test_random_runs_with_nested_partitions_in_any_line_order(tmp_path, seed):
     procs = 2 + seed % 7
     rows = random_run(seed, procs, 2e-9, 5e-6)
     random.Random(seed).shuffle(rows)
-    result = evaluate(supersteps(tmp_path, rows, procs=procs), 2e-9, 5e-6)
+    result = evaluate(supersteps(tmp_path, rows, procs=procs), 1, 2e-9, 5e-6)
     last = {r[0]: r[7] for r in rows if r[1] == "0" and r[2] == result.supersteps}
     assert result.ends == pytest.approx(last, rel=1e-12)
     assert result.obsp == pytest.approx(result.measured, rel=1e-12)
     assert result.bsp >= result.obsp * (1 - 1e-12)
+
+
+def sweep(tmp_path, sizes=(1000, 2000, 4000, 8000, 16000), **options):
+    """A PUB sweep trace of Figure 1 at these sizes, twice each, the second run of the first size
+    disturbed (1.5 times slower)."""
+    rows, records = figure1_sweep(sizes, slow={2}, **options)
+    write_sweep_trace(tmp_path / "fig1.cll.2.dat", rows, records)
+
+
+def table(stdout, title):
+    """The rows of the table whose title starts with `title`, split into words."""
+    block = stdout.split(title, 1)[1].split("\n\n")[0].splitlines()
+    return [line.split() for line in block[3:] if line and line[0].isdigit()]
+
+
+def test_a_sweep_is_one_row_per_size_from_its_fastest_repetition(tmp_path):
+    sweep(tmp_path)
+    done = llac(tmp_path, f'load "fig1.cll.2.dat"; obsp f with g={G}, L={L}')
+    assert done.returncode == 0, done.stderr
+    rows = table(done.stdout, "OBSP* and BSP predictions of f's runs")
+    assert [r[1] for r in rows] == ["1000", "2000", "4000", "8000", "16000"]
+    assert all(r[2] == "2" and r[3] == "3" for r in rows)          # 2 runs of 3 supersteps each
+    unit, first = 1e-7, rows[0]
+    c = G * 8 * 1000 + L
+    assert float(first[4]) == pytest.approx(3.1 * unit * 1000 + 2 * c, rel=1e-3)   # the undisturbed run
+    assert all(float(r[6]) == 0 for r in rows)                     # the steps were simulated by formula (2)
+    assert all(float(r[8]) > 0 for r in rows)                      # the barrier waits for the slower one
+
+
+def test_table3_predicts_the_large_sizes_from_the_small_ones(tmp_path):
+    sweep(tmp_path, unit=1e-6)
+    done = llac(tmp_path, f'load "fig1.cll.2.dat"; small = f where N <= 4000; big = f where N > 4000; '
+                          f'obsp small at big with g={G}, L={L}')
+    assert done.returncode == 0, done.stderr
+    rows = table(done.stdout, "OBSP* and BSP predictions of big from the runs of small")
+    assert [r[1] for r in rows] == ["8000", "16000"]
+    for row in rows:
+        assert abs(float(row[6])) < 1e-6                           # W and h are linear in N: exact
+        assert float(row[8]) > 5                                   # BSP: the barrier waits for the slower one
+    assert "replayed run 5 with W, in and out fitted over 3 sizes" in done.stdout
+
+
+@pytest.mark.parametrize("script, message", [
+    ('big = f where N > 4000; obsp fig1 at big', "fig1 must be the program's sync experiment"),
+    ('obsp f at nothing', "no object called 'nothing'"),
+    ('load "x.cll.2.dat"; obsp D', "D has no run column: obsp needs the `sync` experiment"),
+])
+def test_table3_mistakes_are_one_clear_message(tmp_path, script, message):
+    sweep(tmp_path)
+    write_exchange_trace(tmp_path / "x.cll.2.dat", [100, 200])
+    done = llac(tmp_path, f'load "fig1.cll.2.dat"; {script} with g={G}, L={L}')
+    assert done.returncode == 1 and message in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_end_ends_only_the_whole_machines_last_superstep(tmp_path):
+    rows = [(*r[:3], "end", *r[4:]) if r[2] == 1 else r for r in FIGURE1]
+    with pytest.raises(ObspError, match="superstep 1 of machine 0 ends in end: only the whole machine's last"):
+        evaluate(supersteps(tmp_path, rows), 1, G, L)
+    last = [(r, "0", 3, "end", W, 0, 0, 6 * W, "-") for r in (0, 1)]
+    assert evaluate(supersteps(tmp_path, FIGURE1 + last), 1, G, L).obsp == pytest.approx(6 * W)
+
+
+def test_too_few_training_sizes_leave_a_row_without_figures(tmp_path):
+    sweep(tmp_path)
+    done = llac(tmp_path, f'load "fig1.cll.2.dat"; tiny = f where N == 1000; big = f where N > 4000; '
+                          f'obsp tiny at big with g={G}, L={L}')
+    assert done.returncode == 0, done.stderr
+    assert table(done.stdout, "OBSP* and BSP predictions of big")[0][4:9] == ["-"] * 5
+    assert "P=2: not evaluated: at P=2, 1 training sizes for 2 independent terms" in done.stdout

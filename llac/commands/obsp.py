@@ -11,47 +11,132 @@ from llac.commands.modeling import SECONDS
 from llac.commands.results import Table
 from llac.errors import LlacError
 from llac.machines import open_machines, resolve_bsp
+from llac.commands.parallel import cores_of, oversubscription_note
+from llac.experiment import Experiment
 from llac.obsp import ObspError, evaluate
+from llac.obsp_runs import predict_run, representative, run_groups
 
 
-@command("obsp", "obsp PROGRAM [sum] [on MACHINE] [with g=G, L=L]", """Predict a PUB program's
+@command("obsp", "obsp NAME [at DATA] [sum] [on MACHINE] [with g=G, L=L]", """Predict a PUB program's
          run time from its supersteps by the OBSP* model and by plain BSP, beside the measured
-         time, one row per P. PROGRAM is the program name of loaded traces with `@step` records.
+         time. NAME is the program's `sync` experiment (or a subset of it): every execution of it
+         is a run of supersteps, and the rows are its sizes by P, each the run that stands for its
+         repetitions as `set aggregate` says (the fastest for min). NAME may also be the name of a
+         program whose traces hold supersteps without experiments: one row per P and run.
          TIME is the measured run time (the latest end of a superstep); OBSP* the CALL paper's
          formulas (2) and (3): each processor waits only for its incoming partners at an
          oblivious sync, for all at a barrier, and the subgroups of bsp_partition start when
          their members enter them; BSP a global barrier ending every superstep (the sum of the
          supersteps' largest W plus g times the largest h plus L); ERROR % = 100 (PREDICTED -
-         TIME) / TIME. h is each processor's bytes in and out combined by max, or by + with
+         TIME) / TIME. With `at DATA` (another subset of the experiment) it is the paper's Table
+         3: the runs of NAME are the training data, and each size of DATA is predicted without
+         its own measurements, from the supersteps of NAME's largest run at the same P with
+         every processor's W, in and out bytes fitted over NAME's sizes by the experiment's
+         formula. h is each processor's bytes in and out combined by max, or by + with
          `sum` (a network interface that cannot send and receive at once). g and L are the
          probe's for the trace's host and CPU at the nearest P (large messages), those of
          another machine with `on MACHINE`, or given with `with g=..., L=...` (seconds per
          byte, seconds).""",
-         ["obsp fft", "obsp fig1 with g=2e-9, L=5e-6", "obsp fft sum on node1@fastnet"], ast.Obsp)
+         ["obsp f", "obsp small at big", "obsp fig1 with g=2e-9, L=5e-6", "obsp f sum on node1@fastnet"], ast.Obsp)
 def obsp(session, statement: ast.Obsp):
+    obj = session.objects.get(statement.obj.text)
+    if isinstance(obj, Experiment):
+        return _experiment_table(session, statement, obj)
+    if statement.data is not None:
+        raise LlacError(f"obsp ... at {statement.data.text}: {statement.obj.text} must be the program's sync "
+                        f"experiment (or a subset of it), whose sizes train the prediction", statement.obj.span)
+    return _program_table(session, statement)
+
+
+def _program_table(session, statement: ast.Obsp) -> list:
+    """One row per P and run of a program's supersteps."""
     name = statement.obj.text
     if name not in session.supersteps:
         known = ", ".join(sorted(session.supersteps)) or "none: load the traces of a PUB program"
-        raise LlacError(f"no supersteps of a program called {name!r}{suggest(name, session.supersteps)} "
+        raise LlacError(f"no experiment or program with supersteps called {name!r}"
+                        f"{suggest(name, [*session.supersteps, *session.objects])} "
                         f"(programs with supersteps: {known})", statement.obj.span)
-    given = dict(statement.parameters)
     rows, footer = [], []
-    for procs, run in sorted(session.supersteps[name].items()):
-        g, L, source = machine_parameters(run, given, statement.machine)
-        try:
-            result = evaluate(run, g, L, statement.combine)
-        except ObspError as err:
-            rows.append((procs, "-", "-", "-", "-", "-", "-", g, L))
-            footer.append(f"P={procs}: not evaluated: {err.message}")
-            continue
-        rows.append((procs, result.supersteps, result.measured, result.obsp, _error(result.obsp, result.measured),
-                     result.bsp, _error(result.bsp, result.measured), g, L))
+    for procs, trace in sorted(session.supersteps[name].items()):
+        g, L, source = machine_parameters(trace, dict(statement.parameters), statement.machine)
+        for number in trace.runs() or (0,):
+            try:
+                result = evaluate(trace, number, g, L, statement.combine)
+            except ObspError as err:
+                rows.append((procs, number, "-", "-", "-", "-", "-", "-", g, L))
+                footer.append(f"P={procs}: not evaluated: {err.message}")
+                continue
+            rows.append((procs, number, *_figures(result), g, L))
         footer.append(f"P={procs}: {source}")
-    footer.append(f"h = max over the incoming partners of in {'+' if statement.combine == 'sum' else 'max'} out "
-                  f"(formula (3)); ERROR % = 100 (PREDICTED - TIME) / TIME")
+    footer.append(_h_note(statement))
     return [Table(f"OBSP* and BSP predictions of {name} from its supersteps",
-                  ("P", "supersteps", f"TIME {SECONDS}", f"OBSP* {SECONDS}", "ERROR %", f"BSP {SECONDS}",
-                   "ERROR %", "g [s/byte]", "L [s]"), tuple(rows), tuple(footer))]
+                  ("P", "run", "supersteps", *FIGURES, "g [s/byte]", "L [s]"), tuple(rows), tuple(footer))]
+
+
+FIGURES = (f"TIME {SECONDS}", f"OBSP* {SECONDS}", "ERROR %", f"BSP {SECONDS}", "ERROR %")
+
+
+def _figures(result, measured: float | None = None) -> tuple:
+    """A row's supersteps, TIME, OBSP*, its error, BSP and its error."""
+    measured = result.measured if measured is None else measured
+    return (result.supersteps, measured, result.obsp, _error(result.obsp, measured),
+            result.bsp, _error(result.bsp, measured))
+
+
+def _h_note(statement: ast.Obsp) -> str:
+    """The footer line that says how h combines in and out, and what ERROR % is."""
+    return (f"h = max over the incoming partners of in {'+' if statement.combine == 'sum' else 'max'} out "
+            f"(formula (3)); ERROR % = 100 (PREDICTED - TIME) / TIME")
+
+
+def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> list:
+    """The rows of a sync experiment's sizes by P: evaluated from their own supersteps, or, with
+    `at DATA`, DATA's sizes predicted from the experiment's runs (Table 3)."""
+    program = experiment.header.get("program", "")
+    traces = session.supersteps.get(program, {})
+    aggregate = session.fit_settings().aggregate
+    try:
+        training = run_groups(experiment)
+        targets = run_groups(session.experiment(statement.data)) if statement.data else training
+    except ObspError as err:
+        raise LlacError(err.message, (statement.data or statement.obj).span) from None
+    names = targets[0].names
+    rows, footer, notes = [], [], {}
+    for group in targets:
+        label = (group.procs, *group.values)
+        trace = traces.get(group.procs)
+        if trace is None:
+            rows.append((*label, len(group.runs), *"-" * (len(FIGURES) + 3)))
+            footer.append(f"P={group.procs}: no supersteps of {program or experiment.name} were loaded at this P")
+            continue
+        g, L, source = machine_parameters(trace, dict(statement.parameters), statement.machine)
+        notes[group.procs] = f"P={group.procs}: {source}"
+        try:
+            measured = [evaluate(trace, number, g, L, statement.combine) for number in group.runs]
+            chosen = measured[representative([m.measured for m in measured], aggregate)]
+            if statement.data is None:
+                rows.append((*label, len(group.runs), *_figures(chosen), g, L))
+                continue
+            same_p = [t for t in training if t.procs == group.procs]
+            if not same_p:
+                raise ObspError(f"{statement.obj.text} has no runs at P={group.procs} to learn from")
+            predicted = predict_run(experiment, trace, same_p, group.values, aggregate)
+            result = evaluate(predicted.steps, predicted.template, g, L, statement.combine)
+            rows.append((*label, len(group.runs), *_figures(result, chosen.measured), g, L))
+            notes[group.procs] += (f"; replayed run {predicted.template} with W, in and out fitted over "
+                                   f"{len(same_p)} sizes")
+        except ObspError as err:
+            rows.append((*label, len(group.runs), *"-" * (len(FIGURES) + 3)))
+            footer.append(f"P={group.procs}: not evaluated: {err.message}")
+    cores, host = cores_of(experiment)
+    footer += [*notes.values(), _h_note(statement),
+               f"TIME: the {aggregate} run of each size's repetitions",
+               oversubscription_note([t.procs for t in targets], cores, host, "P")]
+    title = (f"OBSP* and BSP predictions of {statement.data.text} from the runs of {statement.obj.text} "
+             f"(the CALL paper's Table 3)" if statement.data else
+             f"OBSP* and BSP predictions of {experiment.name}'s runs from their supersteps")
+    return [Table(title, ("P", *names, "runs", "supersteps", *FIGURES, "g [s/byte]", "L [s]"),
+                  tuple(rows), tuple(footer))]
 
 
 def machine_parameters(run, given: dict[str, float], other: ast.Name | None) -> tuple[float, float, str]:

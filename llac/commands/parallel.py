@@ -160,7 +160,7 @@ def table3(session, statement: ast.PredictTable):
     prediction = model.predict(points)
     error = 100 * (prediction.values - measured) / measured
     processors = points.get(PROCESSORS)      # oversubscription is judged on P, whatever VAR is
-    cores, host = _cores(experiment)
+    cores, host = cores_of(experiment)
     rows = []
     for i in range(len(measured)):
         flags = [str(int(prediction.piece[i]) + 1) if prediction.piece[i] >= 0 else "-"]
@@ -172,7 +172,7 @@ def table3(session, statement: ast.PredictTable):
               f"ERROR % = 100 (PREDICTED - TIME) / TIME",
               f"|error|: median {np.nanmedian(np.abs(error)):.3g}%, max {np.nanmax(np.abs(error)):.3g}%"
               if len(rows) else "no points",
-              *([_oversubscription(processors, cores, host, PROCESSORS)] if processors is not None else []),
+              *([oversubscription_note(processors, cores, host, PROCESSORS)] if processors is not None else []),
               *prediction.notes]
     headers = ("PROCS" if procs == PROCESSORS else procs, *others, f"TIME {SECONDS}", f"PREDICTED {SECONDS}", "ERROR %", "interval")
     return [*notes, Table(f"real and predicted times of {experiment.name} by the model of {model.name} "
@@ -241,7 +241,7 @@ def _uncounted(experiment) -> list[Note]:
                  f"of calls not wrapped counts as computation (docs/mpi.md)", warning=True)]
 
 
-def _cores(experiment) -> tuple[int | None, str]:
+def cores_of(experiment) -> tuple[int | None, str]:
     """How many cores the host that wrote the trace has: the header's `cores`, or this
     machine's count when the trace's `host` is this machine; None when unknown."""
     host = experiment.header.get("host", "")
@@ -253,7 +253,7 @@ def _cores(experiment) -> tuple[int | None, str]:
     return None, host
 
 
-def _oversubscription(procs, cores, host, name) -> str:
+def oversubscription_note(procs, cores, host, name) -> str:
     """One line saying which runs had more processes than cores (or that it is unknown)."""
     where = f"host {host}" if host else "its host"
     if cores is None:

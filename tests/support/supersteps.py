@@ -23,8 +23,9 @@ PARTITION = [
     (2, "0", 2, "obl", 1e-3, 0, 0, 4.7e-3, "-"), (3, "0", 2, "obl", 1e-3, 0, 1000, 7.7e-3, "-")]
 
 
-def step_line(row) -> str:
-    """One `@step` record."""
+def step_line(row, run: int = 1) -> str:
+    """One `@step` record of `run` (rows of ten values carry their own run first)."""
+    row = row if len(row) == 10 else (run, *row)
     return "@step " + " ".join(repr(v) if isinstance(v, float) else str(v) for v in row)
 
 
@@ -32,7 +33,7 @@ def write_pub_trace(path, rows, procs=2, program="fig1", host="node1", cpu="Test
                     declare=True, extra=()) -> None:
     """A PUB trace with these superstep rows (and `extra` raw record lines), its header
     declaring the superstep columns unless `declare` is False."""
-    declaration = "#supersteps: rank machine step sync W in out end partners\n" if declare else ""
+    declaration = "#supersteps: run rank machine step sync W in out end partners\n" if declare else ""
     lines = [step_line(r) for r in rows] + list(extra)
     path.write_text(f"#cll-trace 1\n#program: {program}\n#host: {host}\n#cpu: {cpu}\n#parallel: PUB\n"
                     f"#procs: {procs}\n#status: complete\n{declaration}#data\n" + "\n".join(lines) + "\n#end\n")
@@ -84,3 +85,39 @@ def random_run(seed: int, procs: int, g: float, L: float, depth: int = 2) -> lis
 
     machine("0", list(range(procs)), dict.fromkeys(range(procs), 0.0), False)
     return rows
+
+
+MPI_ZEROS = "0 0 0 0 0 0 0"      # the seven MPI columns of a record that moved nothing
+
+
+def figure1_sweep(sizes, reps=2, g=G, L=L, unit=1e-7, slow=()):
+    """The runs of Figure 1 at each size N, `reps` times (runs numbered in that order): w =
+    unit·N, exchanges of 8·N bytes, and a last superstep ending in `end` after 0.1 w; every END
+    simulated by formula (2), so that OBSP* is exact. A run whose number is in `slow` is 1.5 times
+    slower everywhere (a disturbed repetition). Returns (step rows with their run, f records)."""
+    rows, records, run = [], [], 0
+    for N in sizes:
+        for _ in range(reps):
+            run += 1
+            w, h = unit * N * (1.5 if run in slow else 1), 8 * N
+            c = g * h + L
+            ends = [(w + c, 2 * w + c), (3 * w + 2 * c, 3 * w + 2 * c)]
+            rows += [(run, 0, "0", 1, "obl", w, 0, h, ends[0][0], "-"),
+                     (run, 1, "0", 1, "obl", 2 * w, h, 0, ends[0][1], "0"),
+                     (run, 0, "0", 2, "obl", 2 * w, h, 0, ends[1][0], "1"),
+                     (run, 1, "0", 2, "obl", w, 0, h, ends[1][1], "-"),
+                     *((run, r, "0", 3, "end", w / 10, 0, 0, ends[1][r] + w / 10, "-") for r in (0, 1))]
+            records += [f"f {r} 0 {ends[1][r] + w / 10!r} {float(N)!r} 2.0 {MPI_ZEROS} {run}" for r in (0, 1)]
+    return rows, records
+
+
+def write_sweep_trace(path, rows, records, procs=2, program="fig1") -> None:
+    """A PUB trace of a sweep: the `sync` experiment f (formula f[0] + f[1]*N) with its run
+    column, and these superstep rows."""
+    path.write_text(
+        f"#cll-trace 1\n#program: {program}\n#host: node1\n#cpu: Test CPU 9000\n#parallel: PUB\n"
+        f"#procs: {procs}\n#cores: 2\n#status: complete\n"
+        f"#supersteps: run rank machine step sync W in out end partners\n"
+        f"#experiment: f\n#  formula: f[0] + f[1]*N\n#  source: fig1.c:1:1\n"
+        f"#  columns: rank thread time N P msgs_sent bytes_sent msgs_recv bytes_recv partners h mpi_time run\n"
+        f"#  records: {len(records)}\n#data\n" + "\n".join([*records, *map(step_line, rows)]) + "\n#end\n")

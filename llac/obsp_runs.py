@@ -1,0 +1,156 @@
+"""A PUB program's runs seen through its `sync` experiment (docs/parallel-analysis.md, "OBSP*"):
+each execution of the experiment is one run of supersteps (docs/trace-format.md), and the
+experiment's records say, in their `run` column, which run they began in. Here: the runs
+grouped by P and by the values of the experiment's variables (its repetitions), and the
+prediction of a run at new values from the runs measured at smaller ones, the CALL paper's
+Table 3.
+
+The prediction replays a measured run's supersteps (who waits for whom, how each ends) with
+every processor's W, in and out bytes of every superstep fitted, over the training runs, by
+the experiment's own formula: each superstep's work is a part of the experiment's cost, so it
+lies in the span of the formula's terms (at the run's P, terms that only depend on P are
+constants). The fit is the project's relative least squares with non-negative constants
+(llac.fit); g and L then give each superstep's communication, as the model says.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from llac.experiment import Experiment
+from llac.fit import relative_fit
+from llac.obsp import ObspError
+from llac.supersteps import Step, Supersteps
+
+TIMER_FLOOR = 1e-7      # seconds: W below this at every training size is no work (predicted 0)
+
+
+@dataclass(frozen=True)
+class RunGroup:
+    """The runs of one P at one set of values of the experiment's variables other than P
+    (`values`, in the order of `names`): its repetitions."""
+    procs: int
+    names: tuple[str, ...]
+    values: tuple[float, ...]
+    runs: tuple[int, ...]
+
+
+def run_groups(experiment: Experiment) -> list[RunGroup]:
+    """The runs of a PUB `sync` experiment's records, grouped by P and variables, sorted.
+    Raises ObspError when the records carry no runs."""
+    columns = experiment.columns
+    if "run" not in columns or "P" not in columns:
+        raise ObspError(f"{experiment.name} has no run column: obsp needs the `sync` experiment "
+                        f"of a PUB program traced by call (its records say which run they began in)")
+    names = tuple(v for v in experiment.formula.variables if v != "P")
+    groups: dict[tuple, set[int]] = {}
+    for i in np.flatnonzero(columns["run"] > 0):
+        key = (int(columns["P"][i]), *(float(columns[n][i]) for n in names))
+        groups.setdefault(key, set()).add(int(columns["run"][i]))
+    if not groups:
+        raise ObspError(f"none of {experiment.name}'s records began a run: is it the `sync` "
+                        f"experiment of the PUB program?")
+    return [RunGroup(key[0], names, key[1:], tuple(sorted(runs))) for key, runs in sorted(groups.items())]
+
+
+def representative(values: list[float], aggregate: str) -> int:
+    """Which of a group's runs stands for it under the session's estimator: the fastest for
+    `min` (interference only adds time), the median run for `median` and `mean`."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    return order[0] if aggregate == "min" else order[(len(order) - 1) // 2]
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The supersteps of a run at new values: the measured run they were replayed from, and
+    the fitted steps (W, in and out predicted), ready for `llac.obsp.evaluate`."""
+    template: int
+    steps: Supersteps
+
+
+def predict_run(experiment: Experiment, trace: Supersteps, training: list[RunGroup],
+                values: tuple[float, ...], aggregate: str) -> Prediction:
+    """The supersteps of a run of `experiment` at P = trace.procs and these variable values,
+    from the training groups' runs of `trace`. Raises ObspError when the training runs do not
+    share one superstep structure or are too few for the formula."""
+    runs = trace.runs()
+    missing = [r for group in training for r in group.runs if r not in runs]
+    if missing:
+        raise ObspError(f"run {missing[0]} of {experiment.name} has no supersteps in {trace.path}")
+    template = max(training, key=lambda g: g.values).runs[0]
+    shape = _structure(runs[template])
+    for group in training:
+        for number in group.runs:
+            if _structure(runs[number]) != shape:
+                raise ObspError(f"at P={trace.procs}, run {number} has other supersteps than run {template} "
+                                f"(who sends to whom, how they end): a prediction replays one structure")
+    design, target = _designs(experiment, trace.procs, training, values)
+    fitted = {}
+    for key in shape:
+        per_group = [[_at(runs[r], key) for r in group.runs] for group in training]
+        fitted[key] = tuple(_fit_amount(design, target, [aggregate_of([getattr(s, field) for s in steps], aggregate)
+                                                         for steps in per_group])
+                            for field in ("W", "inbound", "outbound"))
+    steps = tuple(replace(step, W=fitted[_key(step)][0], inbound=fitted[_key(step)][1],
+                          outbound=fitted[_key(step)][2], end=0.0) for step in runs[template])
+    return Prediction(template, replace(trace, steps=steps))
+
+
+def aggregate_of(values: list[float], aggregate: str) -> float:
+    """A repetition group's value under the session's estimator (min, median or mean)."""
+    if aggregate == "min":
+        return min(values)
+    if aggregate == "mean":
+        return float(np.mean(values))
+    return float(np.median(values))
+
+
+def _key(step: Step) -> tuple:
+    """Where a step sits in a run: rank, machine and number."""
+    return step.rank, step.machine, step.step
+
+
+def _structure(steps) -> dict[tuple, tuple]:
+    """A run's shape: each step's place, how it ends and who sent to it."""
+    return {_key(s): (s.sync, s.partners) for s in steps}
+
+
+def _at(steps, key) -> Step:
+    """The step of a run at `key`."""
+    return next(s for s in steps if _key(s) == key)
+
+
+def _designs(experiment: Experiment, procs: int, training: list[RunGroup], values: tuple[float, ...]):
+    """The formula's terms at P = procs for the training groups and the target, keeping only
+    the terms that are independent there, the target included (a term of P alone is a
+    constant; one that vanishes on the training sizes is dropped)."""
+    names = training[0].names
+    rows = [group.values for group in training] + [values]
+    columns = {n: np.array([row[i] for row in rows]) for i, n in enumerate(names)}
+    columns["P"] = np.full(len(rows), float(procs))
+    full = experiment.formula.design_matrix(columns)
+    kept: list[int] = []
+    for j in range(full.shape[1]):
+        if not np.any(full[:-1, j]):
+            continue
+        trial = full[:, kept + [j]]
+        if np.linalg.matrix_rank(trial / np.abs(trial).max(axis=0)) == len(kept) + 1:
+            kept.append(j)
+    if len(training) < len(kept) + 1:
+        raise ObspError(f"at P={procs}, {len(training)} training sizes for {len(kept)} independent terms of "
+                        f"{experiment.name}'s formula: measure more sizes")
+    return full[:-1, kept], full[-1, kept]
+
+
+def _fit_amount(design: np.ndarray, target: np.ndarray, measured: list[float]) -> float:
+    """One superstep amount (W or bytes) at the target, fitted over the training values by the
+    formula's terms with non-negative constants; amounts that are always ~0 stay 0."""
+    amounts = np.array(measured)
+    if amounts.max() < TIMER_FLOOR or amounts.min() == amounts.max() == 0:
+        return 0.0
+    if amounts.min() == amounts.max():
+        return float(amounts[0])
+    positive = np.maximum(amounts, TIMER_FLOOR)
+    fit = relative_fit(design, positive, np.ones(design.shape[1], dtype=bool))
+    return max(0.0, float(target @ fit.constants))
