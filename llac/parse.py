@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 from lark import Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
@@ -393,13 +394,20 @@ def _syntax_error(err: UnexpectedInput, text: str, keywords) -> LlacError:
         elif err.token.type != "_NL":
             where = span_of(err.token)
         hint = (" (a comparison is written ==)" if err.token.type == "EQUAL"
-                and "formula__COMPARE" in err.expected else "")
+                and "formula__COMPARE" in err.expected else _keyword_hint(str(err.token), err.expected))
         return LlacError(f"expected {_words(err.expected)}, found {found}{hint}", where)
     if isinstance(err, UnexpectedCharacters):
         char = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
         allowed = _words(err.allowed) if err.allowed else "something else"
         return LlacError(f"unexpected {char!r}: expected {allowed}", where)
     return LlacError("syntax error", where)
+
+
+def _keyword_hint(found: str, terminals) -> str:
+    """' (did you mean 'show'?)' when the word found is a near miss of a keyword expected there
+    (`machine shwo`)."""
+    keywords = [word for t in terminals for word in re.findall(r"'([a-z]+)'", WORDS.get(t, repr(t.lower())))]
+    return suggest(found, keywords) if found.isidentifier() else ""
 
 
 OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "CIRCUMFLEX", "_formula__POWER", "formula__COMPARE",

@@ -69,6 +69,13 @@ def test_unknown_command_suggests_nearest():
     assert (err.span.line, err.span.column) == (2, 3)
 
 
+def test_a_near_miss_of_a_keyword_expected_there_is_suggested():
+    err = error_of("machine shwo")
+    assert err.message.endswith("found 'shwo' (did you mean 'show'?)")
+    assert (err.span.line, err.span.column) == (1, 9)
+    assert "did you mean" not in error_of("machine zzz").message
+
+
 def test_expected_words_are_plain():
     assert error_of("show").message == "expected a name, found the end of the line"
     assert "expected a number, a column name or '('" in error_of("x = c where N <").message
