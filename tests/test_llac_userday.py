@@ -161,6 +161,14 @@ def test_a_model_file_is_in_report_and_drop_on_it_says_what_it_needs(trace):
     assert done.returncode == 1 and "drop refits the experiment rowinit, which is not loaded" in done.stderr
 
 
+def test_a_model_exported_under_another_suffix_loads_as_a_model(trace):
+    work = trace.parent
+    llac("-c", f'load "{trace.name}"; fit rowinit; export rowinit.model "r.model" replace', cwd=work)
+    done = llac("-c", 'load "r.model"; predict rowinit.model N=100', cwd=work)
+    assert done.returncode == 0, done.stderr
+    assert "created rowinit.model: model of rowinit" in done.stdout
+
+
 def test_loading_a_json_that_is_not_a_model_is_one_message(tmp_path):
     (tmp_path / "x.json").write_text('{"a": 1}')
     (tmp_path / "bad.json").write_text('{"a": ')

@@ -30,15 +30,15 @@ EXPORT_FORMATS = ("csv", "extrap")   # of an experiment; a model is written as j
          with file:line and the good ones are kept. A trace that is missing but has spill files
          next to it (its run was killed by SIGKILL) loads what they hold, with a warning; so
          does a spill file's own path. A CSV file needs `as NAME` and a formula; its columns are
-         time and the formula's variables. A .json file is a model written by `export`: it
-         predicts as the exported one did.""",
+         time and the formula's variables. A model written by `export` (a .json file, or any
+         file that holds one) predicts as the exported one did.""",
          ['load "matinit.cll.1.dat"', 'load "fft.cll.*.dat"',
           'load "data.csv" as f formula "f[0] + f[1]*N"', 'load "colinit.json" as m'], ast.Load)
 def load(session, statement: ast.Load):
     files = _expand(statement)
     if any(Path(f).suffix.lower() == ".csv" for f in files):
         return _load_csv(session, statement, files)
-    if any(Path(f).suffix.lower() == ".json" for f in files):
+    if any(_is_model_file(f) for f in files):
         return _load_model(session, statement, files)
     if statement.formula is not None:
         raise LlacError("a formula is only given for CSV files; for a trace use: g = NAME formula \"...\"")
@@ -117,6 +117,20 @@ def _load_csv(session, statement: ast.Load, files):
     experiment, problems = read_csv(files[0], statement.formula)
     warnings = [Note(str(p), warning=True) for p in problems]
     return [*warnings, session.store(statement.name.text, experiment)]
+
+
+def _is_model_file(path: str) -> bool:
+    """A model written by `export`: a .json file, or any file whose text starts with `{` (a
+    model exported under another name, `export m "m.model"`); traces start with `#`."""
+    if Path(path).suffix.lower() == ".json":
+        return True
+    if path == "-":
+        return False
+    try:
+        with open(path, "rb") as f:
+            return f.read(64).lstrip().startswith(b"{")
+    except OSError:
+        return False
 
 
 def _load_model(session, statement: ast.Load, files):
