@@ -28,8 +28,12 @@ extern "C" {
 enum { CLL_COL_RUN, CLL_PUB_COLUMNS };
 
 /* The BSP machine NAME of `parallel PUB NAME` as a t_bsp *, for a variable of type t_bsp
- * or t_bsp * (any other type is a compile error at the pragma's line). */
-#define CLL_PUB_MACHINE(name) _Generic((name), t_bsp *: (name), t_bsp: &(name))
+ * or t_bsp *; any other type selects cll_pub_not_a_machine, whose call is a compile error
+ * (gcc, clang) at the `sync` pragma's line. */
+t_bsp *cll_pub_not_a_machine(void) __attribute__((error(
+    "the NAME of '#pragma cll parallel PUB NAME' must be a variable of type t_bsp or t_bsp *")));
+#define CLL_PUB_MACHINE(name) \
+    _Generic((name), t_bsp *: (name), t_bsp: &(name), default: cll_pub_not_a_machine())
 
 /* cll_begin of a PUB program: `values` holds the captured variables, the MPI columns and
  * the run column. With a `machine` (a `sync` experiment) it first synchronises it with
