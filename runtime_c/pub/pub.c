@@ -7,7 +7,9 @@
  * receiver reaches that superstep. bsp_sync learns how many messages to receive from a
  * reduce-scatter of the per-destination send counts, which is also the barrier and a
  * consistency check of the oblivious supersteps before it (sent vs received). Every wait
- * polls with a timeout (PUB_TIMEOUT seconds) so that a wait that can never end is reported. */
+ * polls with a timeout (PUB_TIMEOUT seconds) so that a wait that can never end is reported.
+ * A tracer (CALL's cll_pub.c) observes the supersteps through pub_observer (pub.h), which
+ * the library only tests when nothing observes it. */
 #define _GNU_SOURCE
 #include "pub.h"
 
