@@ -5,7 +5,8 @@ Two clients, one set of sources in runtime_c/:
   * `call/runtime/libcllrt.a` + `call/runtime/include/cll.h`, the static library user
     programs link (built by `BuildRuntime` with the system C compiler and `ar`), and the
     MPI layer `call/runtime/cll_mpi.c` with its headers, which the user's mpicc compiles,
-    the PUB-compatible BSP library `call/runtime/pub.c` (header `include/pub.h`), likewise,
+    the PUB-compatible BSP library `call/runtime/pub.c` (header `include/pub.h`) and the
+    PUB layer `call/runtime/cll_pub.c` (header `include/cll_pub.h`), likewise,
     and the machine probe `call/runtime/probe/memory_probe.c`, which `call probe` compiles.
     When the C compiler finds papi.h, the library is built with hardware counters
     (-DCLL_HAVE_PAPI) and `call/runtime/libs.txt` says `-lpapi`, which `call` then links
@@ -71,10 +72,12 @@ class BuildRuntime(build_ext):
         library = runtime_dir / "libcllrt.a"
         library.unlink(missing_ok=True)
         self.spawn([ar, "rcs", str(library), *objects])
-        for header in ("cll.h", "cll_mpi.h", "cll_mpi_support.h"):
+        for header in ("cll.h", "cll_mpi.h", "cll_mpi_support.h", "cll_pub.h"):
             shutil.copyfile(RUNTIME / header, runtime_dir / "include" / header)
         # the MPI layer: compiled by the user's mpicc, once per program (docs/mpi.md)
         shutil.copyfile(RUNTIME / "cll_mpi.c", runtime_dir / "cll_mpi.c")
+        # the PUB layer (supersteps), compiled by the user's mpicc for PUB programs (docs/pub.md)
+        shutil.copyfile(RUNTIME / "cll_pub.c", runtime_dir / "cll_pub.c")
         # the PUB-compatible BSP library, compiled by the user's mpicc too (docs/pub.md)
         shutil.copyfile(RUNTIME / "pub" / "pub.c", runtime_dir / "pub.c")
         shutil.copyfile(RUNTIME / "pub" / "pub.h", runtime_dir / "include" / "pub.h")

@@ -56,12 +56,13 @@ def c_sources(arguments: list[str]) -> list[str]:
 
 def build_command(arguments: list[str], translated: dict[str, tuple[Path, Program]]) -> list[str]:
     """The compiler command of `call cc ARGS`, each source in `translated` replaced by its
-    translation: $CC (default cc; $MPICC for a `parallel MPI` file, with cll_mpi.h's
-    directory and, when linking, the MPI layer's source), -iquote for each source's
+    translation: $CC (default cc; $MPICC for a `parallel MPI` or `parallel PUB` file, with
+    cll_mpi.h's directory and, when linking, the MPI layer's source, and for PUB the BSP
+    library's and the PUB layer's), -iquote for each source's
     directory, the runtime's include directory, -fopenmp for a `parallel OpenMP` file and,
     when linking, the runtime library."""
     from call.runtime_paths import (RuntimeMissing, include_dir, link_flags, mpi_include_dir,
-                                    mpi_layer_source)
+                                    mpi_layer_source, pub_layer_source, pub_source)
     programs = [program for _, program in translated.values()]
     try:
         runtime = ["-I", str(include_dir())]
@@ -72,10 +73,12 @@ def build_command(arguments: list[str], translated: dict[str, tuple[Path, Progra
                 and "-fopenmp" not in arguments:
             extra.append("-fopenmp")
         compiler = os.environ.get("CC", "cc").split()
-        if any(p.parallel and p.parallel.model == "MPI" for p in programs):
-            compiler = mpi_compiler()
+        models = {p.parallel.model for p in programs if p.parallel}
+        if models & {"MPI", "PUB"}:
+            compiler = mpi_compiler(needs="a 'parallel MPI' or 'parallel PUB' program")
             extra += ["-I", str(mpi_include_dir())]
-            libraries = [str(mpi_layer_source())] + libraries if libraries else []
+            layers = [mpi_layer_source()] + ([pub_source(), pub_layer_source()] if "PUB" in models else [])
+            libraries = [str(layer) for layer in layers] + libraries if libraries else []
     except RuntimeMissing as err:
         raise CallError([Diagnostic("error", "call cc", 0, 0, str(err))]) from None
     return compiler + extra + runtime + [str(translated[a][0]) if a in translated else a

@@ -72,6 +72,22 @@ class _Checker:
                     self.balance.near_miss(item)
             self.context.directive(item)
         self.close_function(None)
+        self.sync_needs_machine()
+
+    def sync_needs_machine(self):
+        """A `sync` experiment of a `parallel PUB` program synchronises the BSP machine the
+        pragma names: without a NAME, each such begin is an error."""
+        parallel = self.program.parallel
+        if parallel is None or parallel.model != "PUB" or parallel.obj:
+            return
+        for _, pragma in self.program.sites:
+            if isinstance(pragma, Begin) and pragma.sync:
+                self.findings.error(pragma, f"'sync' experiment {pragma.name!r} in a PUB program "
+                                            f"synchronises the BSP machine, but "
+                                            f"'#pragma cll parallel PUB' names none: write "
+                                            f"'#pragma cll parallel PUB NAME', NAME a t_bsp or "
+                                            f"t_bsp * variable in scope here",
+                                    [self.findings.note(parallel, "the parallel line is here")])
 
     # ------------------------------------------------------------ C code
 

@@ -7,7 +7,7 @@ from call import shuffle
 from call.check import Program
 from call.diagnostics import CallError, Diagnostic
 from call.pragmas import Begin, End, EndFor, For, Parallel, Pragma, Report
-from cll_grammar.columns import MPI_COLUMNS
+from cll_grammar.columns import MPI_COLUMNS, PUB_COLUMNS
 
 OPENMP_PROCS = "omp_in_parallel() ? omp_get_num_threads() : omp_get_max_threads()"
 
@@ -79,21 +79,22 @@ def _wrapped(pragma: Pragma, program: Program) -> str:
 
 def _statement(pragma: Pragma, program: Program) -> str:
     """The C code one pragma becomes (always a single line)."""
-    mpi = _mpi_comm(program)
+    mpi, pub = _mpi_comm(program), _pub(program)
+    layer = "cll_pub" if pub else "cll_mpi" if mpi else "cll"
     if isinstance(pragma, Begin):
         procs = f"cll_mpi_procs({mpi})" if mpi else "cll_procs()"
         values = [f"(double)({procs})" if v == "P" else f"(double)({v})"
                   for v in captured_variables(pragma, program)]
-        values += ["0"] * len(MPI_COLUMNS) if mpi else []
-        begin = "cll_mpi_begin" if mpi else "cll_begin"
+        values += ["0"] * len(measured_columns(program))
         sync = (f"cll_mpi_sync({mpi}); " if mpi else "cll_sync(); " if _openmp(program) else "") \
-            if pragma.sync else ""
+            if pragma.sync and not pub else ""
+        machine = (f", CLL_PUB_MACHINE({program.parallel.obj})" if pragma.sync else ", 0") if pub else ""
         if not values:
             return f"{{ {sync}cll_begin(&cll_exp_{pragma.name}, 0); }}"
         return (f"{{ {sync}double cll_v[] = {{{', '.join(values)}}}; "
-                f"{begin}(&cll_exp_{pragma.name}, cll_v); }}")
+                f"{layer}_begin(&cll_exp_{pragma.name}, cll_v{machine}); }}")
     if isinstance(pragma, End):
-        return f"{'cll_mpi_end' if mpi else 'cll_end'}(&cll_exp_{pragma.name}, {c_string(pragma.site)});"
+        return f"{layer}_end(&cll_exp_{pragma.name}, {c_string(pragma.site)});"
     if isinstance(pragma, For) and pragma.site in program.nests:
         return shuffle.loop_code(program.nests[pragma.site], pragma)
     if isinstance(pragma, For):
@@ -109,7 +110,7 @@ def _statement(pragma: Pragma, program: Program) -> str:
                              for kind in program.exits(loop))
         return f"}} cll_out_{loop.line}: {performed} }}"
     if isinstance(pragma, Report):
-        report = "cll_mpi_report" if mpi else "cll_report"
+        report = f"{layer}_report"
         if pragma.names is None:
             return f"{report}(0, 0);"
         names = ", ".join(c_string(n) for n in pragma.names)
@@ -123,39 +124,51 @@ def _openmp(program: Program) -> bool:
     return program.parallel is not None and program.parallel.model == "OpenMP"
 
 
+def _pub(program: Program) -> bool:
+    return program.parallel is not None and program.parallel.model == "PUB"
+
+
 def _mpi_comm(program: Program) -> str | None:
-    """The communicator of a `parallel MPI [COMM]` program (default MPI_COMM_WORLD), else None."""
-    if program.parallel is None or program.parallel.model != "MPI":
+    """The communicator whose size is P: the one of a `parallel MPI [COMM]` program (default
+    MPI_COMM_WORLD); MPI_COMM_WORLD in a `parallel PUB` program (P is the whole machine's
+    size, known where its NAME is not in scope); None otherwise."""
+    if program.parallel is None or program.parallel.model not in ("MPI", "PUB"):
         return None
-    return program.parallel.obj or "MPI_COMM_WORLD"
+    return (program.parallel.model == "MPI" and program.parallel.obj) or "MPI_COMM_WORLD"
+
+
+def measured_columns(program: Program) -> tuple[str, ...]:
+    """The columns the runtime's layers fill after the captured variables: the MPI columns
+    (MPI, PUB), then the PUB layer's `run` (PUB)."""
+    if _mpi_comm(program) is None:
+        return ()
+    return MPI_COLUMNS + (PUB_COLUMNS if _pub(program) else ())
 
 
 def captured_variables(begin: Begin, program: Program) -> list[str]:
     """The variables captured from C at begin: the formula's, then those of the working set
-    (`bytes`) that the formula lacks; in an MPI program not the names the MPI layer measures
-    (they are columns appended after the captured ones)."""
+    (`bytes`) that the formula lacks; in an MPI or PUB program not the names its layers
+    measure (they are columns appended after the captured ones)."""
     extra = begin.working_set.variables if begin.working_set else ()
     wanted = list(dict.fromkeys(begin.formula.variables + extra))
-    if _mpi_comm(program) is None:
-        return wanted
-    return [v for v in wanted if v not in MPI_COLUMNS]
+    return [v for v in wanted if v not in measured_columns(program)]
 
 
 def instrumented_header(program: Program) -> str:
     """The `.cll.h` text: one static cll_experiment per experiment, the cll_program, P
     (`cll_procs()`), the OpenMP barrier for `sync`, and a constructor registering them. An MPI
-    program includes cll_mpi.h instead of cll.h, and its experiments end with the measured
-    columns."""
+    program includes cll_mpi.h (a PUB program cll_pub.h) instead of cll.h, and its
+    experiments end with the measured columns."""
     openmp, mpi = _openmp(program), _mpi_comm(program)
+    layer_header = "cll_pub.h" if _pub(program) else "cll_mpi.h" if mpi else "cll.h"
     out = [f"/* Generated by `call` from {program.file}: do not edit. */",
-           "#ifndef CLL_GENERATED_H", "#define CLL_GENERATED_H",
-           '#include "cll_mpi.h"' if mpi else '#include "cll.h"']
+           "#ifndef CLL_GENERATED_H", "#define CLL_GENERATED_H", f'#include "{layer_header}"']
     if openmp:
         out.append("#include <omp.h>")
     if program.nests:
         out += shuffle.helpers()
     for name, begin in program.experiments.items():
-        variables = captured_variables(begin, program) + (list(MPI_COLUMNS) if mpi else [])
+        variables = captured_variables(begin, program) + list(measured_columns(program))
         if variables:
             out.append(f"static const char *const cll_vars_{name}[] = "
                        f"{{{', '.join(c_string(v) for v in variables)}}};")
@@ -170,7 +183,7 @@ def instrumented_header(program: Program) -> str:
     out.append(f"static const cll_program cll_this_program = {{{c_string(program.file)}, "
                f"{c_string(model)}, {len(program.experiments)}, "
                f"{'cll_experiments' if program.experiments else '0'}}};")
-    if not mpi:   # MPI: P is cll_mpi_procs(COMM) at each begin (COMM may be a local)
+    if not mpi:   # MPI, PUB: P is cll_mpi_procs(COMM) at each begin (COMM may be a local)
         out.append(f"static inline int cll_procs(void) {{ return {OPENMP_PROCS if openmp else '1'}; }}")
     if openmp:
         out += ["/* `sync` in OpenMP: a barrier of the enclosing parallel region, if any. */",

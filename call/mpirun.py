@@ -1,5 +1,5 @@
-"""`call run` for `parallel MPI` programs: check the processor counts, build with mpicc,
-write the sweep scripts, and launch each run as `mpirun -np P` (an `MpiLaunch`, which also
+"""`call run` for `parallel MPI` and `parallel PUB` programs: check the processor counts,
+build with mpicc, write the sweep scripts, and launch each run as `mpirun -np P` (an `MpiLaunch`, which also
 says what was kept when a run failed: rank 0's trace and the `.rank<r>` files of ranks whose
 records were not gathered)."""
 from __future__ import annotations

@@ -167,9 +167,6 @@ class _Reader:
             guess = folded[nearest(str(model).lower(), folded, cutoff=0)]
             self.fail(model.start_pos, f"unknown parallel model {str(model)!r}: expected MPI, "
                                        f"OpenMP or PUB (did you mean {guess!r}?)")
-        if str(model) == "PUB":
-            self.fail(model.start_pos, "'parallel PUB' is not supported yet "
-                                       "(use 'parallel MPI' or 'parallel OpenMP')")
         return Parallel(**self.place, model=str(model), obj=str(obj) if obj else None,
                         procs=self.procs(procs) if procs is not None else None)
 

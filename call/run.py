@@ -128,14 +128,14 @@ def run_program(program: Program, procs: tuple[int, int, int] | None, cflags: st
                 arguments: list[str], oversubscribe: bool, progress: Progress) -> int:
     """`call run` of a checked program: build it if needed, run it once (sequential) or once
     per P of the procs clause (or --procs), with OMP_NUM_THREADS=P (OpenMP) or under
-    `mpirun -np P` (MPI), telling `progress` the steps and each trace path. Returns the exit
+    `mpirun -np P` (MPI, PUB), telling `progress` the steps and each trace path. Returns the exit
     status."""
     source = program.file
     model = program.parallel.model if program.parallel is not None else None
     if procs is not None and model is None:
         raise CallError([Diagnostic("error", source, 0, 0, "--procs needs a program with "
-                                    "'#pragma cll parallel OpenMP' or 'parallel MPI'")])
-    if model == "MPI":
+                                    "'#pragma cll parallel OpenMP', 'parallel MPI' or 'parallel PUB'")])
+    if model in ("MPI", "PUB"):
         launch, counts = prepare_mpi(program, procs or program.parallel.procs, shlex.split(cflags),
                                      arguments, oversubscribe, progress)
     else:

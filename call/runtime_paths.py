@@ -56,6 +56,14 @@ def pub_source() -> Path:
     return _existing(RUNTIME_DIR / "pub.c")
 
 
+def pub_layer_source() -> Path:
+    """The PUB layer cll_pub.c (supersteps in the trace), which the user's mpicc compiles
+    with cll_mpi.c and pub.c for a `parallel PUB` program; its header cll_pub.h is in
+    mpi_include_dir()."""
+    _existing(RUNTIME_DIR / "include" / "cll_pub.h")
+    return _existing(RUNTIME_DIR / "cll_pub.c")
+
+
 def probe_source() -> Path:
     """The sequential machine probe memory_probe.c, which `call probe` compiles with $CC
     and runs where it was built."""

@@ -33,7 +33,8 @@
 #include <unistd.h>
 
 #define CLL_WEAK __attribute__((weak))
-enum { CLL_TAG_COUNTS = 7101, CLL_TAG_GO, CLL_TAG_DATA, CLL_TAG_ACK, CLL_TAG_CLOCK };
+enum { CLL_TAG_COUNTS = 7101, CLL_TAG_GO, CLL_TAG_DATA, CLL_TAG_ACK, CLL_TAG_CLOCK,
+       CLL_TAG_REFERENCES };
 
 typedef struct cll_mpi_open {
     uint64_t start;      /* event number at begin */
@@ -84,6 +85,18 @@ typedef struct cll_mpi_process {
 
 static __thread cll_mpi_thread cll_mpi_self_;
 static cll_mpi_process cll_mpi_;
+static const cll_mpi_extension *cll_mpi_extension_;   /* cll_mpi_extend: NULL, or the PUB layer */
+
+void cll_mpi_extend(const cll_mpi_extension *extension)
+{
+    cll_mpi_extension_ = extension;
+}
+
+/* The columns an extension's layer appends after the MPI columns (0 without one). */
+static int cll_mpi_trailing_(void)
+{
+    return cll_mpi_extension_ ? cll_mpi_extension_->columns : 0;
+}
 
 static __attribute__((noinline, cold)) void cll_mpi_fail_(const char *what)
 {
@@ -597,7 +610,7 @@ void cll_mpi_begin(cll_experiment *e, double *values)
     }
     t->open[t->depth].start = ++t->event;
     t->open[t->depth++].partners = 0;
-    double *c = values + e->nvars - CLL_MPI_COLUMNS;
+    double *c = values + e->nvars - CLL_MPI_COLUMNS - cll_mpi_trailing_();
     c[CLL_COL_MSGS_SENT] = (double)t->msgs_sent;
     c[CLL_COL_BYTES_SENT] = (double)t->bytes_sent;
     c[CLL_COL_MSGS_RECV] = (double)t->msgs_recv;
@@ -612,7 +625,7 @@ void cll_mpi_end(cll_experiment *e, const char *site)
     cll_mpi_thread *t = &cll_mpi_self_;
     double *v = cll_open_values(e);
     if (v && t->depth > 0) {   /* otherwise cll_end reports the mismatch */
-        double *c = v + e->nvars - CLL_MPI_COLUMNS;
+        double *c = v + e->nvars - CLL_MPI_COLUMNS - cll_mpi_trailing_();
         c[CLL_COL_MSGS_SENT] = (double)t->msgs_sent - c[CLL_COL_MSGS_SENT];
         c[CLL_COL_BYTES_SENT] = (double)t->bytes_sent - c[CLL_COL_BYTES_SENT];
         c[CLL_COL_MSGS_RECV] = (double)t->msgs_recv - c[CLL_COL_MSGS_RECV];
@@ -790,8 +803,19 @@ static void cll_mpi_send_records_(const char *const *names, int nnames)
         PMPI_Recv(&go, 1, MPI_INT, 0, CLL_TAG_GO, p->comm, MPI_STATUS_IGNORE);
     }
     if (go) {
-        if (cll_records_text(names, nnames, cll_mpi_chunk_(), cll_mpi_send_chunk_, NULL))
+        const cll_mpi_extension *x = cll_mpi_extension_;
+        double *times = NULL;
+        int ntimes = 0;
+        if (x) {   /* rank 0's reference times on this rank's clock, sent after go */
+            PMPI_Probe(0, CLL_TAG_REFERENCES, p->comm, &status);
+            PMPI_Get_count(&status, MPI_DOUBLE, &ntimes);
+            times = cll_mpi_alloc_(NULL, (size_t)ntimes * sizeof *times + 1);
+            PMPI_Recv(times, ntimes, MPI_DOUBLE, 0, CLL_TAG_REFERENCES, p->comm, MPI_STATUS_IGNORE);
+        }
+        if (cll_records_text(names, nnames, cll_mpi_chunk_(), cll_mpi_send_chunk_, NULL)
+            || (x && x->lines(times, ntimes, cll_mpi_send_chunk_, NULL)))
             cll_mpi_fail_("report: cannot send this rank's records to rank 0");
+        free(times);
         cll_mpi_send_chunk_("", 0, NULL);
         PMPI_Recv(&ack, 1, MPI_INT, 0, CLL_TAG_ACK, p->comm, MPI_STATUS_IGNORE);
     }
@@ -812,7 +836,8 @@ static char *cll_mpi_header_(const int *present, unsigned uncounted)
 {
     static const char *const names[] = {CLL_MPI_UNCOUNTED_NAMES};
     cll_mpi_process *p = &cll_mpi_;
-    size_t size = 512 + (size_t)p->world_size * 40, used;
+    const char *extra = cll_mpi_extension_ ? cll_mpi_extension_->header : "";
+    size_t size = 512 + (size_t)p->world_size * 40 + strlen(extra), used;
     char *text = cll_mpi_alloc_(NULL, size);
     used = (size_t)snprintf(text, size, "#cores: %ld\n#clock_offsets:", sysconf(_SC_NPROCESSORS_ONLN));
     for (int r = 0; r < p->world_size; r++)
@@ -829,12 +854,31 @@ static char *cll_mpi_header_(const int *present, unsigned uncounted)
             first = 0;
         }
     if (uncounted)
-        snprintf(text + used, size - used, "\n");
+        used += (size_t)snprintf(text + used, size - used, "\n");
+    snprintf(text + used, size - used, "%s", extra);
     return text;
 }
 
+/* Rank 0, with an extension: send rank r the reference times on its clock. */
+static void cll_mpi_send_references_(int r)
+{
+    const double *mine = NULL;
+    int n = cll_mpi_extension_->references(&mine);
+    double *theirs = cll_mpi_alloc_(NULL, (size_t)n * sizeof *theirs + 1);
+    for (int i = 0; i < n; i++)
+        theirs[i] = mine[i] + cll_mpi_.clock_offsets[r];
+    PMPI_Send(theirs, n, MPI_DOUBLE, r, CLL_TAG_REFERENCES, cll_mpi_.comm);
+    free(theirs);
+}
+
+static int cll_mpi_append_chunk_(const char *text, size_t len, void *f)
+{
+    return cll_trace_append(f, text, len);
+}
+
 /* Rank 0: collect every rank's counts (waiting at most the timeout), write the header and
- * its own records, then each present rank's records as they arrive, and acknowledge. */
+ * its own records (and the extension's lines), then each present rank's records as they
+ * arrive, and acknowledge. */
 static void cll_mpi_gather_records_(const char *const *names, int nnames)
 {
     cll_mpi_process *p = &cll_mpi_;
@@ -855,6 +899,8 @@ static void cll_mpi_gather_records_(const char *const *names, int nnames)
         present[r] = 1;
         arrived++;
         PMPI_Send(&go, 1, MPI_INT, r, CLL_TAG_GO, p->comm);
+        if (cll_mpi_extension_)
+            cll_mpi_send_references_(r);
     }
     char state[4096] = "complete";
     if (arrived < P) {
@@ -872,6 +918,11 @@ static void cll_mpi_gather_records_(const char *const *names, int nnames)
     char *header = cll_mpi_header_(present, uncounted);
     cll_trace_file *f = cll_trace_open(state, names, nnames, counts, header);
     int ok = f != NULL;
+    if (ok && cll_mpi_extension_) {
+        const double *times = NULL;
+        int ntimes = cll_mpi_extension_->references(&times);
+        ok = cll_mpi_extension_->lines(times, ntimes, cll_mpi_append_chunk_, f) == 0;
+    }
     size_t cap = 0;
     char *buf = NULL;
     for (int r = 1; r < P; r++) {

@@ -44,6 +44,23 @@ void cll_mpi_sync(MPI_Comm comm);
 /* `#pragma cll report` in an MPI program: gather on rank 0, which writes prog.cll.<P>.dat. */
 void cll_mpi_report(const char *const *names, int nnames);
 
+/* An extension of the gathered trace, for a layer compiled with this one (the PUB layer,
+ * cll_pub.c, adds its supersteps): `columns`, the number of columns its experiments have
+ * after the MPI columns (the layer fills them); `header` lines ("#key: value\n", each) for the trace's
+ * header; `references`, on rank 0, sets *times to its reference times (CLOCK_MONOTONIC
+ * seconds, the clock of the offsets) and returns how many; `lines` hands this rank's extra
+ * record lines to `sink` (0, or the sink's non-zero value), given rank 0's reference times
+ * on this rank's clock. Rank 0 writes its own after its records, then each rank's after
+ * theirs. Set once, before report. */
+typedef struct cll_mpi_extension {
+    int columns;
+    const char *header;
+    int (*references)(const double **times);
+    int (*lines)(const double *times, int ntimes,
+                 int (*sink)(const char *text, size_t len, void *ctx), void *ctx);
+} cll_mpi_extension;
+void cll_mpi_extend(const cll_mpi_extension *extension);
+
 #ifdef __cplusplus
 }
 #endif

@@ -119,11 +119,15 @@ def test_malformed_procs(tmp_path, clause, column, words):
     assert words in err
 
 
-def test_pub_parses_but_is_not_supported_yet(tmp_path):
-    status, _, err = check(tmp_path, "#pragma cll parallel PUB gbsp procs = 1:32:2\n" + in_main())
+def test_a_sync_experiment_of_pub_needs_the_machine_name(tmp_path):
+    status, _, err = check(tmp_path, "#pragma cll parallel PUB procs = 1:32:2\n"
+                           + in_main("#pragma cll sync f f[0]", "x++;", "#pragma cll end f"))
     assert status == 1
-    assert ("prog.c:1:22: error: 'parallel PUB' is not supported yet "
-            "(use 'parallel MPI' or 'parallel OpenMP')") in err
+    assert ("prog.c:4:5: error: 'sync' experiment 'f' in a PUB program synchronises the BSP "
+            "machine, but '#pragma cll parallel PUB' names none") in err
+    assert "prog.c:1:1: note: the parallel line is here" in err
+    assert check(tmp_path, "#pragma cll parallel PUB procs = 1:32:2\n"
+                 + in_main("#pragma cll f f[0]", "x++;", "#pragma cll end f"))[0] == 0
 
 
 @pytest.mark.parametrize("line, word, nearest", [

@@ -7,7 +7,9 @@
  * receiver reaches that superstep. bsp_sync learns how many messages to receive from a
  * reduce-scatter of the per-destination send counts, which is also the barrier and a
  * consistency check of the oblivious supersteps before it (sent vs received). Every wait
- * polls with a timeout (PUB_TIMEOUT seconds) so that a wait that can never end is reported. */
+ * polls with a timeout (PUB_TIMEOUT seconds) so that a wait that can never end is reported.
+ * A tracer (CALL's cll_pub.c) observes the supersteps through pub_observer (pub.h), which
+ * the library only tests when nothing observes it. */
 #define _GNU_SOURCE
 #include "pub.h"
 
@@ -38,6 +40,8 @@ typedef struct retired {
     struct retired *next;
 } retired;
 static retired *retired_list;
+
+void (*pub_observer)(const pub_event *event);    /* pub.h: NULL unless a tracer sets it */
 
 /* ---------------------------------------------------------------- messages and failure */
 
@@ -253,6 +257,46 @@ static void check_retired(int wait)
     }
 }
 
+/* ---------------------------------------------------------------- observing */
+
+/* Tell pub_observer (when set) that `call` begins on `bsp`, with the payload sent in the
+ * superstep it ends. */
+static void observe_entry(pub_call call, t_bsp *bsp)
+{
+    pub_observer(&(pub_event){.call = call, .bsp = bsp, .bytes_out = bsp->bytes_now});
+}
+
+/* Tell pub_observer that synchronisation `call` of `bsp` returns: the bytes delivered and
+ * the world rank of each message's sender. */
+static void observe_delivery(pub_call call, t_bsp *bsp)
+{
+    static int *senders, capacity;
+    long bytes = 0;
+    if (bsp->world == NULL) {   /* pid -> world rank, once per machine */
+        int *pids = grow(NULL, (size_t)bsp->nprocs, sizeof *pids);
+        MPI_Group group, world;
+        for (int i = 0; i < bsp->nprocs; i++)
+            pids[i] = i;
+        bsp->world = grow(NULL, (size_t)bsp->nprocs, sizeof *bsp->world);
+        MPI_Comm_group(bsp->comm, &group);
+        MPI_Comm_group(MPI_COMM_WORLD, &world);
+        MPI_Group_translate_ranks(group, bsp->nprocs, pids, world, bsp->world);
+        MPI_Group_free(&group);
+        MPI_Group_free(&world);
+        free(pids);
+    }
+    if (bsp->nmsgs > capacity) {
+        capacity = bsp->nmsgs;
+        senders = grow(senders, (size_t)capacity, sizeof *senders);
+    }
+    for (int i = 0; i < bsp->nmsgs; i++) {
+        bytes += bsp->msgs[i].size;
+        senders[i] = bsp->world[bsp->msgs[i].src];
+    }
+    pub_observer(&(pub_event){.call = call, .returning = 1, .bsp = bsp, .bytes_in = bytes,
+                              .nsenders = bsp->nmsgs, .senders = senders});
+}
+
 /* ---------------------------------------------------------------- machines */
 
 static void setup(t_bsp *bsp, MPI_Comm comm, t_bsp *parent)
@@ -283,6 +327,7 @@ static void teardown(t_bsp *bsp)
     free(bsp->copy_capacity);
     free(bsp->sent_now);
     free(bsp->sent_obl);
+    free(bsp->world);
     bsp->magic = PUB_ENDED;
 }
 
@@ -378,6 +423,7 @@ static void next_superstep(t_bsp *bsp, int oblivious)
             bsp->sent_obl[d] = 0;
         bsp->sent_now[d] = 0;
     }
+    bsp->bytes_now = 0;
     if (!oblivious)
         bsp->recv_obl = 0;
     bsp->step++;
@@ -387,6 +433,8 @@ void bsp_sync(t_bsp *bsp)
 {
     long *out, in[3];
     live("bsp_sync", bsp, 1);
+    if (pub_observer)
+        observe_entry(PUB_SYNC, bsp);
     check_retired(0);
     out = grow(NULL, 3 * (size_t)bsp->nprocs, sizeof *out);
     for (int d = 0; d < bsp->nprocs; d++) {
@@ -410,6 +458,8 @@ void bsp_sync(t_bsp *bsp)
     deliver("bsp_sync", bsp, in[0]);
     complete_sends("bsp_sync", bsp);
     next_superstep(bsp, 0);
+    if (pub_observer)
+        observe_delivery(PUB_SYNC, bsp);
 }
 
 void bsp_oblsync(t_bsp *bsp, int n)
@@ -417,11 +467,15 @@ void bsp_oblsync(t_bsp *bsp, int n)
     live("bsp_oblsync", bsp, 1);
     if (n < 0)
         FAIL("bsp_oblsync", bsp, "n = %d: the number of messages to wait for must be >= 0", n);
+    if (pub_observer)
+        observe_entry(PUB_OBLSYNC, bsp);
     check_retired(0);
     deliver("bsp_oblsync", bsp, n);
     complete_sends("bsp_oblsync", bsp);
     bsp->recv_obl += n;
     next_superstep(bsp, 1);
+    if (pub_observer)
+        observe_delivery(PUB_OBLSYNC, bsp);
 }
 
 /* ---------------------------------------------------------------- messages */
@@ -457,6 +511,7 @@ static void post_send(const char *fn, t_bsp *bsp, int dest, const void *data, in
     MPI_Isend(buffer, size, MPI_BYTE, dest, (int)(bsp->step % tag_limit), bsp->comm,
               &bsp->requests[bsp->nrequests++]);
     bsp->sent_now[dest]++;
+    bsp->bytes_now += size;
 }
 
 void bsp_send(t_bsp *bsp, int dest, const void *data, int size)
@@ -527,6 +582,8 @@ void bsp_partition(t_bsp *bsp, t_bsp *sub, int r, const int *Y)
     if (Y[r - 1] != bsp->nprocs)
         FAIL("bsp_partition", bsp, "Y[r-1] = Y[%d] = %d: the last bound must be the machine's "
              "size %d", r - 1, Y[r - 1], bsp->nprocs);
+    if (pub_observer)
+        observe_entry(PUB_PARTITION, bsp);
     check_retired(0);
     while (bsp->pid >= Y[group])
         group++;
@@ -541,6 +598,9 @@ void bsp_partition(t_bsp *bsp, t_bsp *sub, int r, const int *Y)
     MPI_Group_free(&whole);
     setup(sub, comm, bsp);
     bsp->child = sub;
+    if (pub_observer)
+        pub_observer(&(pub_event){.call = PUB_PARTITION, .returning = 1, .bsp = bsp, .sub = sub,
+                                  .group = group, .groups = r});
 }
 
 void bsp_done(t_bsp *sub)
@@ -554,6 +614,8 @@ void bsp_done(t_bsp *sub)
     if (sub->child)
         FAIL("bsp_done", sub, "a partition of this partition is still open: partitions end "
              "in stack order (bsp_done the innermost first)");
+    if (pub_observer)
+        observe_entry(PUB_DONE, sub);
     complete_sends("bsp_done", sub);
     r = grow(NULL, 1, sizeof *r);
     out = grow(NULL, (size_t)sub->nprocs, sizeof *out);
@@ -566,4 +628,6 @@ void bsp_done(t_bsp *sub)
     sub->parent->child = NULL;
     teardown(sub);
     check_retired(0);
+    if (pub_observer)
+        pub_observer(&(pub_event){.call = PUB_DONE, .returning = 1, .bsp = sub});
 }

@@ -42,6 +42,8 @@ typedef struct t_bsp {
     size_t *copy_capacity;      /* bytes allocated at copies[i] */
     int nrequests, capacity;
     long *sent_now;             /* per destination: messages sent in this superstep */
+    long bytes_now;             /* payload bytes sent in this superstep (for pub_observer) */
+    int *world;                 /* world rank of each pid, made when an observer first asks */
     long *sent_obl;             /* per destination: sent in oblivious supersteps since the last check */
     long recv_obl;              /* messages bsp_oblsync received since the last check */
     t_bspmsg *msgs;             /* delivered by the last synchronisation */
@@ -78,6 +80,24 @@ int bspmsg_src(const t_bspmsg *msg);
  * numbered from 0. Partitions nest like a stack; bsp_done(sub) returns to the parent. */
 void bsp_partition(t_bsp *bsp, t_bsp *sub, int r, const int *Y);
 void bsp_done(t_bsp *sub);
+
+/* Observing supersteps (for a tracing layer such as CALL's cll_pub.c; a program has no
+ * use for it). pub_observer is NULL by default: then the library only tests it. When set,
+ * it is called at the entry and the return of bsp_sync, bsp_oblsync, bsp_partition and
+ * bsp_done, on the calling processor, with what happened in the superstep the call ends. */
+typedef enum { PUB_SYNC, PUB_OBLSYNC, PUB_PARTITION, PUB_DONE } pub_call;
+typedef struct pub_event {
+    pub_call call;
+    int returning;          /* 0: the call begins; 1: it returns */
+    t_bsp *bsp;             /* the machine called on (bsp_done: the partition, ended at return) */
+    long bytes_out;         /* entry: payload bytes this processor sent in the superstep */
+    long bytes_in;          /* return of bsp_sync, bsp_oblsync: payload bytes delivered */
+    int nsenders;           /* return of bsp_sync, bsp_oblsync: messages delivered, and */
+    const int *senders;     /*   the MPI_COMM_WORLD rank of each one's sender (repeats kept) */
+    t_bsp *sub;             /* return of bsp_partition: this processor's subgroup, which is */
+    int group, groups;      /*   subgroup `group` (from 0) of the `groups` made */
+} pub_event;
+extern void (*pub_observer)(const pub_event *event);
 
 #ifdef __cplusplus
 }

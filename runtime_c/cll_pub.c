@@ -1,0 +1,289 @@
+/* cll_pub.c -- the PUB layer of the CALL tracing runtime: records the supersteps of a
+ * `#pragma cll parallel PUB NAME` program (docs/trace-format.md, "Supersteps (PUB
+ * programs)"). Compiled by the user's mpicc with cll_mpi.c and pub.c (`call cc` adds the
+ * three for a PUB program); pub.c knows nothing of it: the layer sets pub_observer.
+ *
+ * A run is one execution of a `sync` experiment: its begin bsp_syncs the machine NAME and
+ * the run starts where that returns; until the experiment ends, every superstep of that
+ * machine (machine 0) and of its partitions (0.K, 0.K.J, ...) is kept in memory as one
+ * record per superstep, with times on this process's CLOCK_MONOTONIC (the clock of the MPI
+ * layer's offsets). At report the MPI layer's gather writes them as `@step` lines, END made
+ * "seconds since rank 0's start of the run, on rank 0's clock" with the reference times it
+ * hands each rank (rank 0's run starts on that rank's clock).
+ */
+#include "cll_pub.h"
+#include "cll_mpi_support.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* One superstep of this processor. */
+typedef struct step {
+    int run;
+    size_t machine;          /* offset of its name in the name pool */
+    long number;             /* from 1 in its machine and run */
+    const char *kind;        /* sync, obl, part, done, end */
+    double work, end;        /* W (s); END on this clock (s) */
+    long in, out;
+    size_t partners;         /* offset in the partner pool: a count, then the world ranks */
+} step;
+
+/* A machine of the open run, on the stack of partitions (machine 0 at the bottom). */
+typedef struct machine {
+    t_bsp *bsp;
+    size_t name;             /* offset in the name pool */
+    long steps;              /* supersteps finished in this run */
+    double start;            /* when the current superstep started */
+    long out;                /* payload sent in the superstep, told at the call ending it */
+    double called;           /* when that call began */
+    int made;                /* subgroups made by its partitions in this run */
+} machine;
+
+static struct {
+    int started, runs, open, owner_level;
+    const cll_experiment *owner;       /* the experiment whose begin started the open run */
+    machine *stack;
+    int depth;
+    size_t stack_cap;
+    step *steps;
+    size_t nsteps, steps_cap;
+    char *names;
+    size_t names_used, names_cap;
+    int *partners;
+    size_t partners_used, partners_cap;
+    double *starts;                    /* this process's start of each run (rank 0's are the references) */
+    size_t starts_cap;
+    double partition_call;             /* when the pending bsp_partition began */
+} pub;
+
+static __attribute__((noreturn)) void fail(const char *what)
+{
+    char msg[1200];
+    snprintf(msg, sizeof msg, "cll: error: %s", what);
+    cll_fail(msg, what);
+    __builtin_unreachable();   /* cll_fail exits */
+}
+
+/* `array` with room for `need` items of `size` bytes (doubling `*cap`). */
+static void *room(void *array, size_t need, size_t *cap, size_t size)
+{
+    if (need <= *cap)
+        return array;
+    *cap = need > 2 * *cap ? need : 2 * *cap;
+    array = realloc(array, *cap * size);
+    if (!array)
+        fail("out of memory while recording the supersteps of a PUB program");
+    return array;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Put `text` in the name pool; its offset. */
+static size_t add_name(const char *text)
+{
+    size_t len = strlen(text) + 1, at = pub.names_used;
+    pub.names = room(pub.names, at + len, &pub.names_cap, 1);
+    memcpy(pub.names + at, text, len);
+    pub.names_used += len;
+    return at;
+}
+
+/* Put the distinct ranks among `ranks` (sorted) in the partner pool; their offset. */
+static size_t add_partners(const int *ranks, int n)
+{
+    size_t at = pub.partners_used, count = 0;
+    pub.partners = room(pub.partners, at + 1 + (size_t)n, &pub.partners_cap, sizeof(int));
+    int *list = pub.partners + at + 1;
+    for (int i = 0; i < n; i++) {   /* insertion into the sorted distinct list */
+        size_t k = count;
+        while (k > 0 && list[k - 1] > ranks[i])
+            k--;
+        if (k > 0 && list[k - 1] == ranks[i])
+            continue;
+        memmove(list + k + 1, list + k, (count - k) * sizeof *list);
+        list[k] = ranks[i];
+        count++;
+    }
+    pub.partners[at] = (int)count;
+    pub.partners_used += 1 + count;
+    return at;
+}
+
+/* Record the superstep of machine `m` that the call begun at `called` ended at `end`. */
+static void add_step(machine *m, const char *kind, double called, double end, long in,
+                     const int *senders, int nsenders)
+{
+    pub.steps = room(pub.steps, pub.nsteps + 1, &pub.steps_cap, sizeof *pub.steps);
+    pub.steps[pub.nsteps++] = (step){pub.runs, m->name, ++m->steps, kind, called - m->start, end,
+                                     in, m->out, add_partners(senders, nsenders)};
+    m->out = 0;
+}
+
+static machine *push(t_bsp *bsp, size_t name, double start)
+{
+    pub.stack = room(pub.stack, (size_t)pub.depth + 1, &pub.stack_cap, sizeof *pub.stack);
+    pub.stack[pub.depth] = (machine){.bsp = bsp, .name = name, .start = start};
+    return &pub.stack[pub.depth++];
+}
+
+/* pub_observer while a run is open: supersteps of the machine on top of the stack (the one
+ * the program may synchronise; calls on other machines are not part of the run). */
+static void observe(const pub_event *event)
+{
+    double t = now();
+    machine *top = pub.depth ? &pub.stack[pub.depth - 1] : NULL;
+    if (top == NULL || event->bsp != top->bsp)
+        return;
+    if (!event->returning) {
+        top->out = event->bytes_out;
+        top->called = t;
+        if (event->call == PUB_PARTITION) {   /* the subgroup's first superstep starts here */
+            add_step(top, "part", t, t, 0, NULL, 0);
+            pub.partition_call = t;
+        } else if (event->call == PUB_DONE) {  /* and the parent's next one here */
+            add_step(top, "done", t, t, 0, NULL, 0);
+            pub.depth--;
+            pub.stack[pub.depth - 1].start = t;
+        }
+        return;
+    }
+    if (event->call == PUB_SYNC || event->call == PUB_OBLSYNC) {
+        add_step(top, event->call == PUB_SYNC ? "sync" : "obl", top->called, t,
+                 event->bytes_in, event->senders, event->nsenders);
+        top->start = t;
+    } else if (event->call == PUB_PARTITION) {
+        char name[4096];
+        snprintf(name, sizeof name, "%s.%d", pub.names + top->name, top->made + event->group);
+        top->made += event->groups;
+        push(event->sub, add_name(name), pub.partition_call);
+    }
+}
+
+/* ---------------------------------------------------------------- trace extension */
+
+static int references(const double **times)
+{
+    *times = pub.starts;
+    return pub.runs;
+}
+
+/* This process's `@step` lines, END relative to rank 0's start of each run (`starts`, on
+ * this clock), in pieces of up to 64 KiB. */
+static int lines(const double *starts, int nstarts,
+                 int (*sink)(const char *text, size_t len, void *ctx), void *ctx)
+{
+    enum { PIECE = 1 << 16 };
+    char *buf = malloc(PIECE + 8192);
+    size_t used = 0;
+    int rc = 0, rank = 0;
+    if (!buf)
+        return -1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    for (size_t i = 0; i < pub.nsteps && rc == 0; i++) {
+        const step *s = &pub.steps[i];
+        const int *list = pub.partners + s->partners;
+        if (s->run > nstarts)
+            continue;
+        used += (size_t)snprintf(buf + used, 4096, "@step %d %d %s %ld %s %.9g %ld %ld %.9g ",
+                                 s->run, rank, pub.names + s->machine, s->number, s->kind,
+                                 s->work, s->in, s->out, s->end - starts[s->run - 1]);
+        for (int k = 0; k < list[0]; k++) {
+            used += (size_t)snprintf(buf + used, 16, "%s%d", k ? "," : "", list[1 + k]);
+            if (used > PIECE) {   /* a long partner list: hand over part of the line */
+                rc = sink(buf, used, ctx);
+                used = 0;
+            }
+        }
+        used += (size_t)snprintf(buf + used, 8, "%s\n", list[0] ? "" : "-");
+        if (used > PIECE) {
+            rc = rc ? rc : sink(buf, used, ctx);
+            used = 0;
+        }
+    }
+    if (rc == 0 && used)
+        rc = sink(buf, used, ctx);
+    free(buf);
+    return rc;
+}
+
+static const cll_mpi_extension extension = {
+    CLL_PUB_COLUMNS, "#supersteps: run rank machine step sync W in out end partners\n", references,
+    lines};
+
+/* ---------------------------------------------------------------- experiments */
+
+/* Fail unless MPI is running (bsp_begin was called and bsp_end not yet); `what` names the
+ * pragma. Then observe PUB and extend the trace, once. */
+static void require_started(const char *what)
+{
+    int up = 0, down = 0;
+    char msg[1024];
+    MPI_Initialized(&up);
+    MPI_Finalized(&down);
+    if (!up || down) {
+        snprintf(msg, sizeof msg, "%s %s: a '#pragma cll parallel PUB' program must call "
+                 "bsp_begin first (and bsp_end only after the last experiment and report)",
+                 what, down ? "after bsp_end (MPI is finalised)" : "before bsp_begin");
+        fail(msg);
+    }
+    if (!pub.started) {
+        pub_observer = observe;
+        cll_mpi_extend(&extension);
+        pub.started = 1;
+    }
+}
+
+void cll_pub_begin(cll_experiment *e, double *values, t_bsp *machine)
+{
+    char what[600];
+    snprintf(what, sizeof what, "experiment '%s' (%s) begins", e->name, e->source);
+    require_started(what);
+    if (machine) {
+        bsp_sync(machine);   /* a superstep of the open run, if any */
+        if (pub.owner == NULL) {
+            double t = now();
+            pub.starts = room(pub.starts, (size_t)pub.runs + 1, &pub.starts_cap,
+                              sizeof *pub.starts);
+            pub.starts[pub.runs++] = t;
+            push(machine, add_name("0"), t);
+            pub.owner = e;
+            pub.owner_level = pub.open;
+        }
+    }
+    values[e->nvars - CLL_PUB_COLUMNS + CLL_COL_RUN] = pub.owner ? pub.runs : 0;
+    pub.open++;
+    cll_mpi_begin(e, values);
+}
+
+void cll_pub_end(cll_experiment *e, const char *site)
+{
+    pub.open--;
+    if (pub.owner == e && pub.open == pub.owner_level) {
+        double t = now();
+        machine *zero = &pub.stack[0];
+        if (pub.depth > 1) {
+            char msg[1024];
+            snprintf(msg, sizeof msg, "experiment '%s' ends at %s inside a partition of its BSP "
+                     "machine (machine %s): call bsp_done before the experiment's end", e->name,
+                     site, pub.names + pub.stack[pub.depth - 1].name);
+            fail(msg);
+        }
+        zero->out = zero->bsp->bytes_now;
+        add_step(zero, "end", t, t, 0, NULL, 0);
+        pub.depth = 0;
+        pub.owner = NULL;
+    }
+    cll_mpi_end(e, site);
+}
+
+void cll_pub_report(const char *const *names, int nnames)
+{
+    require_started("'#pragma cll report'");
+    cll_mpi_report(names, nnames);
+}
