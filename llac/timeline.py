@@ -140,7 +140,7 @@ def draw(rows: list[Row], title: str, width: int, notes=()) -> Drawing:
             lines.append((" " * label_width, _group_cells(row.groups, columns, scale)))
     legend = ["  ".join(f"{GLYPHS[k]} {NAMES[k]}" for k in GLYPHS) + f"  {BOUNDARY} end of a superstep"]
     if any(r.groups for r in rows):
-        legend.append("under a processor: [ID ... ] the subgroup ID of bsp_partition it was in, entry to exit")
+        legend.append("[ID---] under a processor: in subgroup ID of bsp_partition, from entry to exit")
     return Drawing(title, tuple(lines), _axis(total, columns, label_width), (*legend, *notes))
 
 
@@ -176,16 +176,15 @@ def _group_cells(groups, columns: int, scale: float) -> tuple[tuple[str, str], .
 
 def _axis(total: float, columns: int, indent: int) -> tuple[str, ...]:
     """The x axis: ticks at round times, labelled in a unit that suits the run's length."""
-    factor, unit = next(((f, u) for f, u in UNITS if total >= f), UNITS[-1]) if total > 0 else UNITS[0]
-    ticks = [" "] * columns
-    labels = [" "] * (columns + 12)
-    positions, texts = linear_ticks(0.0, total / factor, most=max(2, min(8, columns // 10))) if total > 0 else ([0.0], ["0"])
-    for value, text in zip(positions, texts):
-        column = min(int(round(value * factor / total * columns)) if total > 0 else 0, columns - 1)
+    pad = " " * indent
+    if total <= 0:
+        return pad + "+", pad + "0", pad + "time since the run began [s]"
+    factor, unit = next(((f, u) for f, u in UNITS if total >= f), UNITS[-1])
+    ticks, labels = ["-"] * columns, [" "] * columns
+    for value, text in zip(*linear_ticks(0.0, total / factor, most=max(2, min(8, columns // 10)))):
+        column = min(round(value * factor / total * columns), columns - 1)
         ticks[column] = "+"
         start = max(0, min(column - len(text) // 2, columns - len(text)))
         if all(c == " " for c in labels[max(start - 1, 0):start + len(text) + 1]):
             labels[start:start + len(text)] = text
-    pad = " " * indent
-    return (pad + "".join(ticks).replace(" ", "-"), pad + "".join(labels).rstrip(),
-            pad + f"time since the run began [{unit}]")
+    return pad + "".join(ticks), pad + "".join(labels).rstrip(), pad + f"time since the run began [{unit}]"
