@@ -331,3 +331,20 @@ def test_any_arguments_give_a_timeline_or_a_located_one_line_error(fuzzdir, word
             for name in ("t.txt", "t.html"):
                 with contextlib.suppress(FileNotFoundError):
                     os.remove(fuzzdir / name)
+
+
+def test_the_docs_show_what_timeline_draws(tmp_path):
+    """docs/parallel-analysis.md, "Timeline": its two drawings are this llac's output on the
+    worked examples (Figure 1, the partition)."""
+    from pathlib import Path
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "parallel-analysis.md").read_text()
+    write_pub_trace(tmp_path / "fig1.cll.2.dat", FIGURE1)
+    write_pub_trace(tmp_path / "fig1.cll.4.dat", PARTITION, procs=4)
+    done = llac(tmp_path, 'load "fig1.cll.*.dat"; timeline fig1 P=2 with g=5e-7, L=5e-4; '
+                          'timeline fig1 with g=1e-6, L=1e-4')
+    assert done.returncode == 0, done.stderr
+    drawings = [d for d in done.stdout.split("\n\n") if d.strip()]
+    assert len(drawings) == 2
+    for drawing in drawings:
+        body = "\n".join(line for line in drawing.splitlines() if not line.startswith("kept "))
+        assert f"```\n{body.strip()}\n```" in doc, body
