@@ -25,7 +25,7 @@ NAMES = {"compute": "computation (W)", "wait": "waiting", "comm": "communication
 ANSI = {"compute": "\x1b[32m", "wait": "\x1b[33m", "comm": "\x1b[31m"}      # green, yellow, red
 HTML_COLOURS = {"compute": "#2a9d3a", "wait": "#e0b000", "comm": "#c0392b"}
 BOUNDARY = "|"
-SYNCHRONISING = ("sync", "obl")       # supersteps whose end is a synchronisation with communication
+CALLS = ("part", "done")      # supersteps ended by bsp_partition, bsp_done: W only; the next starts at the call
 UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 
 
@@ -77,12 +77,12 @@ def _row(rank: int, sequence: list[Step], ends: dict, comm: dict) -> Row:
     start, previous = 0.0, None
     for step in sequence:
         if previous is not None:
-            start = previous[1] + previous[0].W if previous[0].sync in ("part", "done") else previous[2]
+            start = previous[1] + previous[0].W if previous[0].sync in CALLS else previous[2]
         key = (step.machine, step.step, rank)
         end, ready = ends[key], start + step.W
         entered.setdefault(step.machine, start)
         segments.append(Segment("compute", start, ready))
-        if step.sync not in ("part", "done"):
+        if step.sync not in CALLS:
             talk = min(comm.get(key, 0.0), max(end - ready, 0.0))
             segments += [Segment("wait", ready, end - talk), Segment("comm", end - talk, end)]
             boundaries.append(end)
