@@ -184,6 +184,21 @@ class Obsp(Statement):
     data: Name | None = None          # `at DATA`: predict DATA's sizes from obj's runs (Table 3)
 
 
+@dataclass(frozen=True)
+class Timeline(Statement):
+    """`timeline f P=2 N=1024 model with g=5e-7, L=5e-4 to "t.html"`: one PUB run's
+    per-processor superstep timeline, measured or (`model`) as OBSP* sees it; `selectors` pick
+    the run (P, run, or a variable of the sync experiment)."""
+    obj: Name
+    selectors: tuple[tuple[Name, float], ...] = ()
+    model: bool = False
+    combine: str = "max"
+    machine: Name | None = None
+    parameters: tuple[tuple[str, float], ...] = ()
+    path: str | None = None       # `to "file.txt"` / `to "page.html"`: save instead of showing
+    replace: bool = False
+
+
 # ---------------------------------------------------------------- commands that make an object
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ def candidates(session, before: str) -> list[str] | None:
         return None
     literals = {t.name: t.pattern.value for t in parser.terminals if isinstance(t.pattern, PatternStr)}
     context = _Context(session, tokens)
-    used = set(context.args) if context.command == "plot" else set()   # each plot option once
+    used = set(context.args) if context.command in ("plot", "timeline") else set()   # each option once
     words = []
     for terminal in _accepted(interactive, {t.name for t in parser.terminals}):
         if terminal == "OBJECT":
@@ -100,13 +100,15 @@ class _Context:
             return list(AGGREGATES)
         if self.previous == "by" and self.command in ("balance", "comm"):
             return list(BY_WORDS)
-        if self.command in ("predict", "obsp") and "with" in args:
+        if self.command in ("predict", "obsp", "timeline") and "with" in args:
             return [f"{p}=" for p in ("g", "L") if p not in args[args.index("with"):]]
-        if self.previous == "on" and self.command in ("predict", "obsp") or self.command == "machine" and args \
+        if self.previous == "on" and self.command in ("predict", "obsp", "timeline") or self.command == "machine" and args \
                 and args[0] in ("show", "compare", "mountain", "bsp", "export"):
             return _machine_names()
         if self.command == "obsp":
             return list(session.supersteps)
+        if self.command == "timeline":
+            return self.run_selectors() if args else [*experiments, *session.supersteps]
         if self.command == "predict" and args and self.previous != "at":
             given = {args[i - 1] for i, a in enumerate(args) if a == "=" and i}
             return [f"{v}=" for v in self.variables(args[0]) if v not in given]
@@ -118,6 +120,12 @@ class _Context:
         """The formula variables of the object called `name` (an experiment or a model)."""
         obj = self.session.objects.get(name)
         return list(obj.formula.variables) if obj is not None else []
+
+    def run_selectors(self) -> list[str]:
+        """`timeline NAME ` picks its run by P, run and the sync experiment's variables, each once."""
+        given = {self.args[i - 1] for i, a in enumerate(self.args) if a == "=" and i}
+        names = ["P", "run", *(v for v in self.variables(self.args[0]) if v != "P")]
+        return [f"{n}=" for n in names if n not in given]
 
     def columns(self) -> list[str]:
         """Columns for an expression: those of the experiment the statement names first."""

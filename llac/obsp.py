@@ -18,7 +18,7 @@ A trace holds one run per execution of the program's `sync` experiment; each is 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from llac.errors import LlacError
 from llac.supersteps import Step, Supersteps
@@ -35,7 +35,9 @@ class ObspError(LlacError):
 @dataclass(frozen=True)
 class Evaluation:
     """One run's measured time (the latest superstep end), the OBSP* and BSP predictions,
-    how many supersteps its whole machine made, and each processor's OBSP* end Φ_{R,i}."""
+    how many supersteps its whole machine made, and each processor's OBSP* end Φ_{R,i};
+    `phi` and `comm` give, per (machine, step, rank), Φ_{s,i} and the communication g·h_{s,i} + L
+    it includes (0 for part, done and end), for the timeline (`llac.timeline`)."""
     run: int
     procs: int
     measured: float
@@ -43,6 +45,8 @@ class Evaluation:
     bsp: float
     supersteps: int
     ends: dict[int, float]
+    phi: dict[tuple[str, int, int], float] = field(default_factory=dict)
+    comm: dict[tuple[str, int, int], float] = field(default_factory=dict)
 
 
 def evaluate(trace: Supersteps, run: int, g: float, L: float, combine: str = "max") -> Evaluation:
@@ -64,7 +68,7 @@ def evaluate(trace: Supersteps, run: int, g: float, L: float, combine: str = "ma
     model = _Model(machines, g, L, COMBINE[combine], where)
     exits, bsp = model.run(ROOT, {rank: 0.0 for rank in machines[ROOT]})
     return Evaluation(run, trace.procs, max(s.end for s in steps), max(exits.values()), bsp,
-                      len(next(iter(machines[ROOT].values()))), exits)
+                      len(next(iter(machines[ROOT].values()))), exits, model.phi, model.comm)
 
 
 def _machines(steps) -> dict[str, dict[int, dict[int, Step]]]:
@@ -85,6 +89,8 @@ class _Model:
 
     def __init__(self, machines, g: float, L: float, combine, path: str):
         self.machines, self.g, self.L, self.combine, self.path = machines, g, L, combine, path
+        self.phi: dict[tuple[str, int, int], float] = {}
+        self.comm: dict[tuple[str, int, int], float] = {}
 
     def run(self, machine: str, entry: dict[int, float]) -> tuple[dict[int, float], float]:
         """The members' Φ at the end of `machine`'s last superstep, entered at `entry` (ξ), and
@@ -106,6 +112,9 @@ class _Model:
             else:
                 phi, cost = self._superstep(machine, number, kind, row, ready)
                 bsp += work + cost
+            for rank in row:
+                self.phi[machine, number, rank] = phi[rank]
+                self.comm.setdefault((machine, number, rank), 0.0)
         unused = sorted({c for rest in pending.values() for c in rest}, key=_child_order)
         if unused:
             raise ObspError(f"{self.path}: machine {unused[0]} is never entered: machine {machine} "
@@ -155,7 +164,8 @@ class _Model:
                 raise ObspError(f"{self.path}: in superstep {number} of machine {machine}, rank {rank} "
                                 f"received from rank {outside[0]}, which is not in that machine")
             omega = row if kind == "sync" else (rank, *step.partners)
-            phi[rank] = max(ready[j] for j in omega) + self.g * max(own[j] for j in omega) + self.L
+            self.comm[machine, number, rank] = self.g * max(own[j] for j in omega) + self.L
+            phi[rank] = max(ready[j] for j in omega) + self.comm[machine, number, rank]
         return phi, self.g * max(own.values()) + self.L
 
     def _partition(self, machine, number, ready, pending):

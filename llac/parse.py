@@ -191,6 +191,32 @@ class StatementBuilder(Transformer):
         data = next((c[1] for c in options if isinstance(c, tuple) and c[0] == "at"), None)
         return ast.Obsp(_name(children[0]), combine, machine, parameters, data, span=span_of(meta))
 
+    def timeline(self, meta, children):
+        options, selectors = {}, {}
+        for option in children[1:]:
+            kind, value = ("machine", option) if isinstance(option, ast.Name) else option
+            if kind == "select":
+                if value[0].text in selectors:
+                    raise LlacError(f"timeline: {value[0].text} is given twice", value[0].span)
+                selectors[value[0].text] = value
+                continue
+            if kind in options:
+                raise LlacError(f"timeline option {kind!r} given twice", span_of(meta))
+            options[kind] = value
+        path, replace = options.pop("to", (None, False))
+        return ast.Timeline(_name(children[0]), tuple(selectors.values()), options.get("model", False),
+                            options.get("combine", "max"), options.get("machine"),
+                            options.get("what_if", ()), path, replace, span=span_of(meta))
+
+    def select(self, meta, children):
+        return ("select", (_name(children[0]), _number(children[1])))
+
+    def model_view(self, meta, children):
+        return ("model", True)
+
+    def sum_combine(self, meta, children):
+        return ("combine", "sum")
+
     def at_data(self, meta, children):
         return ("at", _name(children[0]))
 

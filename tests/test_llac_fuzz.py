@@ -70,6 +70,9 @@ def statement(draw):
         f"machine import {draw(st.sampled_from(STRINGS))}",
         f"obsp {draw(st.sampled_from(['fig1', 'fig', obj]))}",
         f"obsp fig1 {draw(st.sampled_from(['', 'sum']))} {draw(st.sampled_from(['', f'on {obj}']))} "
+        f"with g={number}, L={draw(st.sampled_from(NUMBERS))}",
+        f"timeline {draw(st.sampled_from(['fig1', 'fig', obj]))} "
+        f"{draw(st.sampled_from(['', 'model', 'sum', f'P={number}', f'run={number}', f'{col}={number}']))} "
         f"with g={number}, L={draw(st.sampled_from(NUMBERS))}"]
     return draw(st.sampled_from(shapes))
 

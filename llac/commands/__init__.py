@@ -28,7 +28,7 @@ REGISTRY: dict[str, CommandSpec] = {}
 HANDLERS: dict[type, CommandSpec] = {}
 # the order of `help` and of the reference in docs/llac-language.md
 ORDER = ("load", "list", "show", "describe", "rename", "delete", "export", "set", "fit", "drop", "suggest",
-         "predict", "report", "plot", "balance", "comm", "obsp", "machine", "help",
+         "predict", "report", "plot", "balance", "comm", "obsp", "timeline", "machine", "help",
          "=", "copy", "where", "with", "formula", "merge", "aggregate", "table3")
 
 
@@ -68,4 +68,4 @@ def keywords() -> tuple[str, ...]:
 
 def load_all() -> None:
     """Import the command modules so that they register themselves (cheap after the first time)."""
-    from llac.commands import data, derive, modeling, helptext, machine, obsp, parallel  # noqa: F401
+    from llac.commands import data, derive, modeling, helptext, machine, obsp, parallel, timeline  # noqa: F401

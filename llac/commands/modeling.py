@@ -439,19 +439,26 @@ def plot(session, statement: ast.Plot):
     if statement.path is None:
         return [*notes, Text(plots.plot_model(model, *options, canvas=plots.terminal_canvas(sys.stdout),
                                               levels=levels))]
+    return [*notes, save_figure(statement, "plot", f"the plot of {model.name}",
+                                lambda: plots.plot_model(model, *options, levels=levels),
+                                lambda: plots.plot_model_html(model, *options, levels=levels))]
+
+
+def save_figure(statement, verb: str, what: str, text, page) -> Note:
+    """Write a figure to `statement.path` (a plot's or a timeline's `to "FILE" [replace]`):
+    `text()` for a .txt file, `page()` (a web page) for .html; an existing file is kept unless
+    `statement.replace`. `verb` and `what` name the command and the figure in messages."""
     kind = os.path.splitext(statement.path)[1].lower()
     if kind not in (".txt", ".html", ".htm"):
-        raise LlacError(f"plot to {statement.path!r}: name a .txt file (text) or an .html file "
+        raise LlacError(f"{verb} to {statement.path!r}: name a .txt file (text) or an .html file "
                         f"(a web page)", statement.span)
-    page = plots.plot_model(model, *options, levels=levels) if kind == ".txt" else \
-        plots.plot_model_html(model, *options, levels=levels)
+    body = text() if kind == ".txt" else page()
     try:
         with open(statement.path, "w" if statement.replace else "x", encoding="utf-8") as out:
-            out.write(page if page.endswith("\n") else page + "\n")
+            out.write(body if body.endswith("\n") else body + "\n")
     except FileExistsError:
-        raise LlacError(f"plot to {statement.path!r}: the file exists; write `replace` after its "
+        raise LlacError(f"{verb} to {statement.path!r}: the file exists; write `replace` after its "
                         f"name to overwrite it", statement.span) from None
     except OSError as err:
         raise LlacError(f"cannot write {statement.path!r}: {err.strerror or err}", statement.span) from None
-    return [*notes, Note(f"wrote the plot of {model.name} to {statement.path} "
-                         f"({'text' if kind == '.txt' else 'web page'})")]
+    return Note(f"wrote {what} to {statement.path} ({'text' if kind == '.txt' else 'web page'})")
