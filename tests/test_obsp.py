@@ -199,6 +199,8 @@ def test_without_a_machine_database_g_and_L_must_be_given(tmp_path):
     done = llac(tmp_path, 'load "fig1.cll.2.dat"; obsp fig1')
     assert done.returncode == 1 and "no machine database here" in done.stderr, done.stderr
     assert "or give g and L: obsp fig1 with g=..., L=..." in done.stderr
+    done = llac(tmp_path, 'load "fig1.cll.2.dat"; timeline fig1')
+    assert done.returncode == 1 and "or give g and L: timeline fig1 with g=..., L=..." in done.stderr, done.stderr
 
 
 def test_an_inconsistent_run_is_a_row_without_figures(tmp_path):

@@ -139,18 +139,20 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
                   tuple(rows), tuple(footer))]
 
 
-def machine_parameters(run, given: dict[str, float], other: ast.Name | None) -> tuple[float, float, str]:
+def machine_parameters(run, given: dict[str, float], other: ast.Name | None,
+                       command: str = "obsp") -> tuple[float, float, str]:
     """g, L and where they came from for one run: those `given`, the rest from the probe of
-    machine `other` or of the machine the run was measured on (its nearest P)."""
+    machine `other` or of the machine the run was measured on (its nearest P). `command`
+    names the command in the messages (obsp, timeline)."""
     if "g" in given and "L" in given:
         if other is not None:
-            raise LlacError(f"obsp ... on {other.text}: with both g and L given, the machine has "
+            raise LlacError(f"{command} ... on {other.text}: with both g and L given, the machine has "
                             f"nothing left to give; drop `on` or one of them", other.span)
         return given["g"], given["L"], "g and L given"
     try:
         db = open_machines()
     except LlacError as err:
-        raise LlacError(f"{err.message}; or give g and L: obsp {run.program} with g=..., L=...") from None
+        raise LlacError(f"{err.message}; or give g and L: {command} {run.program} with g=..., L=...") from None
     with db:
         if other is None:
             reference = db.machine_of(run.host, run.cpu)

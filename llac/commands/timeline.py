@@ -42,11 +42,7 @@ TEXT_WIDTH = 80          # a timeline in a script, a pipe or a text file (a term
           'timeline f model to "f.html" replace'], ast.Timeline)
 def timeline(session, statement: ast.Timeline):
     trace, number, label = _chosen_run(session, statement)
-    given = dict(statement.parameters)
-    if statement.machine is not None and "g" in given and "L" in given:
-        raise LlacError(f"timeline ... on {statement.machine.text}: with both g and L given, the machine has "
-                        f"nothing left to give; drop `on` or one of them", statement.machine.span)
-    g, L, source = machine_parameters(trace, given, statement.machine)
+    g, L, source = machine_parameters(trace, dict(statement.parameters), statement.machine, "timeline")
     try:
         result = evaluate(trace, number, g, L, statement.combine)
     except ObspError as err:
