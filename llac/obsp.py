@@ -58,7 +58,8 @@ def evaluate(trace: Supersteps, run: int, g: float, L: float, combine: str = "ma
     where = f"{trace.path}, run {run}"
     if not steps:
         raise ObspError(f"{where}: no supersteps" if trace.steps else
-                        f"{trace.path}: the trace declares supersteps but holds none")
+                        f"{trace.path}: the trace declares supersteps but holds none (they are recorded in the "
+                        f"runs of a `sync` experiment: #pragma cll sync NAME ...)")
     machines = _machines(steps)
     if ROOT not in machines:
         raise ObspError(f"{where}: no superstep of the whole machine {ROOT}")

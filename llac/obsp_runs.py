@@ -38,7 +38,15 @@ class RunGroup:
 
 def run_groups(experiment: Experiment) -> list[RunGroup]:
     """The runs of a PUB `sync` experiment's records, grouped by P and variables, sorted.
-    Raises ObspError when the records carry no runs."""
+    Raises ObspError when the records carry no runs, or when the trace names other
+    experiments as those whose executions are the runs."""
+    runs_of = [n.strip() for n in experiment.header.get("superstep_runs", "").split(",") if n.strip()]
+    traced = experiment.header.get("experiment", experiment.name)     # a subset keeps its trace's name
+    if runs_of and traced not in runs_of:
+        raise ObspError(f"{experiment.name} ({traced} in the trace) is not the sync experiment whose "
+                        f"executions are the runs of "
+                        f"supersteps; {' and '.join(runs_of)} {'is' if len(runs_of) == 1 else 'are'}: "
+                        f"obsp {runs_of[0]}")
     columns = experiment.columns
     if "run" not in columns or "P" not in columns:
         raise ObspError(f"{experiment.name} has no run column: obsp needs the `sync` experiment "

@@ -41,13 +41,15 @@ class Step:
 @dataclass(frozen=True)
 class Supersteps:
     """The supersteps of one run: the program, P, the host and CPU it ran on (to find g and L
-    in the machine database), the file it came from, and its steps in file order."""
+    in the machine database), the file it came from, its steps in file order, and the
+    experiments whose executions are its runs (the header's `superstep_runs`, when written)."""
     program: str
     procs: int
     host: str
     cpu: str
     path: str
     steps: tuple[Step, ...]
+    runs_of: tuple[str, ...] = ()
 
     def runs(self) -> dict[int, tuple[Step, ...]]:
         """The steps of each run (one execution of the `sync` experiment), by run number."""

@@ -178,8 +178,9 @@ def _supersteps(path: str, header: Mapping[str, str], collected, problems: list[
     procs = int(header["procs"]) if header.get("procs", "").isdigit() else None
     steps, bad = parse_steps(collected, procs)
     problems += [Problem(path, line, message) for line, message in bad]
+    runs_of = tuple(n.strip() for n in header.get("superstep_runs", "").split(",") if n.strip())
     return Supersteps(header.get("program", Path(path).name), procs or 0, header.get("host", ""),
-                      header.get("cpu", ""), path, tuple(steps))
+                      header.get("cpu", ""), path, tuple(steps), runs_of)
 
 
 def declared_experiment(path: str, decl: _Declared, layout: RecordLayout, columns: dict,

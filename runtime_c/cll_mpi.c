@@ -34,7 +34,7 @@
 
 #define CLL_WEAK __attribute__((weak))
 enum { CLL_TAG_COUNTS = 7101, CLL_TAG_GO, CLL_TAG_DATA, CLL_TAG_ACK, CLL_TAG_CLOCK,
-       CLL_TAG_REFERENCES };
+       CLL_TAG_REFERENCES, CLL_TAG_STARTS };
 
 typedef struct cll_mpi_open {
     uint64_t start;      /* event number at begin */
@@ -799,6 +799,11 @@ static void cll_mpi_send_records_(const char *const *names, int nnames)
     counts[n] = p->uncounted;   /* what this rank used that is not counted, for the header */
     PMPI_Send(counts, n + 1, MPI_UINT64_T, 0, CLL_TAG_COUNTS, p->comm);
     free(counts);
+    if (cll_mpi_extension_) {   /* this rank's own times, of which rank 0 takes the earliest */
+        const double *mine = NULL;
+        int nmine = cll_mpi_extension_->references(&mine);
+        PMPI_Send(mine, nmine, MPI_DOUBLE, 0, CLL_TAG_STARTS, p->comm);
+    }
     if (cll_mpi_wait_message_(0, CLL_TAG_GO, cll_mpi_clock_() + cll_mpi_timeout_(), &status)) {
         PMPI_Recv(&go, 1, MPI_INT, 0, CLL_TAG_GO, p->comm, MPI_STATUS_IGNORE);
     }
@@ -806,7 +811,7 @@ static void cll_mpi_send_records_(const char *const *names, int nnames)
         const cll_mpi_extension *x = cll_mpi_extension_;
         double *times = NULL;
         int ntimes = 0;
-        if (x) {   /* rank 0's reference times on this rank's clock, sent after go */
+        if (x) {   /* the common reference times on this rank's clock, sent after go */
             PMPI_Probe(0, CLL_TAG_REFERENCES, p->comm, &status);
             PMPI_Get_count(&status, MPI_DOUBLE, &ntimes);
             times = cll_mpi_alloc_(NULL, (size_t)ntimes * sizeof *times + 1);
@@ -859,14 +864,30 @@ static char *cll_mpi_header_(const int *present, unsigned uncounted)
     return text;
 }
 
-/* Rank 0, with an extension: send rank r the reference times on its clock. */
-static void cll_mpi_send_references_(int r)
+/* Rank 0, with an extension: receive rank r's own reference times and lower the common ones
+ * (`reference`, n of them, on rank 0's clock) to the earliest. */
+static void cll_mpi_earliest_references_(int r, double *reference, int n)
 {
-    const double *mine = NULL;
-    int n = cll_mpi_extension_->references(&mine);
+    MPI_Status status;
+    int count = 0;
+    PMPI_Probe(r, CLL_TAG_STARTS, cll_mpi_.comm, &status);
+    PMPI_Get_count(&status, MPI_DOUBLE, &count);
+    double *theirs = cll_mpi_alloc_(NULL, (size_t)count * sizeof *theirs + 1);
+    PMPI_Recv(theirs, count, MPI_DOUBLE, r, CLL_TAG_STARTS, cll_mpi_.comm, MPI_STATUS_IGNORE);
+    for (int i = 0; i < n && i < count; i++) {
+        double on_mine = theirs[i] - cll_mpi_.clock_offsets[r];
+        if (on_mine < reference[i])
+            reference[i] = on_mine;
+    }
+    free(theirs);
+}
+
+/* Rank 0, with an extension: send rank r the common reference times on its clock. */
+static void cll_mpi_send_references_(int r, const double *reference, int n)
+{
     double *theirs = cll_mpi_alloc_(NULL, (size_t)n * sizeof *theirs + 1);
     for (int i = 0; i < n; i++)
-        theirs[i] = mine[i] + cll_mpi_.clock_offsets[r];
+        theirs[i] = reference[i] + cll_mpi_.clock_offsets[r];
     PMPI_Send(theirs, n, MPI_DOUBLE, r, CLL_TAG_REFERENCES, cll_mpi_.comm);
     free(theirs);
 }
@@ -890,6 +911,11 @@ static void cll_mpi_gather_records_(const char *const *names, int nnames)
     present[0] = 1;
     double deadline = cll_mpi_clock_() + cll_mpi_timeout_();
     MPI_Status status;
+    const double *own = NULL;
+    int nreference = cll_mpi_extension_ ? cll_mpi_extension_->references(&own) : 0;
+    double *reference = cll_mpi_alloc_(NULL, (size_t)nreference * sizeof *reference + 1);
+    if (nreference)
+        memcpy(reference, own, (size_t)nreference * sizeof *reference);
     while (arrived < P && cll_mpi_wait_message_(MPI_ANY_SOURCE, CLL_TAG_COUNTS, deadline, &status)) {
         int r = status.MPI_SOURCE;
         PMPI_Recv(theirs, n + 1, MPI_UINT64_T, r, CLL_TAG_COUNTS, p->comm, MPI_STATUS_IGNORE);
@@ -898,10 +924,15 @@ static void cll_mpi_gather_records_(const char *const *names, int nnames)
         uncounted |= (unsigned)theirs[n];
         present[r] = 1;
         arrived++;
-        PMPI_Send(&go, 1, MPI_INT, r, CLL_TAG_GO, p->comm);
         if (cll_mpi_extension_)
-            cll_mpi_send_references_(r);
+            cll_mpi_earliest_references_(r, reference, nreference);
     }
+    for (int r = 1; r < P; r++)   /* go once every reference is the earliest of all ranks' */
+        if (present[r]) {
+            PMPI_Send(&go, 1, MPI_INT, r, CLL_TAG_GO, p->comm);
+            if (cll_mpi_extension_)
+                cll_mpi_send_references_(r, reference, nreference);
+        }
     char state[4096] = "complete";
     if (arrived < P) {
         size_t used = (size_t)snprintf(state, sizeof state, "incomplete: ranks ");
@@ -918,11 +949,9 @@ static void cll_mpi_gather_records_(const char *const *names, int nnames)
     char *header = cll_mpi_header_(present, uncounted);
     cll_trace_file *f = cll_trace_open(state, names, nnames, counts, header);
     int ok = f != NULL;
-    if (ok && cll_mpi_extension_) {
-        const double *times = NULL;
-        int ntimes = cll_mpi_extension_->references(&times);
-        ok = cll_mpi_extension_->lines(times, ntimes, cll_mpi_append_chunk_, f) == 0;
-    }
+    if (ok && cll_mpi_extension_)
+        ok = cll_mpi_extension_->lines(reference, nreference, cll_mpi_append_chunk_, f) == 0;
+    free(reference);
     size_t cap = 0;
     char *buf = NULL;
     for (int r = 1; r < P; r++) {

@@ -47,10 +47,10 @@ void cll_mpi_report(const char *const *names, int nnames);
 /* An extension of the gathered trace, for a layer compiled with this one (the PUB layer,
  * cll_pub.c, adds its supersteps): `columns`, the number of columns its experiments have
  * after the MPI columns (the layer fills them); `header` lines ("#key: value\n", each) for the trace's
- * header; `references`, on rank 0, sets *times to its reference times (CLOCK_MONOTONIC
- * seconds, the clock of the offsets) and returns how many; `lines` hands this rank's extra
- * record lines to `sink` (0, or the sink's non-zero value), given rank 0's reference times
- * on this rank's clock. Rank 0 writes its own after its records, then each rank's after
+ * header; `references` sets *times to this rank's own reference times (CLOCK_MONOTONIC
+ * seconds, the clock of the offsets) and returns how many; rank 0 takes, for each, the
+ * earliest over the ranks; `lines` hands this rank's extra record lines to `sink` (0, or the
+ * sink's non-zero value), given those common reference times on this rank's clock. Rank 0 writes its own after its records, then each rank's after
  * theirs. Set once, before report. */
 typedef struct cll_mpi_extension {
     int columns;

@@ -8,8 +8,8 @@
  * machine (machine 0) and of its partitions (0.K, 0.K.J, ...) is kept in memory as one
  * record per superstep, with times on this process's CLOCK_MONOTONIC (the clock of the MPI
  * layer's offsets). At report the MPI layer's gather writes them as `@step` lines, END made
- * "seconds since rank 0's start of the run, on rank 0's clock" with the reference times it
- * hands each rank (rank 0's run starts on that rank's clock).
+ * "seconds since the run's start, on rank 0's clock" with the reference times it hands each
+ * rank: for each run the earliest processor's start, on that rank's clock.
  */
 #include "cll_pub.h"
 #include "cll_mpi_support.h"
@@ -173,8 +173,10 @@ static int references(const double **times)
     return pub.runs;
 }
 
-/* This process's `@step` lines, END relative to rank 0's start of each run (`starts`, on
- * this clock), in pieces of up to 64 KiB. */
+/* This process's `@step` lines, END relative to each run's common start (`starts`, on this
+ * clock: the earliest of the processors' returns from the run's barrier), in pieces of up to
+ * 64 KiB. A processor that left the barrier later than the first one has that delay in the W
+ * of its first superstep of machine 0, which starts at the common start like every END. */
 static int lines(const double *starts, int nstarts,
                  int (*sink)(const char *text, size_t len, void *ctx), void *ctx)
 {
@@ -190,9 +192,12 @@ static int lines(const double *starts, int nstarts,
         const int *list = pub.partners + s->partners;
         if (s->run > nstarts)
             continue;
+        double late = pub.starts[s->run - 1] - starts[s->run - 1];
+        double work = s->work + (s->number == 1 && strcmp(pub.names + s->machine, "0") == 0 && late > 0
+                                 ? late : 0);
         used += (size_t)snprintf(buf + used, 4096, "@step %d %d %s %ld %s %.9g %ld %ld %.9g ",
                                  s->run, rank, pub.names + s->machine, s->number, s->kind,
-                                 s->work, s->in, s->out, s->end - starts[s->run - 1]);
+                                 work, s->in, s->out, s->end - starts[s->run - 1]);
         for (int k = 0; k < list[0]; k++) {
             used += (size_t)snprintf(buf + used, 16, "%s%d", k ? "," : "", list[1 + k]);
             if (used > PIECE) {   /* a long partner list: hand over part of the line */
@@ -212,9 +217,29 @@ static int lines(const double *starts, int nstarts,
     return rc;
 }
 
-static const cll_mpi_extension extension = {
-    CLL_PUB_COLUMNS, "#supersteps: run rank machine step sync W in out end partners\n", references,
-    lines};
+#define SUPERSTEPS_LINE "#supersteps: run rank machine step sync W in out end partners\n"
+static char header[4096] = SUPERSTEPS_LINE;   /* and `#superstep_runs: f, ...` once runs began */
+
+static const cll_mpi_extension extension = {CLL_PUB_COLUMNS, header, references, lines};
+
+/* Name experiment `name` in the header's `#superstep_runs:` (the experiments whose executions
+ * are the runs), once; names that no longer fit are left out. */
+static void name_runs_of(const char *name)
+{
+    char *list = strstr(header, "#superstep_runs: ");
+    size_t len = strlen(name), used = strlen(header);
+    if (list) {
+        for (const char *at = list + 17; (at = strstr(at, name)) != NULL; at += len)
+            if ((at[-1] == ' ') && (at[len] == ',' || at[len] == '\n'))
+                return;
+    }
+    if (used + len + 24 >= sizeof header)
+        return;
+    if (list)
+        snprintf(header + used - 1, sizeof header - used + 1, ", %s\n", name);
+    else
+        snprintf(header + used, sizeof header - used, "#superstep_runs: %s\n", name);
+}
 
 /* ---------------------------------------------------------------- experiments */
 
@@ -252,6 +277,7 @@ void cll_pub_begin(cll_experiment *e, double *values, t_bsp *machine)
                               sizeof *pub.starts);
             pub.starts[pub.runs++] = t;
             push(machine, add_name("0"), t);
+            name_runs_of(e->name);
             pub.owner = e;
             pub.owner_level = pub.open;
         }

@@ -256,6 +256,7 @@ def test_a_sweep_is_one_row_per_size_from_its_fastest_repetition(tmp_path):
     sweep(tmp_path)
     done = llac(tmp_path, f'load "fig1.cll.2.dat"; obsp f with g={G}, L={L}')
     assert done.returncode == 0, done.stderr
+    assert "kept the supersteps of fig1 at P=2: 60 records (obsp f evaluates them)" in done.stdout
     rows = table(done.stdout, "OBSP* and BSP predictions of f's runs")
     assert [r[1] for r in rows] == ["1000", "2000", "4000", "8000", "16000"]
     assert all(r[2] == "2" and r[3] == "3" for r in rows)          # 2 runs of 3 supersteps each
@@ -306,3 +307,18 @@ def test_too_few_training_sizes_leave_a_row_without_figures(tmp_path):
     assert done.returncode == 0, done.stderr
     assert table(done.stdout, "OBSP* and BSP predictions of big")[0][4:9] == ["-"] * 5
     assert "P=2: not evaluated: at P=2, 1 training sizes for 2 independent terms" in done.stdout
+
+
+def test_only_the_experiment_whose_executions_are_the_runs_is_evaluated(tmp_path):
+    rows, records = figure1_sweep((1000, 2000, 4000))
+    write_sweep_trace(tmp_path / "fig1.cll.2.dat", rows, records, runs_of="g")
+    done = llac(tmp_path, f'load "fig1.cll.2.dat"; small = f where N < 4000; obsp small with g={G}, L={L}')
+    assert done.returncode == 1, done.stdout
+    assert ("small (f in the trace) is not the sync experiment whose executions are the runs of supersteps; "
+            "g is: obsp g") in done.stderr
+
+
+def test_a_trace_without_supersteps_says_where_they_come_from(tmp_path):
+    write_pub_trace(tmp_path / "fig1.cll.2.dat", [])
+    done = llac(tmp_path, 'load "fig1.cll.2.dat"')
+    assert "holds no supersteps: they are recorded in the runs of a `sync` experiment" in done.stderr + done.stdout

@@ -119,11 +119,15 @@ def check_common(trace: Trace, procs: int, runs: int):
     the `end` step of machine 0 last; the f records' run column numbers the runs in order."""
     assert trace.header["parallel"] == "PUB" and trace.header["procs"] == str(procs)
     assert trace.header["supersteps"] == "run rank machine step sync W in out end partners"
+    assert trace.header["superstep_runs"] == "f"
     grouped = by_rank_and_run(trace.steps)
     assert set(grouped) == {(r, k) for r in range(procs) for k in range(1, runs + 1)}
     for (rank, run), steps in grouped.items():
         ends = [s.end for s in steps]
         assert ends == sorted(ends), (rank, run)
+        # the run starts at the first processor's exit from its barrier, and a later exit is
+        # part of the first W: no superstep ends before the run began or its first W is done
+        assert steps[0].end >= -1e-4 and steps[0].end >= steps[0].W - 1e-4, (rank, run, steps[0])
         assert all(s.W >= 0 for s in steps)
         assert steps[-1].machine == "0" and steps[-1].sync == "end"
         for machine in {s.machine for s in steps}:

@@ -272,6 +272,7 @@ def test_to_a_file_text_or_web_page_kept_unless_replace(tmp_path):
     (f'load "sweep.cll.2.dat"; timeline f runs=3 {GIVEN}',
      "no 'runs' to pick a run by (did you mean 'run'?) (f's runs are picked by P, run, N)"),
     (f'load "sweep.cll.2.dat"; timeline f N=1000 run=5 {GIVEN}', "f has no run with N=1000, run=5"),
+    (f'load "sweep.cll.2.dat"; timeline f P=3 {GIVEN}', "f has no runs at P=3 (its P: 2)"),
 ])
 def test_mistakes_are_one_clear_message(tmp_path, script, message):
     write_pub_trace(tmp_path / "fig1.cll.2.dat", FIGURE1)

@@ -77,8 +77,13 @@ def store_supersteps(session, run) -> Note:
     runs = session.supersteps.setdefault(run.program, {})
     replaced = run.procs in runs
     runs[run.procs] = run
+    if not run.steps:
+        return Note(f"the trace of {run.program} at P={run.procs} holds no supersteps: they are recorded in "
+                    f"the runs of a `sync` experiment (#pragma cll sync NAME ...), and it ran none",
+                    warning=True)
+    name = run.runs_of[0] if run.runs_of else run.program
     return Note(f"{'replaced' if replaced else 'kept'} the supersteps of {run.program} at P={run.procs}: "
-                f"{len(run.steps)} records (obsp {run.program} evaluates them)")
+                f"{len(run.steps)} records (obsp {name} evaluates them)")
 
 
 def _free_name(session, name: str, path, qualify: bool) -> str:

@@ -73,7 +73,7 @@ def _program_table(session, statement: ast.Obsp) -> list:
                   ("P", "run", "supersteps", *FIGURES, "g [s/byte]", "L [s]"), tuple(rows), tuple(footer))]
 
 
-FIGURES = (f"TIME {SECONDS}", f"OBSP* {SECONDS}", "ERROR %", f"BSP {SECONDS}", "ERROR %")
+FIGURES = (f"TIME {SECONDS}", f"OBSP* {SECONDS}", "OBSP* ERROR %", f"BSP {SECONDS}", "BSP ERROR %")
 
 
 def _figures(result, measured: float | None = None) -> tuple:
@@ -130,7 +130,8 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
             footer.append(f"P={group.procs}: not evaluated: {err.message}")
     cores, host = cores_of(experiment)
     footer += [*notes.values(), _h_note(statement),
-               f"TIME: the {aggregate} run of each size's repetitions",
+               f"TIME: the {'fastest' if aggregate == 'min' else 'median'} run of each size's repetitions "
+               f"(set aggregate {aggregate})",
                oversubscription_note([t.procs for t in targets], cores, host, "P")]
     title = (f"OBSP* and BSP predictions of {statement.data.text} from the runs of {statement.obj.text} "
              f"(the CALL paper's Table 3)" if statement.data else

@@ -105,9 +105,14 @@ def _experiment_run(session, statement: ast.Timeline, experiment: Experiment):
               and ("run" not in selected or selected["run"][1] in g.runs)]
     asked = ", ".join(f"{n}={v:g}" for n, (_, v) in selected.items())
     if not chosen:
-        runs = "; ".join(f"{_label(g)}: {_numbers(g.runs)}" for g in groups)
-        raise LlacError(f"{experiment.name} has no run with {asked} (its runs: {runs})",
-                        next(iter(selected.values()))[0].span)
+        where = next(iter(selected.values()))[0].span
+        procs = sorted({g.procs for g in groups})
+        if "P" in selected and selected["P"][1] not in procs:
+            raise LlacError(f"{experiment.name} has no runs at P={selected['P'][1]:g} (its P: "
+                            f"{', '.join(map(str, procs))})", where)
+        runs = "; ".join(f"{_label(g)}: {_numbers(g.runs)}" for g in groups[:6])
+        more = f"; ... {len(groups) - 6} more sizes" if len(groups) > 6 else ""
+        raise LlacError(f"{experiment.name} has no run with {asked} (its runs: {runs}{more})", where)
     group = max(chosen, key=lambda g: (g.procs, g.values))
     program = experiment.header.get("program", "")
     trace = session.supersteps.get(program, {}).get(group.procs)

@@ -111,13 +111,13 @@ def figure1_sweep(sizes, reps=2, g=G, L=L, unit=1e-7, slow=()):
     return rows, records
 
 
-def write_sweep_trace(path, rows, records, procs=2, program="fig1") -> None:
+def write_sweep_trace(path, rows, records, procs=2, program="fig1", runs_of="f") -> None:
     """A PUB trace of a sweep: the `sync` experiment f (formula f[0] + f[1]*N) with its run
-    column, and these superstep rows."""
+    column, and these superstep rows; the header names `runs_of` as the runs' experiment."""
     path.write_text(
         f"#cll-trace 1\n#program: {program}\n#host: node1\n#cpu: Test CPU 9000\n#parallel: PUB\n"
         f"#procs: {procs}\n#cores: 2\n#status: complete\n"
-        f"#supersteps: run rank machine step sync W in out end partners\n"
+        f"#supersteps: run rank machine step sync W in out end partners\n#superstep_runs: {runs_of}\n"
         f"#experiment: f\n#  formula: f[0] + f[1]*N\n#  source: fig1.c:1:1\n"
         f"#  columns: rank thread time N P msgs_sent bytes_sent msgs_recv bytes_recv partners h mpi_time run\n"
         f"#  records: {len(records)}\n#data\n" + "\n".join([*records, *map(step_line, rows)]) + "\n#end\n")
