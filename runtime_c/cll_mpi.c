@@ -924,15 +924,13 @@ static void cll_mpi_gather_records_(const char *const *names, int nnames)
         uncounted |= (unsigned)theirs[n];
         present[r] = 1;
         arrived++;
+        PMPI_Send(&go, 1, MPI_INT, r, CLL_TAG_GO, p->comm);
         if (cll_mpi_extension_)
             cll_mpi_earliest_references_(r, reference, nreference);
     }
-    for (int r = 1; r < P; r++)   /* go once every reference is the earliest of all ranks' */
-        if (present[r]) {
-            PMPI_Send(&go, 1, MPI_INT, r, CLL_TAG_GO, p->comm);
-            if (cll_mpi_extension_)
-                cll_mpi_send_references_(r, reference, nreference);
-        }
+    for (int r = 1; cll_mpi_extension_ && r < P; r++)   /* each the earliest of the ranks' that came */
+        if (present[r])
+            cll_mpi_send_references_(r, reference, nreference);
     char state[4096] = "complete";
     if (arrived < P) {
         size_t used = (size_t)snprintf(state, sizeof state, "incomplete: ranks ");

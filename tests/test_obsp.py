@@ -322,3 +322,14 @@ def test_a_trace_without_supersteps_says_where_they_come_from(tmp_path):
     write_pub_trace(tmp_path / "fig1.cll.2.dat", [])
     done = llac(tmp_path, 'load "fig1.cll.2.dat"')
     assert "holds no supersteps: they are recorded in the runs of a `sync` experiment" in done.stderr + done.stdout
+
+
+def test_a_damaged_run_is_left_out_and_its_size_still_evaluated(tmp_path):
+    rows, records = figure1_sweep((1000, 2000), reps=2)
+    rows = [r for r in rows if not (r[0] == 1 and r[1] == 1 and r[3] == 2)]   # run 1 lost a superstep
+    write_sweep_trace(tmp_path / "fig1.cll.2.dat", rows, records)
+    done = llac(tmp_path, f'load "fig1.cll.2.dat"; obsp f with g={G}, L={L}')
+    assert done.returncode == 0, done.stderr
+    first = table(done.stdout, "OBSP* and BSP predictions of f's runs")[0]
+    assert first[1] == "1000" and float(first[6]) == 0           # run 2 stands for the size
+    assert "P=2: left out: " in done.stdout and "run 1: rank 1 has" in done.stdout

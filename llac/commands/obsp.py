@@ -112,7 +112,7 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
         g, L, source = machine_parameters(trace, dict(statement.parameters), statement.machine)
         notes[group.procs] = f"P={group.procs}: {source}"
         try:
-            measured = [evaluate(trace, number, g, L, statement.combine) for number in group.runs]
+            measured = _evaluable(trace, group, g, L, statement.combine, footer)
             chosen = measured[representative([m.measured for m in measured], aggregate)]
             if statement.data is None:
                 rows.append((*label, len(group.runs), *_figures(chosen), g, L))
@@ -138,6 +138,21 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
              f"OBSP* and BSP predictions of {experiment.name}'s runs from their supersteps")
     return [Table(title, ("P", *names, "runs", "supersteps", *FIGURES, "g [s/byte]", "L [s]"),
                   tuple(rows), tuple(footer))]
+
+
+def _evaluable(trace, group, g: float, L: float, combine: str, footer: list) -> list:
+    """The evaluations of a size's runs that the model can evaluate; a footer line for each that
+    it cannot (a damaged record dropped a superstep). Raises the first error when none can."""
+    results, failed = [], []
+    for number in group.runs:
+        try:
+            results.append(evaluate(trace, number, g, L, combine))
+        except ObspError as err:
+            failed.append(err)
+    if not results:
+        raise failed[0]
+    footer += [f"P={group.procs}: left out: {err.message}" for err in failed]
+    return results
 
 
 def machine_parameters(run, given: dict[str, float], other: ast.Name | None,
