@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from support.runtime import run_bounded
+
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(shutil.which("mpicc") is None or shutil.which("mpirun") is None,
                                 reason="MPI is not installed (apt-get install libopenmpi-dev openmpi-bin)")
@@ -94,9 +96,8 @@ int main(int argc, char **argv) {
 
 def call(*args, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run the `call` command as a user does."""
-    return subprocess.run([sys.executable, "-m", "call", *args], cwd=cwd, capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
-                          timeout=240)
+    return run_bounded([sys.executable, "-m", "call", *args], timeout=240, cwd=cwd,
+                       env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
 
 
 def header_and_records(path: Path) -> tuple[dict, dict[str, list[dict]], dict[str, list[str]]]:

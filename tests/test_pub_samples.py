@@ -15,6 +15,7 @@ import pytest
 
 from cll_grammar.machinedb import MachineDB
 from support.machines import probe_run
+from support.runtime import run_bounded
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(shutil.which("mpicc") is None or shutil.which("mpirun") is None,
@@ -29,8 +30,7 @@ def run_sample(tmp_path_factory, name: str) -> Path:
     and CPU its traces name (synthetic g and L: the shapes do not depend on them)."""
     work = tmp_path_factory.mktemp(name)
     shutil.copy(ROOT / "samples" / name / f"{name}.c", work)
-    done = subprocess.run([sys.executable, "-m", "call", "run", f"{name}.c"], cwd=work, env=ENV,
-                          capture_output=True, text=True, timeout=240)
+    done = run_bounded([sys.executable, "-m", "call", "run", f"{name}.c"], timeout=240, cwd=work, env=ENV)
     assert done.returncode == 0, done.stderr
     header = dict(line[1:].split(": ", 1) for line in next(work.glob("*.cll.2.dat")).read_text().splitlines()
                   if line.startswith("#") and ": " in line and not line.startswith("#  "))
@@ -64,11 +64,13 @@ def fft(tmp_path_factory) -> str:
     return script(run_sample(tmp_path_factory, "fft_pub"), "fft_pub")
 
 
-def test_fig1_script_evaluates_the_five_runs_and_bsp_charges_more_than_obsp(fig1):
+def test_fig1_script_evaluates_the_five_runs_and_bsp_never_charges_less_than_obsp(fig1):
     [row] = rows(fig1, "OBSP* and BSP predictions of f's runs")
     P, w, runs, supersteps, time, obsp, _, bsp, _ = row[:9]
     assert (P, w, runs, supersteps) == ("2", "0.004", "5", "3")
-    assert float(bsp) > float(obsp) > 0 and float(time) > 0
+    # a barrier waits at least as long as an oblivious sync (equal when a busy machine made
+    # the same processor the slower one in both supersteps)
+    assert float(bsp) >= float(obsp) > 0 and float(time) > 0
     assert fig1.count("\nP0 ") == fig1.count("\nP1 ") == 2          # measured and model timelines
     assert "(the OBSP* model)" in fig1
 

@@ -17,6 +17,8 @@ from typing import NamedTuple
 
 import pytest
 
+from support.runtime import run_bounded
+
 pytestmark = pytest.mark.skipif(shutil.which("mpicc") is None or shutil.which("mpirun") is None,
                                 reason="MPI is not installed (apt-get install libopenmpi-dev openmpi-bin)")
 
@@ -35,8 +37,7 @@ def call(*args, cwd, quick_abort=False) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     if quick_abort:
         env["OMPI_MCA_odls_base_sigkill_timeout"] = "1"
-    done = subprocess.run([sys.executable, "-m", "call", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = run_bounded([sys.executable, "-m", "call", *args], timeout=300, cwd=cwd, env=env)
     assert "Traceback" not in done.stderr
     return done
 

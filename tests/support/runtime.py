@@ -110,3 +110,38 @@ def read_trace(path: Path) -> Trace:
             key, value = line[1:].split(": ", 1)
             trace.header[key] = value
     return trace
+
+
+def run_bounded(args, timeout: float, **options) -> subprocess.CompletedProcess:
+    """subprocess.run(args, capture_output=True, text=True, timeout=...), except that on a
+    timeout every process of the command's session is killed too (mpirun's ranks, which a
+    plain timeout leaves running: a hung MPI test must not load the machine for the tests
+    after it), before TimeoutExpired is raised."""
+    with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True, **options) as process:
+        try:
+            out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            for pid in _session_members(process.pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            process.communicate()
+            raise
+    return subprocess.CompletedProcess(args, process.returncode, out, err)
+
+
+def _session_members(session: int) -> list[int]:
+    """The processes of a session (field 6 of /proc/PID/stat), the leader first."""
+    members = [session]
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == session:
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == session:      # after "pid (comm)": state ppid pgrp session ...
+            members.append(int(entry.name))
+    return members
