@@ -118,7 +118,22 @@ class Model:
                 spread[rows] = q * np.sqrt(relative_var)
         bounds = np.sort(np.stack([values * np.exp(-spread), values * np.exp(spread)]), axis=0)
         extrapolated, notes = self._extrapolation(columns, piece)
-        return Prediction(values, bounds[0], bounds[1], piece, extrapolated, tuple(notes + self._drift_notes(columns)))
+        return Prediction(values, bounds[0], bounds[1], piece, extrapolated,
+                          tuple(notes + self._drift_notes(columns) + self._no_time_notes(columns, values, piece)))
+
+    def _no_time_notes(self, columns: dict, values: np.ndarray, piece: np.ndarray) -> list[str]:
+        """A warning when the model predicts no time (<= 0 s) somewhere: every term that does not
+        vanish there has its constant at 0 in that interval (held at the bound or pruned), which
+        says nothing about the time; silent, such a prediction reads as an error of -100%."""
+        bad = np.flatnonzero(np.isfinite(values) & (values <= 0))
+        if not len(bad):
+            return []
+        first = bad[0]
+        where = ", ".join(f"{v}={columns[v][first]:g}" for v in self.formula.variables)
+        return [f"warning: the model predicts no time (<= 0 s) at {len(bad)} point(s), first {where} "
+                f"(interval {int(piece[first]) + 1}): there every term that does not vanish has its constant at 0 "
+                f"(held at its bound or set to 0 as insignificant); the prediction is meaningless there: try "
+                f"`set constants free` or `set prune off` and fit again, or measure where it predicts"]
 
     def _drift_notes(self, columns: dict) -> list[str]:
         """One note per variable whose backtested drift widens some interval beyond the data."""

@@ -40,6 +40,16 @@ def test_predict_outside_the_measured_range_is_flagged(split_model):
     assert prediction.values[1] == pytest.approx(3e-5 + 4e-9 * 1e7, rel=0.03)
 
 
+def test_a_prediction_of_no_time_is_a_warning_not_a_silent_zero(split_model):
+    zeroed = replace(split_model, pieces=(replace(split_model.pieces[0], constants=np.zeros(2)),
+                                          *split_model.pieces[1:]))
+    prediction = zeroed.predict({"N": [64.0, 1000.0, 20000.0]})
+    assert list(prediction.values[:2]) == [0, 0] and prediction.values[2] > 0
+    [warning] = [n for n in prediction.notes if n.startswith("warning: the model predicts no time")]
+    assert "at 2 point(s), first N=64 (interval 1)" in warning and "set constants free" in warning
+    assert not any("no time" in n for n in split_model.predict({"N": [64.0]}).notes)
+
+
 def test_predict_needs_every_variable(split_model):
     with pytest.raises(FitError, match="predict needs a value for N"):
         split_model.predict({"P": 4})
