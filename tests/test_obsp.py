@@ -333,3 +333,15 @@ def test_a_damaged_run_is_left_out_and_its_size_still_evaluated(tmp_path):
     first = table(done.stdout, "OBSP* and BSP predictions of f's runs")[0]
     assert first[1] == "1000" and float(first[6]) == 0           # run 2 stands for the size
     assert "P=2: left out: " in done.stdout and "run 1: rank 1 has" in done.stdout
+
+
+def test_a_run_that_never_completed_says_why_there_are_no_runs(tmp_path):
+    rows, records = figure1_sweep((1000,), reps=1)
+    write_sweep_trace(tmp_path / "fig1.cll.2.dat", rows, [r.rsplit(" ", 1)[0] + " 0" for r in records])
+    text = (tmp_path / "fig1.cll.2.dat").read_text().replace(
+        "#status: complete", "#status: error: experiment 'f' ends inside a partition")
+    (tmp_path / "fig1.cll.2.dat").write_text(text)
+    done = llac(tmp_path, f'load "fig1.cll.2.dat"; obsp f with g={G}, L={L}')
+    assert done.returncode == 1
+    assert ("none of f's records began a run: the program stopped before one completed (the trace's "
+            "status: error: experiment 'f' ends inside a partition)") in done.stderr, done.stderr
