@@ -420,7 +420,8 @@ def _syntax_error(err: UnexpectedInput, text: str, keywords) -> LlacError:
         elif err.token.type != "_NL":
             where = span_of(err.token)
         hint = (" (a comparison is written ==)" if err.token.type == "EQUAL"
-                and "formula__COMPARE" in err.expected else _keyword_hint(str(err.token), err.expected))
+                and "formula__COMPARE" in err.expected else _keyword_hint(str(err.token), err.expected)
+                or _option_hint(err, text))
         return LlacError(f"expected {_words(err.expected)}, found {found}{hint}", where)
     if isinstance(err, UnexpectedCharacters):
         char = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
@@ -434,6 +435,16 @@ def _keyword_hint(found: str, terminals) -> str:
     (`machine shwo`)."""
     keywords = [word for t in terminals for word in re.findall(r"'([a-z]+)'", WORDS.get(t, repr(t.lower())))]
     return suggest(found, keywords) if found.isidentifier() else ""
+
+
+def _option_hint(err: UnexpectedToken, text: str) -> str:
+    """When only '=' could follow, the word before was read as a `NAME=VALUE` selector: if it
+    is a near miss of a word of the grammar (`timeline f modle`), suggest that word."""
+    if "EQUAL" not in err.expected or set(err.expected) - {"EQUAL", "_NL", "$END", "SEMICOLON"}:
+        return ""
+    end = err.token.start_pos if err.token.type not in ("$END",) and err.token.start_pos is not None else len(text)
+    words = re.findall(r"[A-Za-z_]\w*", text[:end])
+    return suggest(words[-1], grammar_keywords()) if words else ""
 
 
 OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "CIRCUMFLEX", "_formula__POWER", "formula__COMPARE",
