@@ -101,6 +101,13 @@ def repetition_spread(ordered: np.ndarray, starts: np.ndarray, count: np.ndarray
     return spread
 
 
+def summary(values, aggregate: str) -> float:
+    """One group's median, min or mean: the estimator `set aggregate` names, for callers that
+    summarise one group at a time (obsp's repetitions of a superstep)."""
+    ordered = np.sort(np.asarray(values, dtype=float))
+    return float(_summarise(ordered, np.zeros(1, dtype=int), np.array([len(ordered)]), aggregate)[0])
+
+
 def _summarise(time: np.ndarray, starts: np.ndarray, count: np.ndarray, aggregate: str) -> np.ndarray:
     """Each group's median, min or mean, given times sorted inside each group."""
     if aggregate == "min":

@@ -20,6 +20,7 @@ import numpy as np
 
 from llac.experiment import Experiment
 from llac.fit import relative_fit
+from llac.fit_data import summary
 from llac.obsp import ObspError
 from llac.supersteps import Step, Supersteps
 
@@ -89,31 +90,21 @@ def predict_run(experiment: Experiment, trace: Supersteps, training: list[RunGro
     if missing:
         raise ObspError(f"run {missing[0]} of {experiment.name} has no supersteps in {trace.path}")
     template = max(training, key=lambda g: g.values).runs[0]
-    shape = _structure(runs[template])
-    for group in training:
-        for number in group.runs:
-            if _structure(runs[number]) != shape:
-                raise ObspError(f"at P={trace.procs}, run {number} has other supersteps than run {template} "
-                                f"(who sends to whom, how they end): a prediction replays one structure")
+    places = {number: {_key(s): s for s in runs[number]} for group in training for number in group.runs}
+    shape = _structure(places[template])
+    for number, steps in places.items():
+        if _structure(steps) != shape:
+            raise ObspError(f"at P={trace.procs}, run {number} has other supersteps than run {template} "
+                            f"(who sends to whom, how they end): a prediction replays one structure")
     design, target = _designs(experiment, trace.procs, training, values)
     fitted = {}
     for key in shape:
-        per_group = [[_at(runs[r], key) for r in group.runs] for group in training]
-        fitted[key] = tuple(_fit_amount(design, target, [aggregate_of([getattr(s, field) for s in steps], aggregate)
-                                                         for steps in per_group])
+        fitted[key] = tuple(_fit_amount(design, target, [summary([getattr(places[r][key], field) for r in group.runs],
+                                                                 aggregate) for group in training])
                             for field in ("W", "inbound", "outbound"))
     steps = tuple(replace(step, W=fitted[_key(step)][0], inbound=fitted[_key(step)][1],
                           outbound=fitted[_key(step)][2], end=0.0) for step in runs[template])
     return Prediction(template, replace(trace, steps=steps))
-
-
-def aggregate_of(values: list[float], aggregate: str) -> float:
-    """A repetition group's value under the session's estimator (min, median or mean)."""
-    if aggregate == "min":
-        return min(values)
-    if aggregate == "mean":
-        return float(np.mean(values))
-    return float(np.median(values))
 
 
 def _key(step: Step) -> tuple:
@@ -121,14 +112,9 @@ def _key(step: Step) -> tuple:
     return step.rank, step.machine, step.step
 
 
-def _structure(steps) -> dict[tuple, tuple]:
-    """A run's shape: each step's place, how it ends and who sent to it."""
-    return {_key(s): (s.sync, s.partners) for s in steps}
-
-
-def _at(steps, key) -> Step:
-    """The step of a run at `key`."""
-    return next(s for s in steps if _key(s) == key)
+def _structure(places: dict[tuple, Step]) -> dict[tuple, tuple]:
+    """A run's shape, from its steps by place: how each ends and who sent to it."""
+    return {key: (s.sync, s.partners) for key, s in places.items()}
 
 
 def _designs(experiment: Experiment, procs: int, training: list[RunGroup], values: tuple[float, ...]):
@@ -157,7 +143,7 @@ def _fit_amount(design: np.ndarray, target: np.ndarray, measured: list[float]) -
     """One superstep amount (W or bytes) at the target, fitted over the training values by the
     formula's terms with non-negative constants; amounts that are always ~0 stay 0."""
     amounts = np.array(measured)
-    if amounts.max() < TIMER_FLOOR or amounts.min() == amounts.max() == 0:
+    if amounts.max() < TIMER_FLOOR:
         return 0.0
     if amounts.min() == amounts.max():
         return float(amounts[0])

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from llac.records import spacing_fault, plain_float
 
@@ -50,13 +50,18 @@ class Supersteps:
     path: str
     steps: tuple[Step, ...]
     runs_of: tuple[str, ...] = ()
+    _by_run: dict = field(init=False, repr=False, compare=False, default=None)
 
-    def runs(self) -> dict[int, tuple[Step, ...]]:
-        """The steps of each run (one execution of the `sync` experiment), by run number."""
+    def __post_init__(self):
         runs: dict[int, list[Step]] = {}
         for step in self.steps:
             runs.setdefault(step.run, []).append(step)
-        return {number: tuple(steps) for number, steps in sorted(runs.items())}
+        object.__setattr__(self, "_by_run", {number: tuple(steps) for number, steps in sorted(runs.items())})
+
+    def runs(self) -> dict[int, tuple[Step, ...]]:
+        """The steps of each run (one execution of the `sync` experiment), by run number;
+        grouped once, when the table is made, since every run's evaluation asks for it."""
+        return self._by_run
 
 
 def check_declaration(value: str) -> str | None:

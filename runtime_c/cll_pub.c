@@ -52,7 +52,7 @@ static struct {
     size_t names_used, names_cap;
     int *partners;
     size_t partners_used, partners_cap;
-    double *starts;                    /* this process's start of each run (rank 0's are the references) */
+    double *starts;                    /* this process's start of each run (the gather takes the earliest over the ranks) */
     size_t starts_cap;
     double partition_call;             /* when the pending bsp_partition began */
 } pub;
@@ -218,27 +218,23 @@ static int lines(const double *starts, int nstarts,
 }
 
 #define SUPERSTEPS_LINE "#supersteps: run rank machine step sync W in out end partners\n"
-static char header[4096] = SUPERSTEPS_LINE;   /* and `#superstep_runs: f, ...` once runs began */
+static char runs_of[2048];                    /* the experiments whose executions were runs, ", "-separated */
+static char header[sizeof runs_of + 128] = SUPERSTEPS_LINE;   /* derived from runs_of */
 
 static const cll_mpi_extension extension = {CLL_PUB_COLUMNS, header, references, lines};
 
-/* Name experiment `name` in the header's `#superstep_runs:` (the experiments whose executions
- * are the runs), once; names that no longer fit are left out. */
+/* Add experiment `name` to runs_of, once, and write the header again with it
+ * (`#superstep_runs: f, ...`); names that no longer fit are left out. */
 static void name_runs_of(const char *name)
 {
-    char *list = strstr(header, "#superstep_runs: ");
-    size_t len = strlen(name), used = strlen(header);
-    if (list) {
-        for (const char *at = list + 17; (at = strstr(at, name)) != NULL; at += len)
-            if ((at[-1] == ' ') && (at[len] == ',' || at[len] == '\n'))
-                return;
-    }
-    if (used + len + 24 >= sizeof header)
+    size_t len = strlen(name), used = strlen(runs_of);
+    for (const char *at = runs_of; (at = strstr(at, name)) != NULL; at += len)
+        if ((at == runs_of || at[-1] == ' ') && (at[len] == ',' || at[len] == '\0'))
+            return;
+    if (used + len + 3 > sizeof runs_of)
         return;
-    if (list)
-        snprintf(header + used - 1, sizeof header - used + 1, ", %s\n", name);
-    else
-        snprintf(header + used, sizeof header - used, "#superstep_runs: %s\n", name);
+    snprintf(runs_of + used, sizeof runs_of - used, "%s%s", used ? ", " : "", name);
+    snprintf(header, sizeof header, SUPERSTEPS_LINE "#superstep_runs: %s\n", runs_of);
 }
 
 /* ---------------------------------------------------------------- experiments */

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import pytest
 
+from llac.supersteps import Step, parse_step
 from support.runtime import run_bounded
 
 pytestmark = pytest.mark.skipif(shutil.which("mpicc") is None or shutil.which("mpirun") is None,
@@ -42,19 +43,6 @@ def call(*args, cwd, quick_abort=False) -> subprocess.CompletedProcess:
     return done
 
 
-class Step(NamedTuple):
-    run: int
-    rank: int
-    machine: str
-    step: int
-    sync: str
-    W: float
-    inb: int
-    out: int
-    end: float
-    partners: str
-
-
 class Trace(NamedTuple):
     header: dict[str, str]
     records: dict[str, list[dict[str, float]]]   # experiment -> its records, file order
@@ -64,7 +52,7 @@ class Trace(NamedTuple):
 def read(path: Path) -> Trace:
     """The header lines, experiment records (by column name) and @step records of a trace."""
     header, records, steps, columns, experiment = {}, defaultdict(list), [], {}, None
-    for line in path.read_text().splitlines():
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
         if line.startswith("#experiment: "):
             experiment = line.split(": ", 1)[1]
         elif line.startswith("#  columns: "):
@@ -73,10 +61,7 @@ def read(path: Path) -> Trace:
             key, _, value = line[1:].partition(": ")
             header.setdefault(key, value)
         elif line.startswith("@step "):
-            v = line.split()[1:]
-            assert len(v) == 10, line
-            steps.append(Step(int(v[0]), int(v[1]), v[2], int(v[3]), v[4], float(v[5]), int(v[6]),
-                              int(v[7]), float(v[8]), v[9]))
+            steps.append(parse_step(line.encode(), number, None))   # llac's reader: its checks too
         else:
             name, *values = line.split()
             records[name].append(dict(zip(columns[name], map(float, values))))
@@ -104,6 +89,13 @@ def fft(tmp_path_factory):
     done = call("run", "fft_pub.c", "--procs", "1:4:2", "--", str(MAXN), cwd=where)
     assert done.returncode == 0, done.stderr
     return where, done.stdout, {P: read(where / f"fft_pub.cll.{P}.dat") for P in (1, 2, 4)}
+
+
+def shape_of(step: Step) -> tuple:
+    """What the program decides of a superstep: (machine, step, sync, in, out, partners as
+    written in the trace)."""
+    partners = ",".join(map(str, step.partners)) or "-"
+    return step.machine, step.step, step.sync, step.inbound, step.outbound, partners
 
 
 def by_rank_and_run(steps: list[Step]) -> dict[tuple[int, int], list[Step]]:
@@ -152,7 +144,7 @@ def test_fig1_records_two_oblivious_supersteps_per_run_with_the_exchanged_bytes(
     assert "fig1_pub: w = 4 ms" in stdout
     check_common(trace, procs=2, runs=FIG1_REPS)
     for (rank, run), steps in by_rank_and_run(trace.steps).items():
-        shape = [(s.machine, s.step, s.sync, s.inb, s.out, s.partners) for s in steps]
+        shape = [shape_of(s) for s in steps]
         if rank == 0:   # sends in superstep 1, receives processor 1's message in superstep 2
             assert shape == [("0", 1, "obl", 0, FIG1_H, "-"), ("0", 2, "obl", FIG1_H, 0, "1"),
                              ("0", 3, "end", 0, 0, "-")]
@@ -192,7 +184,7 @@ def test_fft_records_each_partition_level_with_its_machines_partners_and_halves(
     sizes = [1024 * 2 ** k for k in range(MAXN.bit_length() - 10)] * REPS
     check_common(trace, procs=P, runs=len(sizes))
     for (rank, run), steps in by_rank_and_run(trace.steps).items():
-        shape = [(s.machine, s.step, s.sync, s.inb, s.out, s.partners) for s in steps]
+        shape = [shape_of(s) for s in steps]
         assert shape == fft_steps(P, rank, sizes[run - 1]), (rank, run)
     for rank in range(P):
         assert [r["N"] for r in trace.records["f"] if r["rank"] == rank] == sizes

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from cll_grammar.formula import parse_formula
-from llac.fit_data import AGGREGATES, aggregate_points
+from llac.fit_data import AGGREGATES, aggregate_points, summary
 
 REDUCE = {"median": statistics.median, "min": min, "mean": statistics.fmean}
 
@@ -71,3 +71,10 @@ def test_repetitions_count_every_record_with_the_same_grouping(records):
     experiment = Experiment("e", parse_formula("f[0] + f[1]*N/P"), {"N": N, "P": P, "time": time})
     counts = [count for _, _, count in reference(["N", "P"], {"N": N, "P": P, "time": np.ones(len(N))}, "min")]
     np.testing.assert_array_equal(repetitions(experiment)[1], counts)
+
+
+@pytest.mark.parametrize("values", [[3.0], [4.0, 1.0], [5.0, 1.0, 2.0, 9.0], [2.0, 7.0, 1.0]])
+def test_summary_of_one_group_is_the_estimator_of_the_grouped_one(values):
+    assert summary(values, "min") == min(values)
+    assert summary(values, "median") == pytest.approx(float(np.median(values)))
+    assert summary(values, "mean") == pytest.approx(float(np.mean(values)))

@@ -8,11 +8,11 @@ from llac import ast
 from llac.bsp_whatif import nearest_bsp
 from llac.commands import command
 from llac.commands.modeling import SECONDS
+from llac.commands.parallel import cores_of, oversubscription_note
 from llac.commands.results import Table
 from llac.errors import LlacError
-from llac.machines import open_machines, resolve_bsp
-from llac.commands.parallel import cores_of, oversubscription_note
 from llac.experiment import Experiment
+from llac.machines import open_machines, resolve_bsp
 from llac.obsp import ObspError, evaluate
 from llac.obsp_runs import predict_run, representative, run_groups
 
@@ -48,22 +48,28 @@ def obsp(session, statement: ast.Obsp):
     return _program_table(session, statement)
 
 
+def program_supersteps(session, name: ast.Name) -> dict:
+    """The superstep traces (by P) of the program called `name`, for obsp and timeline; an
+    error that suggests the nearest program or object when there is none."""
+    if name.text not in session.supersteps:
+        known = ", ".join(sorted(session.supersteps)) or "none: load the traces of a PUB program"
+        raise LlacError(f"no experiment or program with supersteps called {name.text!r}"
+                        f"{suggest(name.text, [*session.supersteps, *session.objects])} "
+                        f"(programs with supersteps: {known})", name.span)
+    return session.supersteps[name.text]
+
+
 def _program_table(session, statement: ast.Obsp) -> list:
     """One row per P and run of a program's supersteps."""
     name = statement.obj.text
-    if name not in session.supersteps:
-        known = ", ".join(sorted(session.supersteps)) or "none: load the traces of a PUB program"
-        raise LlacError(f"no experiment or program with supersteps called {name!r}"
-                        f"{suggest(name, [*session.supersteps, *session.objects])} "
-                        f"(programs with supersteps: {known})", statement.obj.span)
     rows, footer = [], []
-    for procs, trace in sorted(session.supersteps[name].items()):
+    for procs, trace in sorted(program_supersteps(session, statement.obj).items()):
         g, L, source = machine_parameters(trace, dict(statement.parameters), statement.machine)
         for number in trace.runs() or (0,):
             try:
                 result = evaluate(trace, number, g, L, statement.combine)
             except ObspError as err:
-                rows.append((procs, number, "-", "-", "-", "-", "-", "-", g, L))
+                rows.append((procs, number, *NOT_EVALUATED[:len(FIGURES) + 1], g, L))
                 footer.append(f"P={procs}: not evaluated: {err.message}")
                 continue
             rows.append((procs, number, *_figures(result), g, L))
@@ -74,6 +80,7 @@ def _program_table(session, statement: ast.Obsp) -> list:
 
 
 FIGURES = (f"TIME {SECONDS}", f"OBSP* {SECONDS}", "OBSP* ERROR %", f"BSP {SECONDS}", "BSP ERROR %")
+NOT_EVALUATED = ("-",) * (len(FIGURES) + 3)      # supersteps, the figures, g and L of a row not evaluated
 
 
 def _figures(result, measured: float | None = None) -> tuple:
@@ -101,16 +108,17 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
     except ObspError as err:
         raise LlacError(err.message, (statement.data or statement.obj).span) from None
     names = targets[0].names
-    rows, footer, notes = [], [], {}
+    rows, footer, parameters, replays = [], [], {}, {}
     for group in targets:
         label = (group.procs, *group.values)
         trace = traces.get(group.procs)
         if trace is None:
-            rows.append((*label, len(group.runs), *"-" * (len(FIGURES) + 3)))
+            rows.append((*label, len(group.runs), *NOT_EVALUATED))
             footer.append(f"P={group.procs}: no supersteps of {program or experiment.name} were loaded at this P")
             continue
-        g, L, source = machine_parameters(trace, dict(statement.parameters), statement.machine)
-        notes[group.procs] = f"P={group.procs}: {source}"
+        if group.procs not in parameters:     # one look-up in the machine database per P
+            parameters[group.procs] = machine_parameters(trace, dict(statement.parameters), statement.machine)
+        g, L, _ = parameters[group.procs]
         try:
             measured = _evaluable(trace, group, g, L, statement.combine, footer)
             chosen = measured[representative([m.measured for m in measured], aggregate)]
@@ -123,13 +131,14 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
             predicted = predict_run(experiment, trace, same_p, group.values, aggregate)
             result = evaluate(predicted.steps, predicted.template, g, L, statement.combine)
             rows.append((*label, len(group.runs), *_figures(result, chosen.measured), g, L))
-            notes[group.procs] += (f"; replayed run {predicted.template} with W, in and out fitted over "
-                                   f"{len(same_p)} sizes")
+            replays[group.procs] = (f"; replayed run {predicted.template} with W, in and out fitted over "
+                                    f"{len(same_p)} sizes")
         except ObspError as err:
-            rows.append((*label, len(group.runs), *"-" * (len(FIGURES) + 3)))
+            rows.append((*label, len(group.runs), *NOT_EVALUATED))
             footer.append(f"P={group.procs}: not evaluated: {err.message}")
     cores, host = cores_of(experiment)
-    footer += [*notes.values(), _h_note(statement),
+    footer += [*(f"P={procs}: {source}{replays.get(procs, '')}" for procs, (_, _, source) in parameters.items()),
+               _h_note(statement),
                f"TIME: the {'fastest' if aggregate == 'min' else 'median'} run of each size's repetitions "
                f"(set aggregate {aggregate})",
                oversubscription_note([t.procs for t in targets], cores, host, "P")]

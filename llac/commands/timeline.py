@@ -9,7 +9,7 @@ from cll_grammar.span import suggest
 from llac import ast
 from llac.commands import command
 from llac.commands.modeling import save_figure
-from llac.commands.obsp import machine_parameters
+from llac.commands.obsp import machine_parameters, program_supersteps
 from llac.commands.results import Text
 from llac.errors import LlacError
 from llac.experiment import Experiment
@@ -69,14 +69,9 @@ def _chosen_run(session, statement: ast.Timeline):
     obj = session.objects.get(name)
     if isinstance(obj, Experiment):
         return _experiment_run(session, statement, obj)
-    if name not in session.supersteps:
-        known = ", ".join(sorted(session.supersteps)) or "none: load the traces of a PUB program"
-        raise LlacError(f"no experiment or program with supersteps called {name!r}"
-                        f"{suggest(name, [*session.supersteps, *session.objects])} "
-                        f"(programs with supersteps: {known})", statement.obj.span)
+    traces = program_supersteps(session, statement.obj)
     selected = _selectors(statement, ("P", "run"), "a program's runs are picked by P and run; name its sync "
                                                     "experiment to pick one by size")
-    traces = session.supersteps[name]
     procs = _whole(selected, "P", max(traces))
     if procs not in traces:
         raise LlacError(f"{name} has no supersteps at P={procs} (loaded: "
