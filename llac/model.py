@@ -119,7 +119,22 @@ class Model:
         bounds = np.sort(np.stack([values * np.exp(-spread), values * np.exp(spread)]), axis=0)
         extrapolated, notes = self._extrapolation(columns, piece)
         return Prediction(values, bounds[0], bounds[1], piece, extrapolated,
-                          tuple(notes + self._drift_notes(columns) + self._no_time_notes(columns, values, piece)))
+                          tuple(notes + self._drift_notes(columns) + self._undefined_notes(columns, design)
+                                + self._no_time_notes(columns, values, piece)))
+
+    def _undefined_notes(self, columns: dict, design: np.ndarray) -> list[str]:
+        """A warning per term of the formula that has no finite value at some point (log of a
+        number <= 0, a division by zero): the formula says nothing there, and a blank (nan)
+        prediction without a word reads as a tool failure."""
+        notes = []
+        for k, term in enumerate(self.formula.terms):
+            bad = np.flatnonzero(~np.isfinite(design[:, k]))
+            if len(bad):
+                where = ", ".join(" ".join(f"{v}={columns[v][i]:g}" for v in self.formula.variables)
+                                  for i in bad[:3]) + (", ..." if len(bad) > 3 else "")
+                notes.append(f"warning: the formula has no value at {where}: its term {term} is not a finite "
+                             f"number there (the log of a number <= 0, or a division by zero); no prediction")
+        return notes
 
     def _no_time_notes(self, columns: dict, values: np.ndarray, piece: np.ndarray) -> list[str]:
         """A warning when the model predicts no time (<= 0 s) somewhere: every term that does not

@@ -144,3 +144,20 @@ def test_llac_fits_and_predicts_as_a_user_drives_it(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "5792.62" in result.stdout and "interval 2" in result.stdout
     assert "beyond all measured data" in result.stdout
+
+
+def test_a_point_where_the_formula_has_no_value_gets_a_warning(tmp_path):
+    import subprocess
+    import sys
+    columns = grid(reps=3, N=N_VALUES)
+    data = synthetic("f[0] + f[1]*N*log(N)", columns, [1e-5, 1e-9], seed=3)
+    csv = tmp_path / "nlogn.csv"
+    csv.write_text("N,time\n" + "".join(f"{n:g},{t:.9g}\n" for n, t in
+                                        zip(data.columns["N"], data.columns["time"])))
+    script = f'load "{csv}" as d formula "f[0] + f[1]*N*log(N)"; fit d; predict d N=0; predict d N=-5; predict d N=64'
+    result = subprocess.run([sys.executable, "-m", "llac", "-c", script], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    warnings = [line for line in result.stdout.splitlines() if line.startswith("warning: the formula has no value")]
+    assert warnings == [f"warning: the formula has no value at N={n}: its term f[1]*N*log(N) is not a finite number "
+                        f"there (the log of a number <= 0, or a division by zero); no prediction" for n in (0, -5)]
