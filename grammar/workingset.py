@@ -15,8 +15,8 @@ from typing import Mapping
 
 import numpy as np
 
-from cll_grammar.formula import BinOp, Chain, Constant, FormulaError, Node, Not, evaluate, parse_expression, \
-    variables_of, walk
+from cll_grammar.formula import BinOp, Chain, Constant, FormulaError, Node, Not, Number, Variable, evaluate, \
+    parse_expression, variables_of, walk
 from cll_grammar.span import Span
 
 RECORD_COLUMNS = ("rank", "thread", "time")   # every record's columns: not program variables
@@ -39,6 +39,20 @@ class WorkingSet:
         values = evaluate(self.node, points)
         size = max((np.size(v) for v in points.values()), default=1)
         return np.broadcast_to(np.asarray(values, dtype=float), (size,)).copy()
+
+
+def with_values(working_set: WorkingSet, values: Mapping[str, float]) -> WorkingSet:
+    """`working_set` with the variables of `values` replaced by those numbers: how a model
+    keeps a working-set variable that is not a formula variable but has one value in every
+    record (`bytes 8*N*M` with M = 3 throughout), since its sample points carry only the
+    formula's variables."""
+    text = working_set.text
+    spans = sorted(((n.span.column, n.span.end_column, n.name) for n in walk(parse_expression(text))
+                    if isinstance(n, Variable) and n.name in values and n.span), reverse=True)
+    for start, end, name in spans:
+        number = Number(abs(values[name]))
+        text = f"{text[:start - 1]}{number if values[name] >= 0 else f'(-{number})'}{text[end - 1:]}"
+    return parse_working_set(text)
 
 
 def parse_working_set(text: str) -> WorkingSet:

@@ -80,5 +80,7 @@ def working_set_bytes(experiment, points: Mapping[str, np.ndarray]) -> np.ndarra
     missing = [v for v in working_set.variables if v not in points]
     if missing:
         raise NoWorkingSet(f"the working set of {experiment.name} ({working_set}) needs "
-                           f"{', '.join(missing)}, which the points lack")
+                           f"{', '.join(missing)}, which the points lack (a model's sample points hold only the "
+                           f"formula's variables; a variable of the working set that takes one value in every "
+                           f"record is replaced by it, so fit a subset where it does, e.g. `where {missing[0]} == ...`)")
     return working_set.bytes_at({k: np.asarray(v, dtype=float) for k, v in points.items()})

@@ -15,6 +15,7 @@ from typing import Mapping
 import numpy as np
 
 from cll_grammar.formula import Formula
+from cll_grammar.workingset import parse_working_set, with_values
 from llac import student_t
 from llac.advice import formula_warnings
 from llac.experiment import Experiment
@@ -197,7 +198,7 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
     _check_settings(settings)
     points = aggregate_points(experiment.formula, experiment.columns, settings.aggregate)
     model = _fit_points(experiment.name, experiment.formula, points, settings, None if quick else experiment)
-    model = replace(model, working_set=experiment.working_set, machine=_machine(experiment),
+    model = replace(model, working_set=_model_working_set(experiment), machine=_machine(experiment),
                     communicates=bool("h" in experiment.columns and np.nanmax(experiment.columns["h"], initial=0) > 0),
                     procs=_single_procs(experiment))
     if quick:
@@ -215,6 +216,23 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
                    warnings=model.warnings + tuple(spread_warning(points.spread, settings.aggregate,
                                                                   settings.threshold)),
                    drift=drift_rates(points.variables, points.time, noise, refit))
+
+
+def _model_working_set(experiment: Experiment) -> str | None:
+    """The working set as the model keeps it: a variable of the `bytes` clause that the
+    formula lacks (so the model's sample points lack it) is replaced by its value where it
+    has one value in every record; where it varies it stays, and the cache-aware notes say
+    that the points cannot tell its value."""
+    if experiment.working_set is None:
+        return None
+    working_set = parse_working_set(experiment.working_set)
+    fixed = {}
+    for v in working_set.variables:
+        extra = v in experiment.columns and v not in experiment.formula.variables
+        values = np.unique(experiment.columns[v]) if extra else []
+        if len(values) == 1 and np.isfinite(values[0]):
+            fixed[v] = float(values[0])
+    return with_values(working_set, fixed).text if fixed else experiment.working_set
 
 
 def _machine(experiment: Experiment) -> tuple[str, str] | None:

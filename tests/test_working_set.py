@@ -77,10 +77,19 @@ def test_it_survives_where_with_merge_export_and_model_files(traced, tmp_path):
     write_trace([derived], tmp_path / "out.dat")
     assert read_trace(tmp_path / "out.dat").experiments["t"].working_set == "8*N*M"
     model = fit_experiment(experiment)
-    assert model.working_set == "8*N*M"
+    assert model.working_set == "8*N*3"      # M, not a formula variable, is 3 in every record
     write_model(model, "m", str(tmp_path / "m.json"))
-    assert read_model(str(tmp_path / "m.json"))[1].working_set == "8*N*M"
-    assert working_set_bytes(model, {"N": [2], "M": [1]}).tolist() == [16.0]
+    assert read_model(str(tmp_path / "m.json"))[1].working_set == "8*N*3"
+    assert working_set_bytes(model, {"N": [2]}).tolist() == [48.0]
+
+
+def test_a_model_keeps_an_extra_variable_only_where_it_has_one_value(traced):
+    experiment = read_trace(traced).experiments["t"]
+    varied = experiment.with_column("M", np.where(experiment.columns["N"] > 16, 3.0, 5.0))
+    model = fit_experiment(varied)
+    assert model.working_set == "8*N*M"
+    with pytest.raises(NoWorkingSet, match=r"needs M, which the points lack .* `where M == \.\.\.`"):
+        working_set_bytes(model, model.sample_points)
 
 
 def test_redefining_time_drops_it(traced):
@@ -228,3 +237,15 @@ def test_the_clause_after_sync_and_a_continuation_line():
     begin = parse_pragma(next(d for d in lex(text) if isinstance(d, Directive)), "t.c")
     assert begin.sync and begin.name == "f" and str(begin.formula) == "f[0] + f[1]*N"
     assert begin.working_set.text == "8*s.n*N + 64" and begin.working_set.variables == ("s.n", "N")
+
+
+@pytest.mark.parametrize("text, values, expected", [
+    ("8*N*M", {"M": 3}, "8*N*3"),
+    ("s.n*p->len + M^2", {"s.n": 2.5, "M": -2}, "2.5*p->len + (-2)^2"),
+    ("8*N", {"M": 3}, "8*N"),
+])
+def test_fixed_variables_are_replaced_by_their_values(text, values, expected):
+    from cll_grammar.workingset import with_values
+    fixed = with_values(parse_working_set(text), values)
+    assert fixed.text == expected
+    assert set(fixed.variables) == set(parse_working_set(text).variables) - set(values)
