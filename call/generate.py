@@ -78,7 +78,8 @@ def _wrapped(pragma: Pragma, program: Program) -> str:
 
 
 def _statement(pragma: Pragma, program: Program) -> str:
-    """The C code one pragma becomes (always a single line)."""
+    """The C code one pragma becomes: a single line, except a PUB `sync` begin, whose
+    machine check carries #line directives (_machine_check)."""
     mpi, pub = _mpi_comm(program), _pub(program)
     layer = "cll_pub" if pub else "cll_mpi" if mpi else "cll"
     if isinstance(pragma, Begin):
@@ -88,11 +89,12 @@ def _statement(pragma: Pragma, program: Program) -> str:
         values += ["0"] * len(measured_columns(program))
         sync = (f"cll_mpi_sync({mpi}); " if mpi else "cll_sync(); " if _openmp(program) else "") \
             if pragma.sync and not pub else ""
-        machine = (f", CLL_PUB_MACHINE({program.parallel.obj})" if pragma.sync else ", 0") if pub else ""
+        machine = (", cll_machine" if pragma.sync else ", 0") if pub else ""
         if not values:
             return f"{{ {sync}cll_begin(&cll_exp_{pragma.name}, 0); }}"
-        return (f"{{ {sync}double cll_v[] = {{{', '.join(values)}}}; "
-                f"{layer}_begin(&cll_exp_{pragma.name}, cll_v{machine}); }}")
+        checked = _machine_check(pragma, program) if pub and pragma.sync else ("", "")
+        return (f"{{ {checked[0]}{sync}double cll_v[] = {{{', '.join(values)}}}; "
+                f"{layer}_begin(&cll_exp_{pragma.name}, cll_v{machine}); }}{checked[1]}")
     if isinstance(pragma, End):
         return f"{layer}_end(&cll_exp_{pragma.name}, {c_string(pragma.site)});"
     if isinstance(pragma, For) and pragma.site in program.nests:
@@ -118,6 +120,21 @@ def _statement(pragma: Pragma, program: Program) -> str:
                 f"{report}(cll_names, {len(pragma.names)}); }}")
     assert isinstance(pragma, Parallel)
     return ""
+
+
+def _machine_check(pragma: Begin, program: Program) -> tuple[str, str]:
+    """The code before and after a PUB `sync` begin that takes the BSP machine NAME of
+    `parallel PUB NAME` as `t_bsp *cll_machine`, for a variable of type t_bsp or t_bsp *. Any
+    other type selects cll_pub_not_a_machine (cll_pub.h), whose call is a compile error; #line
+    puts that call at NAME's line and column in the user's file, so that gcc's message points
+    at NAME (and the lines after the pragma keep their numbers)."""
+    parallel, file = program.parallel, c_string(program.file)
+    name = parallel.obj
+    line, column = parallel.obj_at
+    before = (f"t_bsp *cll_machine = _Generic(({name}), t_bsp *: ({name}), t_bsp: &({name}), default:\n"
+              f"#line {line} {file}\n{' ' * (column - 1)}cll_pub_not_a_machine());\n"
+              f"#line {pragma.line} {file}\n")
+    return before, f"\n#line {pragma.line + 1} {file}"
 
 
 def _openmp(program: Program) -> bool:

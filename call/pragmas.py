@@ -60,6 +60,7 @@ class Parallel(Pragma):
     model: str
     obj: str | None
     procs: tuple[int, int, int] | None
+    obj_at: tuple[int, int] | None = None   # line and column of `obj` in the file
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,8 @@ class _Reader:
             self.fail(model.start_pos, f"unknown parallel model {str(model)!r}: expected MPI, "
                                        f"OpenMP or PUB (did you mean {guess!r}?)")
         return Parallel(**self.place, model=str(model), obj=str(obj) if obj else None,
-                        procs=self.procs(procs) if procs is not None else None)
+                        procs=self.procs(procs) if procs is not None else None,
+                        obj_at=self.directive.position(obj.start_pos) if obj else None)
 
     def procs(self, tree: Tree) -> tuple[int, int, int]:
         values = tree.children

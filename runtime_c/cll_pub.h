@@ -5,8 +5,13 @@
  * compiles with the MPI layer (cll_mpi.c) and the BSP library (pub.c) (docs/pub.md, "PUB
  * programs under call"). An experiment site becomes
  *
- *     { double cll_v[] = {(double)(N), (double)(cll_mpi_procs(MPI_COMM_WORLD)),
- *       0, 0, 0, 0, 0, 0, 0, 0}; cll_pub_begin(&cll_exp_f, cll_v, CLL_PUB_MACHINE(gbsp)); }
+ *     { t_bsp *cll_machine = _Generic((gbsp), t_bsp *: (gbsp), t_bsp: &(gbsp), default:
+ *     #line 12 "prog.c"
+ *                                cll_pub_not_a_machine());
+ *     #line 42 "prog.c"
+ *       double cll_v[] = {(double)(N), (double)(cll_mpi_procs(MPI_COMM_WORLD)),
+ *       0, 0, 0, 0, 0, 0, 0, 0}; cll_pub_begin(&cll_exp_f, cll_v, cll_machine); }
+ *     #line 43 "prog.c"
  *     ...the user's code...
  *     cll_pub_end(&cll_exp_f, "prog.c:42:1");
  *
@@ -27,13 +32,11 @@ extern "C" {
  * cll_grammar.columns.PUB_COLUMNS names them, tests/test_mpi_columns.py checks both agree). */
 enum { CLL_COL_RUN, CLL_PUB_COLUMNS };
 
-/* The BSP machine NAME of `parallel PUB NAME` as a t_bsp *, for a variable of type t_bsp
- * or t_bsp *; any other type selects cll_pub_not_a_machine, whose call is a compile error
- * (gcc, clang) at the `sync` pragma's line. */
+/* What a `sync` experiment's begin selects when the NAME of `parallel PUB NAME` is neither a
+ * t_bsp nor a t_bsp *: its call is a compile error (gcc, clang), which call's #line places at
+ * NAME in the `parallel` pragma (call/generate.py, _machine_check). */
 t_bsp *cll_pub_not_a_machine(void) __attribute__((error(
     "the NAME of '#pragma cll parallel PUB NAME' must be a variable of type t_bsp or t_bsp *")));
-#define CLL_PUB_MACHINE(name) \
-    _Generic((name), t_bsp *: (name), t_bsp: &(name), default: cll_pub_not_a_machine())
 
 /* cll_begin of a PUB program: `values` holds the captured variables, the MPI columns and
  * the run column. With a `machine` (a `sync` experiment) it first synchronises it with

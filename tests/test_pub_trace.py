@@ -239,15 +239,16 @@ def test_a_pub_program_that_never_calls_bsp_begin_is_told_so(misuse):
             "'#pragma cll parallel PUB' program must call bsp_begin first") in done.stderr
 
 
-def test_a_machine_name_that_is_not_a_t_bsp_is_a_compile_error_at_the_sync_pragma(tmp_path):
+def test_a_machine_name_that_is_not_a_t_bsp_is_a_compile_error_at_the_name(tmp_path):
     (tmp_path / "prog.c").write_text('#include "pub.h"\n#pragma cll parallel PUB count\n'
                                      "int main(void) {\n    int count = 0;\n"
                                      "    #pragma cll sync f f[0]\n    count++;\n"
                                      "    #pragma cll end f\n    return count;\n}\n")
     done = call("cc", "-c", "prog.c", "-o", "prog.o", cwd=tmp_path)
     assert done.returncode != 0
-    assert re.search(r"prog\.c:5:\d+: error: .*the NAME of '#pragma cll parallel PUB NAME' must "
+    assert re.search(r"prog\.c:2:26: error: .*the NAME of '#pragma cll parallel PUB NAME' must "
                      r"be a variable of type t_bsp or t_bsp \*", done.stderr), done.stderr
+    assert "#pragma cll parallel PUB count\n      |                          ^" in done.stderr, done.stderr
 
 
 def test_the_papers_program_as_printed_reports_its_typo_and_builds_once_fixed(tmp_path):
