@@ -117,7 +117,8 @@ class Model:
                     relative_var += (rate * log_distance(columns[v][rows], data.min(), data.max())) ** 2
                 q = student_t.quantile(self.settings.alpha / 2, p.df) if p.df > 0 else np.nan
                 spread[rows] = q * np.sqrt(relative_var)
-        bounds = np.sort(np.stack([values * np.exp(-spread), values * np.exp(spread)]), axis=0)
+        with np.errstate(invalid="ignore"):   # a value of 0 with an infinite spread has no bounds (nan)
+            bounds = np.sort(np.stack([values * np.exp(-spread), values * np.exp(spread)]), axis=0)
         extrapolated, notes = self._extrapolation(columns, piece)
         return Prediction(values, bounds[0], bounds[1], piece, extrapolated,
                           tuple(notes + self._drift_notes(columns) + self._undefined_notes(columns, design)
