@@ -92,22 +92,32 @@ def memory_view(model, reference: str | None = None) -> tuple[MemoryView | None,
         fitted_sets(model)
     except NoWorkingSet as error:
         return None, f"no cache-aware prediction: {error}"
+    name, run, reason = measured_on(model.machine, reference)
+    if run is None:
+        return None, f"no cache-aware prediction: {reason}"
+    access = _explaining_access(model, run)
+    return MemoryView(f"{name}@{run.run_id}", run, _traffic_ratio(model, run, access), access), None
+
+
+def measured_on(machine: tuple[str, str] | None, reference: str | None = None
+                ) -> tuple[str, ProbeRun | None, str | None]:
+    """NAME and the latest probe run with a memory mountain of the machine `reference` (None:
+    the machine (host, CPU model) that data were measured on), or None with the reason."""
     try:
         with open_machines() as db:
             if reference is None:
-                host, cpu = model.machine or (None, None)
+                host, cpu = machine or (None, None)
                 reference = db.machine_of(host, cpu) if host else None
                 if reference is None:
-                    return None, (f"no cache-aware prediction: the machine the data were measured on "
-                                  f"({host or 'unknown host'}, {cpu or 'unknown CPU'}) was never probed "
-                                  f"into {db.path}; run `call probe` there")
+                    return "", None, (f"the machine the data were measured on ({host or 'unknown host'}, "
+                                      f"{cpu or 'unknown CPU'}) was never probed into {db.path}; run "
+                                      f"`call probe` there")
             name, run = resolve(db, reference)
     except (LlacError, MachineDBError) as error:
-        return None, f"no cache-aware prediction: {error}"
+        return "", None, str(error)
     if not run.mountain:
-        return None, f"no cache-aware prediction: {name}@{run.run_id} has no memory mountain"
-    access = _explaining_access(model, run)
-    return MemoryView(f"{name}@{run.run_id}", run, _traffic_ratio(model, run, access), access), None
+        return name, None, f"{name}@{run.run_id} has no memory mountain"
+    return name, run, None
 
 
 def fitted_columns(model) -> dict[str, np.ndarray]:
@@ -243,15 +253,24 @@ def _compute_ratio(here: ProbeRun, there: ProbeRun) -> float:
 def _leaving_notes(model, view: MemoryView, columns: dict, sets: np.ndarray) -> list[str]:
     """One warning for the points whose working set lies in a level beyond every level a
     fitted point reached."""
-    order = [label for label, _ in level_edges(view.run)] + [MEMORY]
-    deepest = max(order.index(label) for label in fitted_levels(model, view.run))
-    beyond = [i for i, w in enumerate(sets) if order.index(level_of(view.run, w)) > deepest]
+    return leaving_notes(view.run, fitted_sets(model), columns, sets, "fitted points",
+                         "the plain prediction keeps {level}'s cost per access; the machine-aware one "
+                         "follows the memory mountain")
+
+
+def leaving_notes(run: ProbeRun, learned: np.ndarray, columns: dict, sets: np.ndarray, what: str,
+                  keeps: str) -> list[str]:
+    """One warning for the points (`columns`, working sets `sets`) whose working set lies in
+    a cache level of `run` beyond every level that the working sets `learned` from reached
+    (`what` names those, `keeps` says what the prediction does there, with `{level}`)."""
+    order = [label for label, _ in level_edges(run)] + [MEMORY]
+    deepest = max(order.index(level_of(run, w)) for w in learned)
+    beyond = [i for i, w in enumerate(sets) if order.index(level_of(run, w)) > deepest]
     if not beyond:
         return []
     shown = ", ".join(" ".join(f"{v}={columns[v][i]:g}" for v in columns) for i in beyond[:3])
     more = ", ..." if len(beyond) > 3 else ""
     return [f"warning: at {shown}{more} the working set ({byte_size(sets[beyond[0]])} at the first) lies in "
-            f"{level_of(view.run, sets[beyond[0]])}, beyond {order[deepest]} where the largest fitted "
-            f"points lie: the plain prediction keeps {order[deepest]}'s cost per access; the "
-            f"machine-aware one follows the memory mountain"]
+            f"{level_of(run, sets[beyond[0]])}, beyond {order[deepest]} where the largest {what} "
+            f"lie: {keeps.format(level=order[deepest])}"]
 

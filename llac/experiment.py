@@ -43,6 +43,13 @@ class Experiment:
         return len(next(iter(self.columns.values()))) if self.columns else 0
 
     @property
+    def machine(self) -> tuple[str, str] | None:
+        """(host, CPU model) that its trace header names, when it names the host: which
+        machine database entry describes the machine it was measured on."""
+        host = self.header.get("host")
+        return (host, self.header.get("cpu", "unknown")) if host else None
+
+    @property
     def column_names(self) -> tuple[str, ...]:
         """Column names in table order."""
         return tuple(self.columns)

@@ -199,7 +199,7 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
     _check_settings(settings)
     points = aggregate_points(experiment.formula, experiment.columns, settings.aggregate)
     model = _fit_points(experiment.name, experiment.formula, points, settings, None if quick else experiment)
-    model = replace(model, working_set=_model_working_set(experiment), machine=_machine(experiment),
+    model = replace(model, working_set=_model_working_set(experiment), machine=experiment.machine,
                     communicates=bool("h" in experiment.columns and np.nanmax(experiment.columns["h"], initial=0) > 0),
                     procs=_single_procs(experiment))
     if quick:
@@ -234,12 +234,6 @@ def _model_working_set(experiment: Experiment) -> str | None:
         if len(values) == 1 and np.isfinite(values[0]):
             fixed[v] = float(values[0])
     return with_values(working_set, fixed).text if fixed else experiment.working_set
-
-
-def _machine(experiment: Experiment) -> tuple[str, str] | None:
-    """(host, CPU model) of the trace's header, when it names the host."""
-    host = experiment.header.get("host")
-    return (host, experiment.header.get("cpu", "unknown")) if host else None
 
 
 def _single_procs(experiment: Experiment) -> int | None:

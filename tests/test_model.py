@@ -129,34 +129,30 @@ def test_model_reports_settings_and_errors(split_model):
     assert set(split_model.sample_points) == {"N", "time", "count", "spread"}
 
 
-def test_llac_fits_and_predicts_as_a_user_drives_it(tmp_path):
+def llac_on_csv(tmp_path, formula: str, constants, seed: int, commands: str):
+    """`llac -c` on a CSV of synthetic data of `formula` (loaded as `d`) followed by `commands`."""
     import subprocess
     import sys
     columns = grid(reps=3, N=N_VALUES)
-    data = synthetic("f[0] + f[1]*N", columns,
-                     piecewise(columns["N"] <= 4096, [1e-5, 1e-9], [3e-5, 4e-9]), seed=11)
-    csv = tmp_path / "demo.csv"
+    data = synthetic(formula, columns, constants, seed=seed)
+    csv = tmp_path / "data.csv"
     csv.write_text("N,time\n" + "".join(f"{n:g},{t:.9g}\n" for n, t in
                                         zip(data.columns["N"], data.columns["time"])))
-    script = f'load "{csv}" as demo formula "f[0] + f[1]*N"; fit demo; predict demo N=1e7'
-    result = subprocess.run([sys.executable, "-m", "llac", "-c", script], capture_output=True,
-                            text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "llac", "-c", f'load "{csv}" as d formula "{formula}"; {commands}'],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_llac_fits_and_predicts_as_a_user_drives_it(tmp_path):
+    constants = piecewise(grid(reps=3, N=N_VALUES)["N"] <= 4096, [1e-5, 1e-9], [3e-5, 4e-9])
+    result = llac_on_csv(tmp_path, "f[0] + f[1]*N", constants, 11, "fit d; predict d N=1e7")
     assert result.returncode == 0, result.stderr
     assert "5792.62" in result.stdout and "interval 2" in result.stdout
     assert "beyond all measured data" in result.stdout
 
 
 def test_a_point_where_the_formula_has_no_value_gets_a_warning(tmp_path):
-    import subprocess
-    import sys
-    columns = grid(reps=3, N=N_VALUES)
-    data = synthetic("f[0] + f[1]*N*log(N)", columns, [1e-5, 1e-9], seed=3)
-    csv = tmp_path / "nlogn.csv"
-    csv.write_text("N,time\n" + "".join(f"{n:g},{t:.9g}\n" for n, t in
-                                        zip(data.columns["N"], data.columns["time"])))
-    script = f'load "{csv}" as d formula "f[0] + f[1]*N*log(N)"; fit d; predict d N=0; predict d N=-5; predict d N=64'
-    result = subprocess.run([sys.executable, "-m", "llac", "-c", script], capture_output=True,
-                            text=True, timeout=120)
+    result = llac_on_csv(tmp_path, "f[0] + f[1]*N*log(N)", [1e-5, 1e-9], 3,
+                         "fit d; predict d N=0; predict d N=-5; predict d N=64")
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
     warnings = [line for line in result.stdout.splitlines() if line.startswith("warning: the formula has no value")]
     assert warnings == [f"warning: the formula has no value at N={n}: its term f[1]*N*log(N) is not a finite number "

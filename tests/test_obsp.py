@@ -280,6 +280,26 @@ def test_table3_predicts_the_large_sizes_from_the_small_ones(tmp_path):
     assert done.stdout.count("replayed run 5 with W, in and out fitted over 3 sizes") == 1   # once per P
 
 
+def test_table3_warns_where_a_predicted_working_set_leaves_the_training_runs_cache(tmp_path):
+    sweep(tmp_path, unit=1e-6)
+    trace = tmp_path / "fig1.cll.2.dat"
+    trace.write_text(trace.read_text().replace("#  formula: f[0] + f[1]*N\n", "#  formula: f[0] + f[1]*N\n#  bytes: 40*N\n"))
+    script = f'load "fig1.cll.2.dat"; small = f where N <= 4000; big = f where N > 4000; obsp small at big with g={G}, L={L}'
+    unprobed = llac(tmp_path, script)
+    assert unprobed.returncode == 0, unprobed.stderr
+    assert "no cache check of the predicted sizes: " in unprobed.stdout and "no machine database here" in unprobed.stdout
+    with MachineDB(tmp_path / "machines.sqlite") as db:
+        db.store(probe_run())                       # L2 up to 512 KiB, L3 up to 16 MiB
+    done = llac(tmp_path, script, tmp_path / "machines.sqlite")
+    assert done.returncode == 0, done.stderr
+    [warning] = [line for line in done.stdout.splitlines() if line.startswith("warning:")]
+    assert warning.startswith("warning: at N=16000 P=2 the working set (625 KiB at the first) lies in L3, "
+                              "beyond L2 where the largest training runs lie: the replay keeps their costs"), warning
+    inside = llac(tmp_path, script.replace("N <= 4000", "N <= 16000").replace("N > 4000", "N > 8000"),
+                  tmp_path / "machines.sqlite")
+    assert inside.returncode == 0 and "warning:" not in inside.stdout, inside.stdout
+
+
 @pytest.mark.parametrize("script, message", [
     ('big = f where N > 4000; obsp fig1 at big', "fig1 must be the program's sync experiment"),
     ('obsp f at nothing', "no object called 'nothing'"),

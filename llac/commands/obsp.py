@@ -3,18 +3,21 @@ OBSP* model and by plain BSP (`llac.obsp`), beside the measured time, per proces
 g and L given by the user or taken from the machine database."""
 from __future__ import annotations
 
+import numpy as np
+
 from cll_grammar.span import suggest
 from llac import ast
 from llac.bsp_whatif import nearest_bsp
+from llac.cache_aware import leaving_notes, measured_on
 from llac.commands import command
 from llac.commands.modeling import SECONDS
 from llac.commands.parallel import cores_of, oversubscription_note
 from llac.commands.results import Table
 from llac.errors import LlacError
-from llac.experiment import Experiment
+from llac.experiment import Experiment, NoWorkingSet, working_set_bytes
 from llac.machines import open_machines, resolve_bsp
 from llac.obsp import ObspError, evaluate
-from llac.obsp_runs import predict_run, representative, run_groups
+from llac.obsp_runs import RunGroup, predict_run, representative, run_groups
 
 
 @command("obsp", "obsp NAME [at DATA] [sum] [on MACHINE] [with g=G, L=L]", """Predict a PUB program's
@@ -136,6 +139,8 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
         except ObspError as err:
             rows.append((*label, len(group.runs), *NOT_EVALUATED))
             footer.append(f"P={group.procs}: not evaluated: {err.message}")
+    if replays:
+        footer += _cache_notes(experiment, training, [t for t in targets if t.procs in replays])
     cores, host = cores_of(experiment)
     footer += [*(f"P={procs}: {source}{replays.get(procs, '')}" for procs, (_, _, source) in parameters.items()),
                _h_note(statement),
@@ -147,6 +152,41 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
              f"OBSP* and BSP predictions of {experiment.name}'s runs from their supersteps")
     return [Table(title, ("P", *names, "runs", "supersteps", *FIGURES, "g [s/byte]", "L [s]"),
                   tuple(rows), tuple(footer))]
+
+
+def _cache_notes(experiment: Experiment, training: list[RunGroup], targets: list[RunGroup]) -> list[str]:
+    """Table 3's warnings, for a sync experiment that states its working set (`bytes`): per P
+    of the `targets` (the replayed ones), the predicted sizes whose working set lies in a cache level beyond every level that the
+    training runs at that P reached, on the machine the runs were measured on. The replay
+    keeps the training runs' costs, so a working set that leaves the cache they fitted in
+    is where it is likely to fall short (issue 11's check, applied to the replay)."""
+    if not experiment.working_set:
+        return []
+    name, run, reason = measured_on(experiment.machine)
+    if run is None:
+        return [f"no cache check of the predicted sizes: {reason}"]
+    notes = []
+    for procs in sorted({t.procs for t in targets}):
+        learned = [g for g in training if g.procs == procs]
+        wanted = [g for g in targets if g.procs == procs]
+        if not learned:
+            continue
+        try:
+            learned_sets = working_set_bytes(experiment, _points(learned, procs))
+            columns = _points(wanted, procs)
+            wanted_sets = working_set_bytes(experiment, columns)
+        except NoWorkingSet as err:
+            return [f"no cache check of the predicted sizes: {err}"]
+        notes += leaving_notes(run, learned_sets, columns, wanted_sets, "training runs",
+                               f"the replay keeps their costs per unit of work (levels as {name}@{run.run_id} "
+                               f"measured them, per processor)")
+    return notes
+
+
+def _points(groups: list[RunGroup], procs: int) -> dict[str, np.ndarray]:
+    """The variable values of `groups` (one point per group) with P."""
+    points = {n: np.array([g.values[i] for g in groups]) for i, n in enumerate(groups[0].names)}
+    return {**points, "P": np.full(len(groups), float(procs))}
 
 
 def _evaluable(trace, group, g: float, L: float, combine: str, footer: list) -> list:

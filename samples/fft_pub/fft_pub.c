@@ -137,8 +137,9 @@ int main(int argc, char **argv)
         a[k] = sin(0.001 * k) + I * cos(0.003 * k);
     for (int k = 0; k < N / 2; k++)
         W[k] = cexp(-2.0 * M_PI * I * k / N);
+    /* working set: a and A (N complex each) and W (N/2), on every processor */
     #pragma cll sync f f[0]+f[1]*log(P)+\
-       f[2]*(N/P)*log(N/P)+f[3]*N*(P-1)/P
+       f[2]*(N/P)*log(N/P)+f[3]*N*(P-1)/P bytes 40*N
     parDandCFFT(A, a, W, N, 1, gbsp);
     #pragma cll end f
     last = N;
