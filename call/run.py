@@ -7,6 +7,7 @@ from __future__ import annotations
 import shlex
 import signal
 import subprocess
+import threading
 from pathlib import Path
 
 from call.build import ensure_built
@@ -18,6 +19,15 @@ from call.pragmas import procs_sequence
 from call.progress import Progress
 
 INTERRUPTED = 130   # the shell's status for a command ended by SIGINT
+TERMINATED = 143    # ... and by SIGTERM
+
+
+class _Terminated(Exception):
+    """call run got SIGTERM (a `timeout`, a batch system, `kill`) while its child ran."""
+
+
+def _raise_terminated(signum, frame):
+    raise _Terminated
 
 
 def _sigint_received(pid: int) -> bool:
@@ -43,14 +53,25 @@ def run_child(command: list[str], env: dict, progress: Progress,
     interrupted. On Ctrl-C the child is waited for, so that it writes its trace; with
     `forward_interrupt` it gets SIGINT too unless it has it already (mpirun does not: a
     second SIGINT makes Open MPI kill the ranks at once, losing their records, and whether
-    it got the first one cannot be told). A second Ctrl-C kills the child."""
+    it got the first one cannot be told). A second Ctrl-C kills the child. SIGTERM to call run
+    is passed on to the child (mpirun passes it to the ranks, whose runtime writes their
+    records) and the child is waited for: it is never left running without call."""
     process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True, errors="replace")
     said = []
+    watch = threading.current_thread() is threading.main_thread()   # only it may set handlers
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if watch else None
     try:
         for line in process.stderr:
             progress.relay(line)
             said.append(line)
         return process.wait(), "".join(said), False
+    except _Terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        process.send_signal(signal.SIGTERM)
+        for line in process.stderr:
+            progress.relay(line)
+        process.wait()
+        return TERMINATED, "".join(said), True
     except KeyboardInterrupt:
         if forward_interrupt and process.poll() is None and not _sigint_received(process.pid):
             process.send_signal(signal.SIGINT)
@@ -62,14 +83,19 @@ def run_child(command: list[str], env: dict, progress: Progress,
             process.kill()
             process.wait()
         return INTERRUPTED, "".join(said), True
+    finally:
+        if watch:
+            signal.signal(signal.SIGTERM, previous)
 
 
-def say_interrupted(progress: Progress, where: str, kept: list[Path]) -> int:
-    """Tell where the records of an interrupted run are kept; returns the exit status."""
+def say_interrupted(progress: Progress, where: str, kept: list[Path], status: int) -> int:
+    """Tell where the records of an interrupted (Ctrl-C) or terminated (SIGTERM) run are
+    kept; returns the exit status, `status`."""
     listing = ", ".join(f"{path.resolve()}{status_note(path)}" for path in kept)
-    progress.note(f"interrupted {where}; " + (f"the partial trace is kept: {listing}" if kept
-                                              else "the program wrote no trace"))
-    return INTERRUPTED
+    what = "terminated (SIGTERM)" if status == TERMINATED else "interrupted"
+    progress.note(f"{what} {where}; " + (f"the partial trace is kept: {listing}" if kept
+                                         else "the program wrote no trace"))
+    return status
 
 
 def set_aside(files: list[Path]) -> list[Path]:
@@ -107,7 +133,7 @@ def sweep(source: str, launch: Launch, counts: list[int | None], progress: Progr
         if previous and (interrupted or status != 0 or not launch.trace(count).exists()):
             progress.note(previous_note(previous))
         if interrupted:
-            return say_interrupted(progress, f"in {where}", kept)
+            return say_interrupted(progress, f"in {where}", kept, status)
         if status != 0:
             progress.note(launch.failed(source, count, status, told, kept))
             return launch.exit_status(status)

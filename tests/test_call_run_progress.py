@@ -159,6 +159,60 @@ def test_sigint_to_call_alone_reaches_the_program(tmp_path):
     ended_interrupted(process, "run 1 of 1 (P=2)", tmp_path / "sweep.cll.2.dat")
 
 
+def test_sigterm_to_call_reaches_the_program_and_leaves_nothing_running(tmp_path):
+    process = start_sweep(tmp_path, "--procs", "2:2:2")
+    assert process.stdout.readline() == "started P=2\n"
+    os.kill(process.pid, signal.SIGTERM)           # what `timeout` or a batch system sends
+    stderr = process.stderr.read()
+    partial = tmp_path / "sweep.cll.2.dat"
+    assert process.wait() == 143 and "Traceback" not in stderr, stderr
+    assert (f"call: terminated (SIGTERM) in run 1 of 1 (P=2); the partial trace is kept: {partial} "
+            f"(status: signal SIGTERM)") in stderr, stderr
+    assert trace_header(partial)["status"] == "signal SIGTERM"
+    left = subprocess.run(["pgrep", "-s", str(process.pid)], capture_output=True, text=True).stdout
+    assert left == "", f"still running after call ended: {left}"
+
+
+SLOW_MPI = """#include <mpi.h>
+#include <stdio.h>
+#include <unistd.h>
+#pragma cll parallel MPI
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int N, rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) { printf("started\\n"); fflush(stdout); }
+    #pragma cll for(N = 1; N <= 100000; N++)
+    #pragma cll step step[0]
+    usleep(10000);
+    #pragma cll end step
+    #pragma cll end for
+    #pragma cll report all
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+def test_sigterm_to_call_ends_an_mpi_run_and_keeps_every_ranks_records(tmp_path):
+    (tmp_path / "slow.c").write_text(SLOW_MPI)
+    process = subprocess.Popen([sys.executable, "-m", "call", "run", "slow.c", "--procs", "2:2:2"], cwd=tmp_path,
+                               env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    try:
+        assert process.stdout.readline() == "started\n"
+        time.sleep(0.5)                            # both ranks are in the sweep
+        os.kill(process.pid, signal.SIGTERM)
+        stderr = process.communicate(timeout=120)[1]
+    finally:
+        subprocess.run(["pkill", "-KILL", "-s", str(process.pid)])
+    assert process.returncode == 143 and "Traceback" not in stderr, stderr
+    kept = [tmp_path / "slow.cll.2.dat", tmp_path / "slow.cll.2.rank1.dat"]
+    assert ("call: terminated (SIGTERM) in run 1 of 1 (P=2); the partial trace is kept: "
+            + ", ".join(f"{path} (status: signal SIGTERM)" for path in kept)) in stderr, stderr
+    assert all(path.read_text().count("\nstep ") >= 10 for path in kept)
+
+
 def test_a_pending_sigint_counts_as_received(tmp_path):
     """The check that keeps call from sending a second SIGINT while the program writes."""
     process = start_sweep(tmp_path, "--procs", "1:1:2")
