@@ -188,15 +188,17 @@ def _legend(model, axes: _Axes, series: list[str]) -> list[str]:
 
 def _ticks(figure, axes: _Axes, model) -> None:
     """Readable ticks: on a log axis (which holds log10 of the values) 100, 1e3, 1e4 ...;
-    on a linear x axis round steps (plotext's own would read 1.6e1, 3.5e2 ...)."""
+    on a linear x axis round steps (plotext's own would read 1.6e1, 3.5e2 ...). The axis
+    spans the data, not only the ticks (plotext would cut the points beyond the outer ticks)."""
     data = model.sample_points
     x = data[axes.x_name][np.isfinite(data[axes.x_name])]
     for axis, active, values in (("x", axes.logx, x), ("y", axes.logy, data["time"])):
         positive = values[np.isfinite(values) & (values > 0)] if active else ()
         if len(positive):
-            figure.ruler(axis).ticks(*log_ticks(float(positive.min()), float(positive.max())))
+            low, high = float(positive.min()), float(positive.max())
+            figure.ruler(axis).ticks(*log_ticks(low, high)).lim(np.log10(low), np.log10(high))
     if not axes.logx and len(x) and x.max() > x.min():
-        figure.ruler("x").ticks(*linear_ticks(float(x.min()), float(x.max())))
+        figure.ruler("x").ticks(*linear_ticks(float(x.min()), float(x.max()))).lim(float(x.min()), float(x.max()))
 
 
 def linear_ticks(low: float, high: float, most: int = 7) -> tuple[list[float], list[str]]:

@@ -156,6 +156,13 @@ def test_non_positive_values_are_left_out_of_a_log_scale_and_said():
     assert "1 sample point with N <= 0 left out" in text
 
 
+@pytest.mark.parametrize("scale", ["linear", "log", "loglog"])
+def test_every_sample_point_is_drawn_also_beyond_the_outer_ticks(scale):
+    N = 1024 * 2.0 ** np.arange(7)                 # the outer points lie beyond the outer ticks
+    model = model_of("f[0] + f[1]*N", {"N": N, "time": 1e-6 + 2e-9 * N})
+    assert "".join(frame(plot_model(model, scale=scale))).count("x") == len(N)
+
+
 def test_tick_labels():
     assert log_ticks(16, 2048)[1] == ["20", "50", "100", "200", "500", "1000", "2000"]
     positions, labels = log_ticks(1e-7, 3.0)
