@@ -9,7 +9,8 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from call.clex import Directive
 from call.diagnostics import CallError, Diagnostic
-from cll_grammar.formula import Formula, FormulaError, parse_formula
+from cll_grammar.columns import reject_record_columns
+from cll_grammar.formula import Formula, FormulaError, parse_expression, parse_formula
 from cll_grammar.grammars import open_grammar
 from cll_grammar.span import nearest, suggest
 from cll_grammar.workingset import WorkingSet, parse_working_set
@@ -98,6 +99,14 @@ def _syntax_message(err: UnexpectedInput, body: str) -> str:
     return f"unexpected {word!r} in '#pragma cll' line"
 
 
+def _program_formula(text: str, experiment: str) -> Formula:
+    """The canonical formula of a pragma, whose variables are the program's: a record column
+    (`time`, `rank`, `thread`) is an error at its place."""
+    formula = parse_formula(text, experiment=experiment)
+    reject_record_columns(parse_expression(text), "a formula")
+    return formula
+
+
 class _Reader:
     """Turns the parse tree of one line into a Pragma, reporting errors at file positions."""
 
@@ -129,7 +138,7 @@ class _Reader:
         sync = tree.children[0] if tree.children[0].type == "SYNC" else None
         name, formula_tree, *clause = tree.children[1 if sync else 0:]
         formula = self.expression(formula_tree, f"formula of experiment {str(name)!r}",
-                                  lambda text: parse_formula(text, experiment=str(name)))
+                                  lambda text: _program_formula(text, str(name)))
         working_set = None
         if clause:
             working_set = self.expression(clause[0].children[1], f"working set ('bytes') of experiment "

@@ -15,11 +15,10 @@ from typing import Mapping
 
 import numpy as np
 
+from cll_grammar.columns import reject_record_columns
 from cll_grammar.formula import BinOp, Chain, Constant, FormulaError, Node, Not, Number, Variable, evaluate, \
     parse_expression, variables_of, walk
 from cll_grammar.span import Span
-
-RECORD_COLUMNS = ("rank", "thread", "time")   # every record's columns: not program variables
 
 
 @dataclass(frozen=True)
@@ -67,10 +66,5 @@ def parse_working_set(text: str) -> WorkingSet:
                 (isinstance(part, Chain) and part.rest[0][0] in ("and", "or")):
             raise FormulaError("the working set is a size in bytes: comparisons and 'and', 'or', "
                                "'not' have no place in it", part.span or Span.point(1, 1))
-    variables = variables_of(node)
-    reserved = next((v for v in variables if v in RECORD_COLUMNS), None)
-    if reserved is not None:
-        where = next(n.span for n in walk(node) if getattr(n, "name", None) == reserved)
-        raise FormulaError(f"{reserved!r} is a column of every trace record, not a program "
-                           f"variable: the working set cannot use it", where)
-    return WorkingSet(str(node), node, variables)
+    reject_record_columns(node, "the working set")
+    return WorkingSet(str(node), node, variables_of(node))

@@ -90,6 +90,8 @@ def test_same_formula_at_two_sites_is_fine(tmp_path):
     ("f[0] + g[1]*N", 26, "constant g[1] does not belong to experiment 'f'"),
     ("N*N", 19, "has no constant"),
     ("f[0] +", 25, "ends too early"),
+    ("f[0] + f[1]*N*time", 33, "'time' is a column of every trace record, not a program variable"),
+    ("f[0] + f[1]*rank", 31, "a formula cannot use it"),
 ])
 def test_non_canonical_formulas_point_at_the_column(tmp_path, formula, column, words):
     status, _, err = check(tmp_path, in_main(f"#pragma cll f {formula}", "#pragma cll end f"))
