@@ -317,8 +317,10 @@ def evaluate(node: Node, columns: Mapping[str, np.ndarray],
         return np.negative(evaluate(node.operand, columns, constants))
     if isinstance(node, Not):
         return np.logical_not(evaluate(node.operand, columns, constants))
-    if isinstance(node, Call):
-        return FUNCTIONS[node.function][1](*(evaluate(a, columns, constants) for a in node.args))
+    if isinstance(node, Call):   # log(0), sqrt(-1): nan or inf, which the callers report
+        arguments = [evaluate(a, columns, constants) for a in node.args]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return FUNCTIONS[node.function][1](*arguments)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if isinstance(node, Chain):
             value = evaluate(node.first, columns, constants)

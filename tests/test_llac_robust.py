@@ -130,3 +130,11 @@ def test_huge_numbers_in_formulas_print_in_exponent_form(session):
     note = text_of(run(session, 'x = colinit formula "a[0] + a[1]*N^1e300"'))
     assert note.endswith("a[0] + a[1]*N^1e+300")
     assert "N^1e+300 is not finite" in error_of(session, "fit x").message
+
+
+def test_a_column_with_values_that_are_not_finite_is_a_warning_that_says_where(session, recwarn):
+    notes = run(session, "x = colinit with N = log(N - 16)")
+    [warning] = [n.text for n in notes if isinstance(n, Note) and n.warning]
+    assert re.fullmatch(r"N: \d+ of \d+ values are not finite \(NaN or inf; the log of a number <= 0, "
+                        r"a division by zero \.\.\.\), the first at N=16, time=\S+", warning), warning
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]   # numpy stays silent

@@ -54,9 +54,13 @@ def with_(session, source: ast.With):
     notes = []
     for name, expr in source.definitions:
         values = np.broadcast_to(column_values(experiment, expr, source.span), (len(experiment),))
-        bad = int(np.count_nonzero(~np.isfinite(values.astype(float))))
-        if bad:
-            notes.append(Note(f"{name.text}: {bad} values are not finite (NaN or inf)", warning=True))
+        bad = np.flatnonzero(~np.isfinite(values.astype(float)))
+        if len(bad):
+            first = ", ".join(f"{c}={experiment.columns[c][bad[0]]:g}"
+                              for c in (*experiment.formula.variables, "time") if c in experiment.columns)
+            notes.append(Note(f"{name.text}: {len(bad)} of {len(experiment)} values are not finite (NaN or inf; "
+                              f"the log of a number <= 0, a division by zero ...), the first at {first}",
+                              warning=True))
         experiment = experiment.with_column(name.text, values)
         if name.text == "time" and experiment.working_set is not None:
             # a counter or another measure fitted as time: memory costs in seconds do not apply
