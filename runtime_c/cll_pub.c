@@ -9,7 +9,11 @@
  * record per superstep, with times on this process's CLOCK_MONOTONIC (the clock of the MPI
  * layer's offsets). At report the MPI layer's gather writes them as `@step` lines, END made
  * "seconds since the run's start, on rank 0's clock" with the reference times it hands each
- * rank: for each run the earliest processor's start, on that rank's clock.
+ * rank: for each run the earliest processor's start, on that rank's clock. A trace of this
+ * rank's own records (its `.rank<r>` file, written when it is not gathered, also on a fatal
+ * signal) holds them too, END measured from this processor's own start of each run
+ * (`#superstep_origin: rank R`); `#superstep_starts:` gives, in both, the starts the ENDs are
+ * measured from, on rank 0's clock, so that llac can put the files of one execution together.
  */
 #include "cll_pub.h"
 #include "cll_mpi_support.h"
@@ -56,6 +60,9 @@ static struct {
     size_t starts_cap;
     double partition_call;             /* when the pending bsp_partition began */
 } pub;
+
+enum { PIECE = 1 << 16 };                  /* bytes of `@step` lines handed over at once */
+static char piece[PIECE + 8192];           /* lines(): static, as it may run in a signal handler */
 
 static __attribute__((noreturn)) void fail(const char *what)
 {
@@ -173,20 +180,17 @@ static int references(const double **times)
     return pub.runs;
 }
 
-/* This process's `@step` lines, END relative to each run's common start (`starts`, on this
- * clock: the earliest of the processors' returns from the run's barrier), in pieces of up to
- * 64 KiB. A processor that left the barrier later than the first one has that delay in the W
- * of its first superstep of machine 0, which starts at the common start like every END. */
-static int lines(const double *starts, int nstarts,
+/* This process's (rank `rank`'s) `@step` lines, END relative to each run's start in
+ * `starts` (on this clock: the earliest of the processors' returns from the run's barrier in
+ * the gathered trace, this processor's own in a trace of its own), in pieces of up to 64 KiB.
+ * A processor that left the barrier later than the first one has that delay in the W of its
+ * first superstep of machine 0, which starts at the common start like every END. No
+ * allocation: it may run on the way out of a fatal signal. */
+static int lines(const double *starts, int nstarts, int rank,
                  int (*sink)(const char *text, size_t len, void *ctx), void *ctx)
 {
-    enum { PIECE = 1 << 16 };
-    char *buf = malloc(PIECE + 8192);
     size_t used = 0;
-    int rc = 0, rank = 0;
-    if (!buf)
-        return -1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int rc = 0;
     for (size_t i = 0; i < pub.nsteps && rc == 0; i++) {
         const step *s = &pub.steps[i];
         const int *list = pub.partners + s->partners;
@@ -195,36 +199,48 @@ static int lines(const double *starts, int nstarts,
         double late = pub.starts[s->run - 1] - starts[s->run - 1];
         double work = s->work + (s->number == 1 && strcmp(pub.names + s->machine, "0") == 0 && late > 0
                                  ? late : 0);
-        used += (size_t)snprintf(buf + used, 4096, "@step %d %d %s %ld %s %.9g %ld %ld %.9g ",
+        used += (size_t)snprintf(piece + used, 4096, "@step %d %d %s %ld %s %.9g %ld %ld %.9g ",
                                  s->run, rank, pub.names + s->machine, s->number, s->kind,
                                  work, s->in, s->out, s->end - starts[s->run - 1]);
         for (int k = 0; k < list[0]; k++) {
-            used += (size_t)snprintf(buf + used, 16, "%s%d", k ? "," : "", list[1 + k]);
+            used += (size_t)snprintf(piece + used, 16, "%s%d", k ? "," : "", list[1 + k]);
             if (used > PIECE) {   /* a long partner list: hand over part of the line */
-                rc = sink(buf, used, ctx);
+                rc = sink(piece, used, ctx);
                 used = 0;
             }
         }
-        used += (size_t)snprintf(buf + used, 8, "%s\n", list[0] ? "" : "-");
+        used += (size_t)snprintf(piece + used, 8, "%s\n", list[0] ? "" : "-");
         if (used > PIECE) {
-            rc = rc ? rc : sink(buf, used, ctx);
+            rc = rc ? rc : sink(piece, used, ctx);
             used = 0;
         }
     }
     if (rc == 0 && used)
-        rc = sink(buf, used, ctx);
-    free(buf);
+        rc = sink(piece, used, ctx);
     return rc;
 }
 
-#define SUPERSTEPS_LINE "#supersteps: run rank machine step sync W in out end partners\n"
 static char runs_of[2048];                    /* the experiments whose executions were runs, ", "-separated */
-static char header[sizeof runs_of + 128] = SUPERSTEPS_LINE;   /* derived from runs_of */
+
+/* The header lines of the supersteps: their columns, the experiments whose executions are the
+ * runs, whose start the ENDs are measured from (`origin` -1: the run's common start, else
+ * that rank's own) and those starts on rank 0's clock (`times` less `offset`). */
+static void header(FILE *f, const double *times, int ntimes, double offset, int origin)
+{
+    fputs("#supersteps: run rank machine step sync W in out end partners\n", f);
+    if (runs_of[0])
+        fprintf(f, "#superstep_runs: %s\n", runs_of);
+    if (origin >= 0)
+        fprintf(f, "#superstep_origin: rank %d\n", origin);
+    for (int i = 0; i < ntimes; i++)
+        fprintf(f, "%s%.9f%s", i ? " " : "#superstep_starts: ", times[i] - offset,
+                i + 1 < ntimes ? "" : "\n");
+}
 
 static const cll_mpi_extension extension = {CLL_PUB_COLUMNS, header, references, lines};
 
-/* Add experiment `name` to runs_of, once, and write the header again with it
- * (`#superstep_runs: f, ...`); names that no longer fit are left out. */
+/* Add experiment `name` to runs_of, once (`#superstep_runs: f, ...`); names that no longer
+ * fit are left out. */
 static void name_runs_of(const char *name)
 {
     size_t len = strlen(name), used = strlen(runs_of);
@@ -234,7 +250,6 @@ static void name_runs_of(const char *name)
     if (used + len + 3 > sizeof runs_of)
         return;
     snprintf(runs_of + used, sizeof runs_of - used, "%s%s", used ? ", " : "", name);
-    snprintf(header, sizeof header, SUPERSTEPS_LINE "#superstep_runs: %s\n", runs_of);
 }
 
 /* ---------------------------------------------------------------- experiments */
