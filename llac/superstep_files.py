@@ -64,9 +64,9 @@ def missing_processors(trace: Supersteps, ranks: set[int]) -> str | None:
     why = (f"{trace.path} holds rank {trace.origin}'s own records only" if trace.origin is not None
            else f"the trace's status: {trace.status}")
     files = [_rank_file(trace.path, r) for r in missing]
-    return (f"the supersteps of rank{'s' if len(missing) > 1 else ''} {names} are missing ({why}); the trace a "
-            f"rank writes of its own records when it is not gathered holds them ({', '.join(files[:4])}"
-            f"{', ...' if len(files) > 4 else ''}): load it with this one, e.g. load \"{_glob(trace.path)}\"")
+    return (f"the supersteps of rank{'s' if len(missing) > 1 else ''} {names} are missing ({why}); a rank that "
+            f"is not gathered writes them to its own trace ({', '.join(files[:4])}{', ...' if len(files) > 4 else ''}): "
+            f"load the traces of the execution together, e.g. load \"{_glob(trace.path)}\"")
 
 
 def _rank_file(path: str, rank: int) -> str:
