@@ -72,17 +72,35 @@ static __attribute__((noreturn)) void fail(const char *what)
     __builtin_unreachable();   /* cll_fail exits */
 }
 
-/* `array` with room for `need` items of `size` bytes (doubling `*cap`). */
-static void *room(void *array, size_t need, size_t *cap, size_t size)
+/* `array` if it has room for `need` items of `size` bytes, else a copy of it with room
+ * (doubling `*cap`); ROOM frees the old block once the copy is in place. */
+static void *grown(void *array, size_t need, size_t *cap, size_t size)
 {
     if (need <= *cap)
         return array;
+    size_t had = *cap;
     *cap = need > 2 * *cap ? need : 2 * *cap;
-    array = realloc(array, *cap * size);
-    if (!array)
+    void *copy = malloc(*cap * size);
+    if (!copy)
         fail("out of memory while recording the supersteps of a PUB program");
-    return array;
+    if (had)
+        memcpy(copy, array, had * size);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    return copy;
 }
+
+/* Make room for `need` items in the array `a` of capacity `cap`: the new block is whole and in
+ * place before the old one is freed, so that a fatal signal's handler writing the supersteps
+ * (lines) never reads a freed or half-copied block, as it could during a realloc. */
+#define ROOM(a, need, cap)                                  \
+    do {                                                    \
+        void *old_ = (a);                                   \
+        (a) = grown(old_, (need), &(cap), sizeof *(a));     \
+        if ((void *)(a) != old_) {                          \
+            __atomic_signal_fence(__ATOMIC_SEQ_CST);        \
+            free(old_);                                     \
+        }                                                   \
+    } while (0)
 
 static double now(void)
 {
@@ -95,7 +113,7 @@ static double now(void)
 static size_t add_name(const char *text)
 {
     size_t len = strlen(text) + 1, at = pub.names_used;
-    pub.names = room(pub.names, at + len, &pub.names_cap, 1);
+    ROOM(pub.names, at + len, pub.names_cap);
     memcpy(pub.names + at, text, len);
     pub.names_used += len;
     return at;
@@ -105,7 +123,7 @@ static size_t add_name(const char *text)
 static size_t add_partners(const int *ranks, int n)
 {
     size_t at = pub.partners_used, count = 0;
-    pub.partners = room(pub.partners, at + 1 + (size_t)n, &pub.partners_cap, sizeof(int));
+    ROOM(pub.partners, at + 1 + (size_t)n, pub.partners_cap);
     int *list = pub.partners + at + 1;
     for (int i = 0; i < n; i++) {   /* insertion into the sorted distinct list */
         size_t k = count;
@@ -126,15 +144,17 @@ static size_t add_partners(const int *ranks, int n)
 static void add_step(machine *m, const char *kind, double called, double end, long in,
                      const int *senders, int nsenders)
 {
-    pub.steps = room(pub.steps, pub.nsteps + 1, &pub.steps_cap, sizeof *pub.steps);
-    pub.steps[pub.nsteps++] = (step){pub.runs, m->name, ++m->steps, kind, called - m->start, end,
-                                     in, m->out, add_partners(senders, nsenders)};
+    ROOM(pub.steps, pub.nsteps + 1, pub.steps_cap);
+    pub.steps[pub.nsteps] = (step){pub.runs, m->name, ++m->steps, kind, called - m->start, end,
+                                   in, m->out, add_partners(senders, nsenders)};
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);   /* whole before a signal's lines() counts it */
+    pub.nsteps++;
     m->out = 0;
 }
 
 static machine *push(t_bsp *bsp, size_t name, double start)
 {
-    pub.stack = room(pub.stack, (size_t)pub.depth + 1, &pub.stack_cap, sizeof *pub.stack);
+    ROOM(pub.stack, (size_t)pub.depth + 1, pub.stack_cap);
     pub.stack[pub.depth] = (machine){.bsp = bsp, .name = name, .start = start};
     return &pub.stack[pub.depth++];
 }
@@ -284,9 +304,10 @@ void cll_pub_begin(cll_experiment *e, double *values, t_bsp *machine)
         bsp_sync(machine);   /* a superstep of the open run, if any */
         if (pub.owner == NULL) {
             double t = now();
-            pub.starts = room(pub.starts, (size_t)pub.runs + 1, &pub.starts_cap,
-                              sizeof *pub.starts);
-            pub.starts[pub.runs++] = t;
+            ROOM(pub.starts, (size_t)pub.runs + 1, pub.starts_cap);
+            pub.starts[pub.runs] = t;
+            __atomic_signal_fence(__ATOMIC_SEQ_CST);   /* set before a signal's writer counts it */
+            pub.runs++;
             push(machine, add_name("0"), t);
             name_runs_of(e->name);
             pub.owner = e;
