@@ -1,7 +1,8 @@
 """A PUB program whose ranks are not gathered keeps their supersteps (docs/pub.md, "Ranks that
 are not gathered"), run as a user runs it (`call run`, real mpicc and mpirun on 2 and 4 ranks,
-oversubscribed): a rank that aborts inside a run after two supersteps, and one that reaches
-report after rank 0 gave up (CLL_MPI_TIMEOUT=1). Each `.rank<r>` trace holds that rank's
+oversubscribed): a rank that aborts inside a run after two supersteps (the others are stopped
+by SIGTERM), one that reaches report after rank 0 gave up (CLL_MPI_TIMEOUT=1) and one that
+ends without report. Each `.rank<r>` trace holds that rank's
 `@step` records (its own clock: `#superstep_origin`, `#superstep_starts`), rank 0's trace keeps
 its own and the reporting ranks' supersteps, and llac loads any of them, names the missing
 processors and their files, and evaluates the runs once the files of the execution are
@@ -86,8 +87,14 @@ def test_a_rank_that_aborts_inside_a_run_leaves_its_supersteps_in_its_rank_file(
     assert len(aborted.header["superstep_starts"].split()) == 2          # it began run 2
     assert {s.rank for s in aborted.supersteps.steps} == {last}
     assert run_lengths(aborted.supersteps.steps) == {1: (STEPS + 1, "end"), 2: (2, "obl")}
-    executions = {read_trace(path).header["execution"] for path in files.values() if path.exists()}
-    assert len(executions) == 1
+    assert all(path.exists() for path in files.values())   # each rank wrote its trace before the SIGKILL
+    for rank, path in files.items():          # the others, stopped inside run 2 by Open MPI
+        if rank != last:
+            trace = read_trace(path)
+            assert trace.header["status"] == "signal SIGTERM" and trace.header["superstep_origin"] == f"rank {rank}"
+            assert {s.rank for s in trace.supersteps.steps} == {rank}
+            assert run_lengths(trace.supersteps.steps)[1] == (STEPS + 1, "end")
+    assert len({read_trace(path).header["execution"] for path in files.values()}) == 1
 
     alone = llac(folder, f'load "{files[last].name}"; obsp pub_faults {GIVEN}')
     assert alone.returncode == 0, alone.stderr
@@ -97,7 +104,6 @@ def test_a_rank_that_aborts_inside_a_run_leaves_its_supersteps_in_its_rank_file(
 
     together = llac(folder, f'load "pub_faults.cll.{procs}*.dat"; obsp pub_faults {GIVEN}; obsp f {GIVEN}')
     assert together.returncode == 0, together.stderr
-    assert all(path.exists() for path in files.values())   # each rank wrote its trace before the SIGKILL
     assert f"added the supersteps of rank {last} from {files[last].name}" in together.stdout
     lines = together.stdout.splitlines()
     assert any(line.split()[:3] == [str(procs), "1", str(STEPS + 1)] for line in lines), together.stdout
@@ -105,11 +111,14 @@ def test_a_rank_that_aborts_inside_a_run_leaves_its_supersteps_in_its_rank_file(
     assert "the program stopped inside the run" in together.stdout
 
 
-@pytest.mark.parametrize("procs", [2, 4])
-def test_a_rank_that_reports_after_rank_0_gave_up_keeps_its_supersteps(folder, procs):
+@pytest.mark.parametrize("procs, mode, status", [
+    (2, "late", "incomplete: rank 0 did not collect this rank's records"),
+    (4, "late", "incomplete: rank 0 did not collect this rank's records"),
+    (4, "exit", "exit-without-report")])
+def test_a_rank_that_reports_after_rank_0_gave_up_or_never_keeps_its_supersteps(folder, procs, mode, status):
     for old in folder.glob("pub_faults.cll.*"):
         old.unlink()
-    done = call_run(folder, procs, "late", CLL_MPI_TIMEOUT="1")
+    done = call_run(folder, procs, mode, CLL_MPI_TIMEOUT="1")
     last = procs - 1
     assert done.returncode == 0, done.stderr
     gathered, own = folder / f"pub_faults.cll.{procs}.dat", folder / f"pub_faults.cll.{procs}.rank{last}.dat"
@@ -123,7 +132,7 @@ def test_a_rank_that_reports_after_rank_0_gave_up_keeps_its_supersteps(folder, p
         assert run_lengths(steps) == {run: (STEPS + 1, "end") for run in range(1, RUNS + 1)}
 
     late = read_trace(own)
-    assert late.header["status"] == "incomplete: rank 0 did not collect this rank's records"
+    assert late.header["status"] == status
     assert late.header["superstep_origin"] == f"rank {last}"
     assert late.header["execution"] == trace.header["execution"]
     assert run_lengths(steps_by_rank(own)[last]) == {run: (STEPS + 1, "end") for run in range(1, RUNS + 1)}
@@ -132,6 +141,8 @@ def test_a_rank_that_reports_after_rank_0_gave_up_keeps_its_supersteps(folder, p
     assert alone.returncode == 0, alone.stderr
     assert (f"run 1: the supersteps of rank {last} are missing (the trace's status: incomplete: ranks {last} "
             f"did not report); a rank that is not gathered writes them to its own trace ({own.name})") in alone.stdout
+    drawn = llac(folder, f'load "{gathered.name}"; timeline f {GIVEN}')
+    assert drawn.returncode == 1 and f"the supersteps of rank {last} are missing" in drawn.stderr, drawn.stderr
     together = llac(folder, f'load "pub_faults.cll.{procs}*.dat"; obsp f {GIVEN}; timeline f {GIVEN}')
     assert together.returncode == 0, together.stderr
     assert f"added the supersteps of rank {last} from {own.name}" in together.stdout

@@ -2,7 +2,8 @@
  * experiment f is three supersteps in which every processor sends N bytes to the next one
  * and waits obliviously for the one message sent to it. Argument "ok" runs as it should;
  * "abort": the last processor aborts in the second run, after two supersteps; "late": the
- * last processor reaches report 4 s after the others (run it with CLL_MPI_TIMEOUT=1). */
+ * last processor reaches report 4 s after the others (run it with CLL_MPI_TIMEOUT=1);
+ * "exit": the last processor ends the program without report. */
 #include "pub.h"
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,10 @@ int main(int argc, char **argv)
     #pragma cll end for
     if (!strcmp(mode, "late") && me == p - 1)
         sleep(4);
+    if (!strcmp(mode, "exit") && me == p - 1) {
+        bsp_end(&machine);
+        return 0;
+    }
     #pragma cll report all
     bsp_end(&machine);
     return 0;
