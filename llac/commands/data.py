@@ -30,7 +30,9 @@ EXPORT_FORMATS = ("csv", "extrap")   # of an experiment; a model is written as j
          NAME@FILESTEM instead: nothing is overwritten. Damaged records are reported as warnings
          with file:line and the good ones are kept. A trace that is missing but has spill files
          next to it (its run was killed by SIGKILL) loads what they hold, with a warning; so
-         does a spill file's own path. A CSV file needs `as NAME` and a formula; its columns are
+         does a spill file's own path. A PUB program's supersteps are kept per program and P;
+         those of the `.rank<r>` traces of ranks that were not gathered join the gathered trace's
+         of the same execution (load "prog.cll.4*.dat"). A CSV file needs `as NAME` and a formula; its columns are
          time and the formula's variables. A model written by `export` (a .json file, or any
          file that holds one) predicts as the exported one did.""",
          ['load "matinit.cll.1.dat"', 'load "fft.cll.*.dat"',
