@@ -27,9 +27,9 @@ def combine(kept: Supersteps, new: Supersteps) -> tuple[Supersteps, list[str]]:
     trace). A rank's run that both hold keeps `kept`'s steps; a warning names those left out.
     Raises ValueError when a file does not say where its ENDs start for one of its runs."""
     for table in (kept, new):
-        late = sorted({s.run for s in table.steps if s.run > len(table.starts)})
-        if late:
-            raise ValueError(f"{table.path} does not say when run {late[0]} started (no #superstep_starts "
+        unplaced = sorted({s.run for s in table.steps if s.run > len(table.starts)})
+        if unplaced:
+            raise ValueError(f"{table.path} does not say when run {unplaced[0]} started (no #superstep_starts "
                              f"for it), so its ENDs cannot be put on the others' clock")
     count = max(len(kept.starts), len(new.starts))
     common = tuple(min(t.starts[i] for t in (kept, new) if i < len(t.starts)) for i in range(count))
