@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from llac.errors import LlacError
+from llac.superstep_files import missing_processors
 from llac.supersteps import Step, Supersteps
 
 ROOT = "0"
@@ -63,6 +64,7 @@ def evaluate(trace: Supersteps, run: int, g: float, L: float, combine: str = "ma
     machines = _machines(steps)
     if ROOT not in machines:
         raise ObspError(f"{where}: no superstep of the whole machine {ROOT}")
+    _check_whole(trace, where, machines[ROOT])
     orphans = sorted(m for m in machines if m != ROOT and m.rsplit(".", 1)[0] not in machines)
     if orphans:
         raise ObspError(f"{where}: machine {orphans[0]} has no parent machine in the supersteps")
@@ -70,6 +72,25 @@ def evaluate(trace: Supersteps, run: int, g: float, L: float, combine: str = "ma
     exits, bsp = model.run(ROOT, {rank: 0.0 for rank in machines[ROOT]})
     return Evaluation(run, trace.procs, max(s.end for s in steps), max(exits.values()), bsp,
                       len(next(iter(machines[ROOT].values()))), exits, model.phi, model.comm)
+
+
+def _check_whole(trace: Supersteps, where: str, root: dict[int, dict[int, Step]]) -> None:
+    """Raise ObspError unless every processor has supersteps of the whole machine in the run
+    and each ended the run (its last superstep of machine 0 ends in `end`; a trace that
+    completed and has no `end` anywhere in the run, as a hand-written one, passes): a run of
+    a program stopped inside it, or one that lacks processors (not gathered), has no OBSP*
+    time."""
+    absent = missing_processors(trace, set(root))
+    if absent:
+        raise ObspError(f"{where}: {absent}")
+    last = {rank: steps[max(steps)] for rank, steps in root.items()}
+    open_ranks = sorted(rank for rank, step in last.items() if step.sync != "end")
+    if open_ranks and (len(open_ranks) < len(last) or trace.status != "complete"):
+        step = last[open_ranks[0]]
+        raise ObspError(f"{where}: the run did not end: rank{'s' if len(open_ranks) > 1 else ''} "
+                        f"{','.join(map(str, open_ranks))} made no superstep of machine {ROOT} ending in end "
+                        f"(rank {open_ranks[0]}'s last is superstep {step.step}, ending in {step.sync}): the "
+                        f"program stopped inside the run (the trace's status: {trace.status})")
 
 
 def _machines(steps) -> dict[str, dict[int, dict[int, Step]]]:

@@ -40,9 +40,14 @@ class Step:
 
 @dataclass(frozen=True)
 class Supersteps:
-    """The supersteps of one run: the program, P, the host and CPU it ran on (to find g and L
-    in the machine database), the file it came from, its steps in file order, and the
-    experiments whose executions are its runs (the header's `superstep_runs`, when written)."""
+    """The supersteps of one execution of a program: the program, P, the host and CPU it ran
+    on (to find g and L in the machine database), the file(s) it came from, its steps in file
+    order, and the experiments whose executions are its runs (the header's `superstep_runs`,
+    when written). Where the ENDs are measured from: `origin` None, each run's common start
+    (the gathered trace); a rank, that rank's own start (a trace of its own records, e.g. a
+    `.rank<r>` file); `starts`, those starts on rank 0's clock per run (empty when not
+    written). `execution` tells the files of one execution apart (the header's `execution`),
+    `status` is the trace's."""
     program: str
     procs: int
     host: str
@@ -50,6 +55,10 @@ class Supersteps:
     path: str
     steps: tuple[Step, ...]
     runs_of: tuple[str, ...] = ()
+    origin: int | None = None
+    starts: tuple[float, ...] = ()
+    execution: str = ""
+    status: str = "complete"
     _by_run: dict = field(init=False, repr=False, compare=False, default=None)
 
     def __post_init__(self):
@@ -70,6 +79,32 @@ def check_declaration(value: str) -> str | None:
         return None
     return (f"'#supersteps: {value[:60]}' is not the column list this llac reads "
             f"('{' '.join(COLUMNS)}'); the @step records are ignored")
+
+
+def parse_reference(header, procs: int | None) -> tuple[int | None, tuple[float, ...], list[tuple[str, str]]]:
+    """Where a trace's ENDs are measured from: the header's `superstep_origin` (absent: each
+    run's common start; `rank R`: rank R's own start) and `superstep_starts` (those starts per
+    run on rank 0's clock), with a (key, message) problem per damaged value; a damaged one
+    leaves the starts empty, so that the supersteps are not combined with another file's."""
+    problems, origin = [], None
+    text = header.get("superstep_origin")
+    if text is not None:
+        words = text.split(" ")
+        try:
+            if len(words) != 2 or words[0] != "rank":
+                raise ValueError("is not 'rank R'")
+            origin = _rank(words[1], "rank", procs)
+        except ValueError as err:
+            problems.append(("superstep_origin", f"'#superstep_origin: {text[:40]}' {err}; the supersteps "
+                                                 f"are not combined with other files'"))
+            return None, (), problems
+    try:
+        starts = tuple(_number(word, "start") for word in header.get("superstep_starts", "").split())
+    except ValueError as err:
+        problems.append(("superstep_starts", f"#superstep_starts: {err}; the supersteps are not combined "
+                                             f"with other files'"))
+        starts = ()
+    return origin, starts, problems
 
 
 def parse_step(line: bytes, number: int, procs: int | None) -> Step:

@@ -22,7 +22,7 @@ from cll_grammar.workingset import parse_working_set
 from llac.errors import InputError
 from llac.experiment import Experiment
 from llac.records import RecordLayout, parse_records
-from llac.supersteps import RECORD, Supersteps, check_declaration, parse_steps
+from llac.supersteps import RECORD, Supersteps, check_declaration, parse_reference, parse_steps
 
 VERSION = 1
 MAGIC = "#cll-trace"
@@ -143,7 +143,7 @@ def read_trace(source: str | os.PathLike, text: str | None = None, stream: Binar
     declared_steps = _declared_steps(path, header, head_lines, problems)
     result = parse_records(body, first_line, valid, invalid, crlf, RECORD if declared_steps else None)
     problems += [Problem(path, int(line), msg) for line, msg in result.problems]
-    supersteps = _supersteps(path, header, result.collected, problems) if declared_steps else None
+    supersteps = _supersteps(path, header, head_lines, result.collected, problems) if declared_steps else None
     if not result.complete and match is not None:
         problems.append(Problem(path, int(result.last_line),
                                 "the file has no #end line: it was cut short, some records may be missing"))
@@ -168,19 +168,28 @@ def _declared_steps(path: str, header: Mapping[str, str], head_lines: list[str],
         return False
     why = check_declaration(header["supersteps"])
     if why:
-        line = next((n for n, text in enumerate(head_lines, start=1) if text.startswith("#supersteps")), 1)
-        problems.append(Problem(path, line, why))
+        problems.append(Problem(path, _header_line(head_lines, "supersteps"), why))
     return why is None
 
 
-def _supersteps(path: str, header: Mapping[str, str], collected, problems: list[Problem]) -> Supersteps:
-    """The trace's superstep table from its collected `@step` lines, a problem per bad line."""
+def _supersteps(path: str, header: Mapping[str, str], head_lines: list[str], collected,
+                problems: list[Problem]) -> Supersteps:
+    """The trace's superstep table from its collected `@step` lines and the header keys that
+    say where their ENDs are measured from, a problem per bad line or key."""
     procs = int(header["procs"]) if header.get("procs", "").isdigit() else None
     steps, bad = parse_steps(collected, procs)
     problems += [Problem(path, line, message) for line, message in bad]
+    origin, starts, damaged = parse_reference(header, procs)
+    problems += [Problem(path, _header_line(head_lines, key), message) for key, message in damaged]
     runs_of = tuple(n.strip() for n in header.get("superstep_runs", "").split(",") if n.strip())
     return Supersteps(header.get("program", Path(path).name), procs or 0, header.get("host", ""),
-                      header.get("cpu", ""), path, tuple(steps), runs_of)
+                      header.get("cpu", ""), path, tuple(steps), runs_of, origin, starts,
+                      header.get("execution", ""), header.get("status", "complete"))
+
+
+def _header_line(head_lines: list[str], key: str) -> int:
+    """The line number of header key `key` (1 when it is not there)."""
+    return next((n for n, text in enumerate(head_lines, start=1) if text.startswith(f"#{key}:")), 1)
 
 
 def declared_experiment(path: str, decl: _Declared, layout: RecordLayout, columns: dict,

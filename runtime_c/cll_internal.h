@@ -145,7 +145,8 @@ double cll_store_overhead_(void);
 void cll_store_remove_spills_(void);
 
 /* ---- trace.c ---- */
-/* Write the trace with `status`; names == NULL: all experiments. 0 or -1 (errno set). */
+/* Write the trace of this process's own records with `status` (names == NULL: all
+ * experiments), with the lines of cll_extend_own_trace. 0 or -1 (errno set). */
 int cll_trace_write_(const char *status, const char *const *names, int nnames);
 
 /* ---- lifecycle.c ---- */

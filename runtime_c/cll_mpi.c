@@ -77,6 +77,8 @@ typedef struct cll_mpi_process {
     unsigned uncounted;      /* CLL_UNCOUNTED_* bits seen on this rank */
     MPI_Comm comm;           /* private duplicate of MPI_COMM_WORLD for the runtime's messages */
     double *clock_offsets;   /* rank 0: each rank's CLOCK_MONOTONIC minus rank 0's, seconds */
+    double own_offset;       /* this rank's offset (rank 0 tells each rank its own) */
+    char execution[64];      /* rank 0's pid and clock at start-up: the same on every rank */
     cll_mpi_tracked *tracked;   /* open-addressing hash table of tracked requests */
     size_t ntracked, cap_tracked;
     struct { MPI_Message message; MPI_Comm comm; } *probed;   /* matched by Mprobe/Improbe */
@@ -662,11 +664,13 @@ static double cll_mpi_clock_(void)
 }
 
 /* Rank 0 learns each rank's clock offset: the best of 5 ping-pongs (shortest round trip),
- * offset = remote time - midpoint of the round trip. */
+ * offset = remote time - midpoint of the round trip; then it tells each rank its own offset
+ * and the execution's identity (rank 0's pid and clock now), which the traces of the ranks'
+ * own records carry (`#execution:`) so that llac can tell the files of one execution. */
 static void cll_mpi_measure_offsets_(void)
 {
     cll_mpi_process *p = &cll_mpi_;
-    double remote;
+    double remote, told[3] = {0, (double)getpid(), cll_mpi_clock_()};   /* offset, pid, clock */
     if (p->world_rank == 0) {
         p->clock_offsets = cll_mpi_zeroed_((size_t)p->world_size * sizeof(double));
         for (int r = 1; r < p->world_size; r++) {
@@ -681,14 +685,44 @@ static void cll_mpi_measure_offsets_(void)
                     p->clock_offsets[r] = remote - 0.5 * (t0 + t1);
                 }
             }
+            told[0] = p->clock_offsets[r];
+            PMPI_Send(told, 3, MPI_DOUBLE, r, CLL_TAG_CLOCK, p->comm);
         }
+        told[0] = 0;
     } else {
         for (int i = 0; i < 5; i++) {
             PMPI_Recv(&remote, 1, MPI_DOUBLE, 0, CLL_TAG_CLOCK, p->comm, MPI_STATUS_IGNORE);
             remote = cll_mpi_clock_();
             PMPI_Send(&remote, 1, MPI_DOUBLE, 0, CLL_TAG_CLOCK, p->comm);
         }
+        PMPI_Recv(told, 3, MPI_DOUBLE, 0, CLL_TAG_CLOCK, p->comm, MPI_STATUS_IGNORE);
     }
+    p->own_offset = told[0];
+    snprintf(p->execution, sizeof p->execution, "%.0f %.9f", told[1], told[2]);
+}
+
+/* The header lines of a trace of this rank's own records (cll_extend_own_trace): the
+ * execution, and the extension's lines measured from this rank's own reference times. */
+static void cll_mpi_own_header_(FILE *f)
+{
+    const cll_mpi_extension *x = cll_mpi_extension_;
+    fprintf(f, "#execution: %s\n", cll_mpi_.execution);
+    if (x) {
+        const double *times = NULL;
+        int n = x->references(&times);
+        x->header(f, times, n, cll_mpi_.own_offset, cll_mpi_.world_rank);
+    }
+}
+
+/* The extension's record lines in a trace of this rank's own records. */
+static int cll_mpi_own_lines_(int (*sink)(const char *text, size_t len, void *ctx), void *ctx)
+{
+    const cll_mpi_extension *x = cll_mpi_extension_;
+    const double *times = NULL;
+    if (!x)
+        return 0;
+    int n = x->references(&times);
+    return x->lines(times, n, cll_mpi_.world_rank, sink, ctx);
 }
 
 /* Delete callbacks of the cached group tables (communicators, windows). */
@@ -719,6 +753,7 @@ static void cll_mpi_start_(void)
     PMPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, cll_mpi_free_win_table_, &p->win_keyval, NULL);
     cll_set_procs(p->world_size, p->world_rank);
     cll_mpi_measure_offsets_();
+    cll_extend_own_trace(cll_mpi_own_header_, cll_mpi_own_lines_);
     cll_install_signal_handlers();
     p->started = 1;
 }
@@ -818,7 +853,7 @@ static void cll_mpi_send_records_(const char *const *names, int nnames)
             PMPI_Recv(times, ntimes, MPI_DOUBLE, 0, CLL_TAG_REFERENCES, p->comm, MPI_STATUS_IGNORE);
         }
         if (cll_records_text(names, nnames, cll_mpi_chunk_(), cll_mpi_send_chunk_, NULL)
-            || (x && x->lines(times, ntimes, cll_mpi_send_chunk_, NULL)))
+            || (x && x->lines(times, ntimes, p->world_rank, cll_mpi_send_chunk_, NULL)))
             cll_mpi_fail_("report: cannot send this rank's records to rank 0");
         free(times);
         cll_mpi_send_chunk_("", 0, NULL);
@@ -836,31 +871,37 @@ static void cll_mpi_send_records_(const char *const *names, int nnames)
 }
 
 /* The header lines rank 0 adds: its host's cores (to tell oversubscribed runs), clock
- * offsets, the ranks in the file and what some rank used that is not counted. */
-static char *cll_mpi_header_(const int *present, unsigned uncounted)
+ * offsets, the execution, the ranks in the file, what some rank used that is not counted,
+ * and the extension's lines, measured from the common `reference` times. */
+static char *cll_mpi_header_(const int *present, unsigned uncounted, const double *reference,
+                             int nreference)
 {
     static const char *const names[] = {CLL_MPI_UNCOUNTED_NAMES};
     cll_mpi_process *p = &cll_mpi_;
-    const char *extra = cll_mpi_extension_ ? cll_mpi_extension_->header : "";
-    size_t size = 512 + (size_t)p->world_size * 40 + strlen(extra), used;
-    char *text = cll_mpi_alloc_(NULL, size);
-    used = (size_t)snprintf(text, size, "#cores: %ld\n#clock_offsets:", sysconf(_SC_NPROCESSORS_ONLN));
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    if (!f)
+        cll_mpi_fail_("out of memory while writing the trace's header");
+    fprintf(f, "#cores: %ld\n#clock_offsets:", sysconf(_SC_NPROCESSORS_ONLN));
     for (int r = 0; r < p->world_size; r++)
-        used += (size_t)snprintf(text + used, size - used, " %.9g", p->clock_offsets[r]);
-    used += (size_t)snprintf(text + used, size - used, "\n#ranks:");
+        fprintf(f, " %.9g", p->clock_offsets[r]);
+    fprintf(f, "\n#execution: %s\n#ranks:", p->execution);
     for (int r = 0; r < p->world_size; r++)
         if (present[r])
-            used += (size_t)snprintf(text + used, size - used, " %d", r);
-    used += (size_t)snprintf(text + used, size - used, "\n");
+            fprintf(f, " %d", r);
+    fputc('\n', f);
     for (unsigned i = 0, first = 1; i < sizeof names / sizeof *names; i++)
         if (uncounted & (1u << i)) {
-            used += (size_t)snprintf(text + used, size - used, "%s%s", first ? "#mpi_uncounted: "
-                                     : "; ", names[i]);
+            fprintf(f, "%s%s", first ? "#mpi_uncounted: " : "; ", names[i]);
             first = 0;
         }
     if (uncounted)
-        used += (size_t)snprintf(text + used, size - used, "\n");
-    snprintf(text + used, size - used, "%s", extra);
+        fputc('\n', f);
+    if (cll_mpi_extension_)
+        cll_mpi_extension_->header(f, reference, nreference, 0, -1);
+    if (fclose(f))
+        cll_mpi_fail_("out of memory while writing the trace's header");
     return text;
 }
 
@@ -944,11 +985,11 @@ static void cll_mpi_gather_records_(const char *const *names, int nnames)
                 "other ranks' records; a rank that never reports writes its own to a .rank<r> "
                 "file next to it when it ends\n", state + 12, cll_mpi_timeout_(), cll_trace_path());
     }
-    char *header = cll_mpi_header_(present, uncounted);
+    char *header = cll_mpi_header_(present, uncounted, reference, nreference);
     cll_trace_file *f = cll_trace_open(state, names, nnames, counts, header);
     int ok = f != NULL;
     if (ok && cll_mpi_extension_)
-        ok = cll_mpi_extension_->lines(reference, nreference, cll_mpi_append_chunk_, f) == 0;
+        ok = cll_mpi_extension_->lines(reference, nreference, 0, cll_mpi_append_chunk_, f) == 0;
     free(reference);
     size_t cap = 0;
     char *buf = NULL;

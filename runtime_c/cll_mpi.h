@@ -16,6 +16,7 @@
 
 #include "cll.h"
 #include <mpi.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,19 +45,24 @@ void cll_mpi_sync(MPI_Comm comm);
 /* `#pragma cll report` in an MPI program: gather on rank 0, which writes prog.cll.<P>.dat. */
 void cll_mpi_report(const char *const *names, int nnames);
 
-/* An extension of the gathered trace, for a layer compiled with this one (the PUB layer,
- * cll_pub.c, adds its supersteps): `columns`, the number of columns its experiments have
- * after the MPI columns (the layer fills them); `header` lines ("#key: value\n", each) for the trace's
- * header; `references` sets *times to this rank's own reference times (CLOCK_MONOTONIC
- * seconds, the clock of the offsets) and returns how many; rank 0 takes, for each, the
- * earliest over the ranks; `lines` hands this rank's extra record lines to `sink` (0, or the
- * sink's non-zero value), given those common reference times on this rank's clock. Rank 0 writes its own after its records, then each rank's after
- * theirs. Set once, before report. */
+/* An extension of the traces, for a layer compiled with this one (the PUB layer, cll_pub.c,
+ * adds its supersteps): `columns`, the number of columns its experiments have after the MPI
+ * columns (the layer fills them); `references` sets *times to this rank's own reference times
+ * (CLOCK_MONOTONIC seconds, the clock of the offsets) and returns how many; `lines` hands
+ * rank `rank`'s extra record lines to `sink` (0, or the sink's non-zero value), measured from
+ * the reference times `times` on this rank's clock; `header` writes its header lines ("#key:
+ * value\n") for lines measured from `times` (`times[i] - offset` on rank 0's clock), `origin`
+ * -1 in the gathered trace, or the rank of a trace of its own records.
+ * The gathered trace: rank 0 takes, for each reference, the earliest over the ranks present,
+ * writes its own lines after its records, then each rank's after theirs. A trace of one rank's
+ * own records (a `.rank<r>` file, or rank 0's before the gather): its own references. `header`
+ * and `lines` may then run on the way out of a fatal signal: they must not allocate memory
+ * nor call MPI. Set once, before report. */
 typedef struct cll_mpi_extension {
     int columns;
-    const char *header;
+    void (*header)(FILE *f, const double *times, int ntimes, double offset, int origin);
     int (*references)(const double **times);
-    int (*lines)(const double *times, int ntimes,
+    int (*lines)(const double *times, int ntimes, int rank,
                  int (*sink)(const char *text, size_t len, void *ctx), void *ctx);
 } cll_mpi_extension;
 void cll_mpi_extend(const cll_mpi_extension *extension);

@@ -9,6 +9,7 @@
 
 #include "cll.h"
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -42,6 +43,14 @@ cll_trace_file *cll_trace_open(const char *status, const char *const *names, int
                                const uint64_t *more_counts, const char *more_header);
 int cll_trace_append(cll_trace_file *f, const char *text, size_t len);
 int cll_trace_close(cll_trace_file *f);
+
+/* What a layer adds to every trace of this process's own records (written by cll_report_status,
+ * at exit, on a fatal signal or a run-time error; not to a trace made with cll_trace_open):
+ * `header` writes lines ("#key: value\n") into the header, `lines` hands record lines to
+ * `sink` after the records (0, or the sink's non-zero value). Both may run on the way out of
+ * a fatal signal, like the writing of the records: they must not allocate memory nor call MPI. */
+void cll_extend_own_trace(void (*header)(FILE *f),
+                          int (*lines)(int (*sink)(const char *text, size_t len, void *ctx), void *ctx));
 
 /* Like cll_report, with the header's status given ("complete" for cll_report). */
 void cll_report_status(const char *status, const char *const *names, int nnames);

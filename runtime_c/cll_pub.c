@@ -9,7 +9,11 @@
  * record per superstep, with times on this process's CLOCK_MONOTONIC (the clock of the MPI
  * layer's offsets). At report the MPI layer's gather writes them as `@step` lines, END made
  * "seconds since the run's start, on rank 0's clock" with the reference times it hands each
- * rank: for each run the earliest processor's start, on that rank's clock.
+ * rank: for each run the earliest processor's start, on that rank's clock. A trace of this
+ * rank's own records (its `.rank<r>` file, written when it is not gathered, also on a fatal
+ * signal) holds them too, END measured from this processor's own start of each run
+ * (`#superstep_origin: rank R`); `#superstep_starts:` gives, in both, the starts the ENDs are
+ * measured from, on rank 0's clock, so that llac can put the files of one execution together.
  */
 #include "cll_pub.h"
 #include "cll_mpi_support.h"
@@ -57,6 +61,9 @@ static struct {
     double partition_call;             /* when the pending bsp_partition began */
 } pub;
 
+enum { PIECE = 1 << 16 };                  /* bytes of `@step` lines handed over at once */
+static char piece[PIECE + 8192];           /* lines(): static, as it may run in a signal handler */
+
 static __attribute__((noreturn)) void fail(const char *what)
 {
     char msg[1200];
@@ -65,17 +72,35 @@ static __attribute__((noreturn)) void fail(const char *what)
     __builtin_unreachable();   /* cll_fail exits */
 }
 
-/* `array` with room for `need` items of `size` bytes (doubling `*cap`). */
-static void *room(void *array, size_t need, size_t *cap, size_t size)
+/* `array` if it has room for `need` items of `size` bytes, else a copy of it with room
+ * (doubling `*cap`); ROOM frees the old block once the copy is in place. */
+static void *grown(void *array, size_t need, size_t *cap, size_t size)
 {
     if (need <= *cap)
         return array;
+    size_t had = *cap;
     *cap = need > 2 * *cap ? need : 2 * *cap;
-    array = realloc(array, *cap * size);
-    if (!array)
+    void *copy = malloc(*cap * size);
+    if (!copy)
         fail("out of memory while recording the supersteps of a PUB program");
-    return array;
+    if (had)
+        memcpy(copy, array, had * size);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    return copy;
 }
+
+/* Make room for `need` items in the array `a` of capacity `cap`: the new block is whole and in
+ * place before the old one is freed, so that a fatal signal's handler writing the supersteps
+ * (lines) never reads a freed or half-copied block, as it could during a realloc. */
+#define ROOM(a, need, cap)                                  \
+    do {                                                    \
+        void *old_ = (a);                                   \
+        (a) = grown(old_, (need), &(cap), sizeof *(a));     \
+        if ((void *)(a) != old_) {                          \
+            __atomic_signal_fence(__ATOMIC_SEQ_CST);        \
+            free(old_);                                     \
+        }                                                   \
+    } while (0)
 
 static double now(void)
 {
@@ -88,7 +113,7 @@ static double now(void)
 static size_t add_name(const char *text)
 {
     size_t len = strlen(text) + 1, at = pub.names_used;
-    pub.names = room(pub.names, at + len, &pub.names_cap, 1);
+    ROOM(pub.names, at + len, pub.names_cap);
     memcpy(pub.names + at, text, len);
     pub.names_used += len;
     return at;
@@ -98,7 +123,7 @@ static size_t add_name(const char *text)
 static size_t add_partners(const int *ranks, int n)
 {
     size_t at = pub.partners_used, count = 0;
-    pub.partners = room(pub.partners, at + 1 + (size_t)n, &pub.partners_cap, sizeof(int));
+    ROOM(pub.partners, at + 1 + (size_t)n, pub.partners_cap);
     int *list = pub.partners + at + 1;
     for (int i = 0; i < n; i++) {   /* insertion into the sorted distinct list */
         size_t k = count;
@@ -119,15 +144,17 @@ static size_t add_partners(const int *ranks, int n)
 static void add_step(machine *m, const char *kind, double called, double end, long in,
                      const int *senders, int nsenders)
 {
-    pub.steps = room(pub.steps, pub.nsteps + 1, &pub.steps_cap, sizeof *pub.steps);
-    pub.steps[pub.nsteps++] = (step){pub.runs, m->name, ++m->steps, kind, called - m->start, end,
-                                     in, m->out, add_partners(senders, nsenders)};
+    ROOM(pub.steps, pub.nsteps + 1, pub.steps_cap);
+    pub.steps[pub.nsteps] = (step){pub.runs, m->name, ++m->steps, kind, called - m->start, end,
+                                   in, m->out, add_partners(senders, nsenders)};
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);   /* whole before a signal's lines() counts it */
+    pub.nsteps++;
     m->out = 0;
 }
 
 static machine *push(t_bsp *bsp, size_t name, double start)
 {
-    pub.stack = room(pub.stack, (size_t)pub.depth + 1, &pub.stack_cap, sizeof *pub.stack);
+    ROOM(pub.stack, (size_t)pub.depth + 1, pub.stack_cap);
     pub.stack[pub.depth] = (machine){.bsp = bsp, .name = name, .start = start};
     return &pub.stack[pub.depth++];
 }
@@ -173,20 +200,17 @@ static int references(const double **times)
     return pub.runs;
 }
 
-/* This process's `@step` lines, END relative to each run's common start (`starts`, on this
- * clock: the earliest of the processors' returns from the run's barrier), in pieces of up to
- * 64 KiB. A processor that left the barrier later than the first one has that delay in the W
- * of its first superstep of machine 0, which starts at the common start like every END. */
-static int lines(const double *starts, int nstarts,
+/* This process's (rank `rank`'s) `@step` lines, END relative to each run's start in
+ * `starts` (on this clock: the earliest of the processors' returns from the run's barrier in
+ * the gathered trace, this processor's own in a trace of its own), in pieces of up to 64 KiB.
+ * A processor that left the barrier later than the first one has that delay in the W of its
+ * first superstep of machine 0, which starts at the common start like every END. No
+ * allocation: it may run on the way out of a fatal signal. */
+static int lines(const double *starts, int nstarts, int rank,
                  int (*sink)(const char *text, size_t len, void *ctx), void *ctx)
 {
-    enum { PIECE = 1 << 16 };
-    char *buf = malloc(PIECE + 8192);
     size_t used = 0;
-    int rc = 0, rank = 0;
-    if (!buf)
-        return -1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int rc = 0;
     for (size_t i = 0; i < pub.nsteps && rc == 0; i++) {
         const step *s = &pub.steps[i];
         const int *list = pub.partners + s->partners;
@@ -195,36 +219,48 @@ static int lines(const double *starts, int nstarts,
         double late = pub.starts[s->run - 1] - starts[s->run - 1];
         double work = s->work + (s->number == 1 && strcmp(pub.names + s->machine, "0") == 0 && late > 0
                                  ? late : 0);
-        used += (size_t)snprintf(buf + used, 4096, "@step %d %d %s %ld %s %.9g %ld %ld %.9g ",
+        used += (size_t)snprintf(piece + used, 4096, "@step %d %d %s %ld %s %.9g %ld %ld %.9g ",
                                  s->run, rank, pub.names + s->machine, s->number, s->kind,
                                  work, s->in, s->out, s->end - starts[s->run - 1]);
         for (int k = 0; k < list[0]; k++) {
-            used += (size_t)snprintf(buf + used, 16, "%s%d", k ? "," : "", list[1 + k]);
+            used += (size_t)snprintf(piece + used, 16, "%s%d", k ? "," : "", list[1 + k]);
             if (used > PIECE) {   /* a long partner list: hand over part of the line */
-                rc = sink(buf, used, ctx);
+                rc = sink(piece, used, ctx);
                 used = 0;
             }
         }
-        used += (size_t)snprintf(buf + used, 8, "%s\n", list[0] ? "" : "-");
+        used += (size_t)snprintf(piece + used, 8, "%s\n", list[0] ? "" : "-");
         if (used > PIECE) {
-            rc = rc ? rc : sink(buf, used, ctx);
+            rc = rc ? rc : sink(piece, used, ctx);
             used = 0;
         }
     }
     if (rc == 0 && used)
-        rc = sink(buf, used, ctx);
-    free(buf);
+        rc = sink(piece, used, ctx);
     return rc;
 }
 
-#define SUPERSTEPS_LINE "#supersteps: run rank machine step sync W in out end partners\n"
 static char runs_of[2048];                    /* the experiments whose executions were runs, ", "-separated */
-static char header[sizeof runs_of + 128] = SUPERSTEPS_LINE;   /* derived from runs_of */
+
+/* The header lines of the supersteps: their columns, the experiments whose executions are the
+ * runs, whose start the ENDs are measured from (`origin` -1: the run's common start, else
+ * that rank's own) and those starts on rank 0's clock (`times` less `offset`). */
+static void header(FILE *f, const double *times, int ntimes, double offset, int origin)
+{
+    fputs("#supersteps: run rank machine step sync W in out end partners\n", f);
+    if (runs_of[0])
+        fprintf(f, "#superstep_runs: %s\n", runs_of);
+    if (origin >= 0)
+        fprintf(f, "#superstep_origin: rank %d\n", origin);
+    for (int i = 0; i < ntimes; i++)
+        fprintf(f, "%s%.9f%s", i ? " " : "#superstep_starts: ", times[i] - offset,
+                i + 1 < ntimes ? "" : "\n");
+}
 
 static const cll_mpi_extension extension = {CLL_PUB_COLUMNS, header, references, lines};
 
-/* Add experiment `name` to runs_of, once, and write the header again with it
- * (`#superstep_runs: f, ...`); names that no longer fit are left out. */
+/* Add experiment `name` to runs_of, once (`#superstep_runs: f, ...`); names that no longer
+ * fit are left out. */
 static void name_runs_of(const char *name)
 {
     size_t len = strlen(name), used = strlen(runs_of);
@@ -234,7 +270,6 @@ static void name_runs_of(const char *name)
     if (used + len + 3 > sizeof runs_of)
         return;
     snprintf(runs_of + used, sizeof runs_of - used, "%s%s", used ? ", " : "", name);
-    snprintf(header, sizeof header, SUPERSTEPS_LINE "#superstep_runs: %s\n", runs_of);
 }
 
 /* ---------------------------------------------------------------- experiments */
@@ -269,9 +304,10 @@ void cll_pub_begin(cll_experiment *e, double *values, t_bsp *machine)
         bsp_sync(machine);   /* a superstep of the open run, if any */
         if (pub.owner == NULL) {
             double t = now();
-            pub.starts = room(pub.starts, (size_t)pub.runs + 1, &pub.starts_cap,
-                              sizeof *pub.starts);
-            pub.starts[pub.runs++] = t;
+            ROOM(pub.starts, (size_t)pub.runs + 1, pub.starts_cap);
+            pub.starts[pub.runs] = t;
+            __atomic_signal_fence(__ATOMIC_SEQ_CST);   /* set before a signal's writer counts it */
+            pub.runs++;
             push(machine, add_name("0"), t);
             name_runs_of(e->name);
             pub.owner = e;

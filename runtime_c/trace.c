@@ -122,13 +122,27 @@ static void write_open_line(FILE *f)
     free(text);
 }
 
-static void write_header(writer *w, const char *status, const char *more_header)
+/* A layer's addition to the traces of this process's own records (cll_extend_own_trace). */
+static void (*own_header)(FILE *f);
+static int (*own_lines)(int (*sink)(const char *text, size_t len, void *ctx), void *ctx);
+
+void cll_extend_own_trace(void (*header)(FILE *f),
+                          int (*lines)(int (*sink)(const char *text, size_t len, void *ctx), void *ctx))
+{
+    own_header = header;
+    own_lines = lines;
+}
+
+/* The header; `own`: a trace of this process's own records, with the layer's lines. */
+static void write_header(writer *w, const char *status, const char *more_header, int own)
 {
     FILE *f = w->f;
     cll_header_run_lines_(f, "#cll-trace", "%.6g");
     fprintf(f, "#overhead: %.3g\n#status: %s\n", cll_store_overhead_(), status);
     if (more_header)
         fputs(more_header, f);
+    if (own && own_header)
+        own_header(f);
     write_open_line(f);
     for (int id = 0; id < cll_experiment_count_(); id++) {
         if (!w->wanted[id])
@@ -233,8 +247,20 @@ int cll_records_text(const char *const *names, int nnames, size_t chunk,
     return rc;
 }
 
-cll_trace_file *cll_trace_open(const char *status, const char *const *names, int nnames,
-                               const uint64_t *more_counts, const char *more_header)
+/* Give up a trace being written: its file removed, errno kept. */
+static void discard(cll_trace_file *t)
+{
+    int saved = errno;
+    fclose(t->w.f);
+    unlink(t->tmp);
+    writer_free(&t->w);
+    free(t);
+    errno = saved;
+}
+
+/* cll_trace_open; `own`: a trace of this process's own records (cll_trace_write_). */
+static cll_trace_file *open_trace(const char *status, const char *const *names, int nnames,
+                                  const uint64_t *more_counts, const char *more_header, int own)
 {
     cll_trace_file *t = calloc(1, sizeof *t);
     if (!t)
@@ -257,17 +283,18 @@ cll_trace_file *cll_trace_open(const char *status, const char *const *names, int
         return NULL;
     }
     setvbuf(t->w.f, NULL, _IOFBF, 1 << 20);
-    write_header(&t->w, status, more_header);
+    write_header(&t->w, status, more_header, own);
     if (cll_store_each_(write_record, &t->w)) {
-        int saved = errno;
-        fclose(t->w.f);
-        unlink(t->tmp);
-        writer_free(&t->w);
-        free(t);
-        errno = saved;
+        discard(t);
         return NULL;
     }
     return t;
+}
+
+cll_trace_file *cll_trace_open(const char *status, const char *const *names, int nnames,
+                               const uint64_t *more_counts, const char *more_header)
+{
+    return open_trace(status, names, nnames, more_counts, more_header, 0);
 }
 
 int cll_trace_append(cll_trace_file *t, const char *text, size_t len)
@@ -294,6 +321,12 @@ int cll_trace_close(cll_trace_file *t)
 
 int cll_trace_write_(const char *status, const char *const *names, int nnames)
 {
-    cll_trace_file *t = cll_trace_open(status, names, nnames, NULL, NULL);
-    return t ? cll_trace_close(t) : -1;
+    cll_trace_file *t = open_trace(status, names, nnames, NULL, NULL, 1);
+    if (!t)
+        return -1;
+    if (own_lines && own_lines(to_file, t->w.f)) {
+        discard(t);
+        return -1;
+    }
+    return cll_trace_close(t);
 }

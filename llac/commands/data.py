@@ -15,6 +15,7 @@ from llac.errors import LlacError
 from llac.experiment import Experiment
 from llac.noise import noisy, point_spread, spread_summary
 from llac.parse import checked_formula
+from llac.superstep_files import combine, same_execution
 from llac.tables import merge_experiments, repetitions
 
 SHOW_LIMIT = 20
@@ -29,7 +30,9 @@ EXPORT_FORMATS = ("csv", "extrap")   # of an experiment; a model is written as j
          NAME@FILESTEM instead: nothing is overwritten. Damaged records are reported as warnings
          with file:line and the good ones are kept. A trace that is missing but has spill files
          next to it (its run was killed by SIGKILL) loads what they hold, with a warning; so
-         does a spill file's own path. A CSV file needs `as NAME` and a formula; its columns are
+         does a spill file's own path. A PUB program's supersteps are kept per program and P;
+         those of the `.rank<r>` traces of ranks that were not gathered join the gathered trace's
+         of the same execution (load "prog.cll.4*.dat"). A CSV file needs `as NAME` and a formula; its columns are
          time and the formula's variables. A model written by `export` (a .json file, or any
          file that holds one) predicts as the exported one did.""",
          ['load "matinit.cll.1.dat"', 'load "fft.cll.*.dat"',
@@ -66,24 +69,41 @@ def load_traces(session, traces, name: str | None = None) -> list:
         for experiments, path in parts:
             target = _free_name(session, exp_name, path, len(parts) > 1)
             results.append(session.store(target, merge_experiments(experiments)))
-    results += [store_supersteps(session, t.supersteps) for t in traces if t.supersteps is not None]
+    results += [note for t in traces if t.supersteps is not None for note in store_supersteps(session, t.supersteps)]
     if not groups and not any(t.supersteps for t in traces):
         results.append(Note("no experiments found", warning=True))
     return results
 
 
-def store_supersteps(session, run) -> Note:
-    """Keep a PUB run's supersteps under its program's name and P, for `obsp PROGRAM`."""
+def store_supersteps(session, run) -> list[Note]:
+    """Keep a PUB run's supersteps under its program's name and P, for `obsp PROGRAM`: those of
+    the same execution as the ones kept there (a `.rank<r>` file of a rank the gathered trace
+    lacks) are added to them, a gathered trace of another execution replaces them."""
     runs = session.supersteps.setdefault(run.program, {})
-    replaced = run.procs in runs
+    kept = runs.get(run.procs)
+    where = f"{run.program} at P={run.procs}"
+    if kept is not None and same_execution(kept, run):
+        held = {(s.run, s.rank) for s in kept.steps}
+        if all((s.run, s.rank) in held for s in run.steps):
+            return [Note(f"{run.path}: its supersteps of {where} are held already (from {kept.path})")]
+        try:
+            runs[run.procs], doubles = combine(kept, run)
+        except ValueError as err:
+            return [Note(f"{run.path}: its supersteps are not added to those of {where}: {err}", warning=True)]
+        ranks = ",".join(map(str, sorted({s.rank for s in run.steps if (s.run, s.rank) not in held})))
+        return [*(Note(text, warning=True) for text in doubles),
+                Note(f"added the supersteps of rank{'s' if ',' in ranks else ''} {ranks} from {run.path} to those "
+                     f"of {where} (one execution): {len(runs[run.procs].steps)} records")]
+    if kept is not None and run.origin is not None:
+        return [Note(f"{run.path}: rank {run.origin}'s own supersteps are of another execution than those of "
+                     f"{where} kept from {kept.path} (their #execution differs): they are left out", warning=True)]
     runs[run.procs] = run
     if not run.steps:
-        return Note(f"the trace of {run.program} at P={run.procs} holds no supersteps: they are recorded in "
-                    f"the runs of a `sync` experiment (#pragma cll sync NAME ...), and it ran none",
-                    warning=True)
+        return [Note(f"the trace of {where} holds no supersteps: they are recorded in the runs of a `sync` "
+                     f"experiment (#pragma cll sync NAME ...), and it ran none", warning=True)]
     name = run.runs_of[0] if run.runs_of else run.program
-    return Note(f"{'replaced' if replaced else 'kept'} the supersteps of {run.program} at P={run.procs}: "
-                f"{len(run.steps)} records (obsp {name} evaluates them)")
+    return [Note(f"{'replaced' if kept is not None else 'kept'} the supersteps of {where}: "
+                 f"{len(run.steps)} records (obsp {name} evaluates them)")]
 
 
 def _free_name(session, name: str, path, qualify: bool) -> str:
