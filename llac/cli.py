@@ -26,7 +26,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="llac", description="Model program run times from CALL traces.")
     parser.add_argument("scripts", nargs="*", help="llac scripts to run in order (.llac)")
     parser.add_argument("-c", dest="command", metavar="STATEMENTS",
-                        help="run these statements; if they load nothing, a trace piped on stdin is loaded first")
+                        help="run these statements (after the scripts, if any); if they load nothing and "
+                             "no script is given, a trace piped on stdin is loaded first")
     parser.add_argument("--format", choices=("text", "json", "csv"), default="text",
                         help="print tables and models as text, one JSON document per line, or CSV "
                              "rows (news and warnings then go to stderr)")
@@ -51,19 +52,19 @@ def _run(args) -> int:
     from llac.driver import report, run_source
     from llac.session import Session
     session = Session()
+    for path in args.scripts:
+        try:
+            source = read_script(path)
+        except LlacError as err:
+            print(f"llac: {err.message}", file=sys.stderr)
+            return 1
+        if not run_source(session, source, path, fmt=args.format):
+            return 1
     if args.command is not None:
-        if not _loads_data(args.command) and _stdin_has_data():
+        if not args.scripts and not _loads_data(args.command) and _stdin_has_data():
             report(lambda: _load_piped(session), STDIN, "", fmt=args.format)
         return 0 if run_source(session, args.command, "<command>", fmt=args.format) else 1
     if args.scripts:
-        for path in args.scripts:
-            try:
-                source = read_script(path)
-            except LlacError as err:
-                print(f"llac: {err.message}", file=sys.stderr)
-                return 1
-            if not run_source(session, source, path, fmt=args.format):
-                return 1
         return 0
     if sys.stdin.isatty():
         from llac.repl import run_repl

@@ -62,6 +62,14 @@ def test_several_scripts_share_one_session(work):
     assert r.returncode == 0 and "sample points" in r.stdout
 
 
+def test_scripts_then_statements_share_one_session(work):
+    (work / "one.llac").write_text('load "matinit.cll.1.dat"\n')
+    r = llac("one.llac", "-c", "describe colinit", cwd=work, stdin="not read")
+    assert r.returncode == 0 and "created colinit" in r.stdout and "sample points" in r.stdout, r.stderr
+    failed = llac("one.llac", "-c", "describe nothing", cwd=work)
+    assert failed.returncode == 1 and failed.stderr.startswith("<command>:1:10: no object called 'nothing'")
+
+
 def test_damaged_trace_warns_on_stderr_and_goes_on(work):
     text = (work / "matinit.cll.1.dat").read_text().replace("#end\n", "colinit 0 0 oops 16\n")
     (work / "bad.dat").write_text(text)
