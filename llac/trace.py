@@ -346,17 +346,43 @@ def _check_count(path: str, decl: _Declared, loaded: int, problems: list[Problem
 
 def expand_paths(paths_or_globs: Sequence[str]) -> list[str]:
     """Each argument as a path, or a glob expanded and sorted. A glob that matches nothing, or
-    a name that is not a file, raises TraceError naming it (before anything is read)."""
+    a name that is not a file, or a file named twice (its records would count twice), raises
+    TraceError naming it (before anything is read)."""
     paths = []
     for pattern in paths_or_globs:
         matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
         if not matches:
             raise TraceError(f"no file matches {pattern!r}")
         for path in matches:
-            if not Path(path).is_file():
-                raise TraceError(f"no such file: {path!r}")
+            _check_file(Path(path))
         paths += matches
+    return named_once(paths)
+
+
+def named_once(paths: list[str]) -> list[str]:
+    """`paths`, unless one file is among them twice (under any name): TraceError, since its
+    records would count twice ("-", standard input, is not a file)."""
+    seen = {}
+    for path in paths:
+        resolved = path if path == "-" else Path(path).resolve()
+        if resolved in seen:
+            raise TraceError(f"{path!r} is named twice (also as {seen[resolved]!r}): its records would "
+                             f"count twice; load each file once")
+        seen[resolved] = path
     return paths
+
+
+def _check_file(path: Path) -> None:
+    """TraceError unless `path` is a regular file: missing, a folder and a device each say so."""
+    if path.is_file():
+        return
+    if path.is_dir():
+        raise TraceError(f"{str(path)!r} is a folder, not a trace file (a glob such as "
+                         f"'{path / '*.dat'}' loads the traces in it)")
+    if path.exists():
+        raise TraceError(f"{str(path)!r} is not a regular file (a device, a pipe or a socket): "
+                         f"save the trace to a file first, or pipe it into `llac -c`")
+    raise TraceError(f"no such file: {str(path)!r}")
 
 
 def read_traces(paths_or_globs: Sequence[str]) -> list[Trace]:

@@ -79,6 +79,19 @@ def test_missing_file_is_one_clear_error(session):
     assert "no such file" in error_of(session, 'load "nope.dat"').message
 
 
+@pytest.mark.parametrize("statement, message", [
+    ('load "."', "'.' is a folder, not a trace file (a glob such as '*.dat' loads the traces in it)"),
+    ('load "/dev/null"', "'/dev/null' is not a regular file (a device, a pipe or a socket)"),
+    ('load "matinit.cll.1.dat", "./matinit.cll.1.dat"', "'./matinit.cll.1.dat' is named twice (also as "
+                                                        "'matinit.cll.1.dat'): its records would count twice"),
+    ('load "*.dat", "matinit.cll.1.dat"', "'matinit.cll.1.dat' is named twice"),
+    ("m = merge colinit, rowinit, colinit", "colinit is named twice: its records would count twice"),
+])
+def test_what_is_not_one_trace_file_once_is_one_clear_error(session, statement, message):
+    assert message in error_of(session, statement).message
+    assert "m" not in session.objects
+
+
 def test_where_subset_and_empty_selection(session):
     run(session, "small = colinit where N <= 64 and rank == 0")
     assert set(session.objects["small"].columns["N"]) == {16, 32, 64}

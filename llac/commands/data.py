@@ -130,7 +130,8 @@ def _expand(statement: ast.Load) -> list[str]:
     """The files a load names: globs expanded, "-" (standard input) kept as it is, a missing
     trace with spill files next to it replaced by them."""
     from llac.spill import expand_with_spills
-    return [f for path in statement.paths for f in (["-"] if path == "-" else expand_with_spills([path]))]
+    from llac.trace import named_once
+    return named_once([f for path in statement.paths for f in (["-"] if path == "-" else expand_with_spills([path]))])
 
 
 def _load_csv(session, statement: ast.Load, files):

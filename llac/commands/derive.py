@@ -75,7 +75,11 @@ def with_(session, source: ast.With):
          formula into one (e.g. runs on different machines or processor counts).""",
          ["both = merge run1, run2"], ast.Merge)
 def merge(session, source: ast.Merge):
-    experiments = [session.experiment(n) for n in (source.obj, *source.others)]
+    names = (source.obj, *source.others)
+    for i, name in enumerate(names):
+        if name.text in (n.text for n in names[:i]):
+            raise LlacError(f"{name.text} is named twice: its records would count twice", name.span)
+    experiments = [session.experiment(n) for n in names]
     for name, experiment in zip(source.others, experiments[1:]):
         if str(experiment.formula) != str(experiments[0].formula):
             raise LlacError(f"cannot merge {source.obj.text} ({experiments[0].formula}) with "
