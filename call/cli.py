@@ -36,8 +36,11 @@ def _parser() -> argparse.ArgumentParser:
     translate_.add_argument("-o", dest="out_dir", default=None, help="output directory")
     check = commands.add_parser("check", help="report diagnostics only")
     check.add_argument("sources", nargs="+")
-    run = commands.add_parser("run", help="build if needed, run, print where the traces went")
-    run.add_argument("source")
+    run = commands.add_parser("run", help="build if needed, run, print where the traces went",
+                              usage="call run [-h] [--procs PROCS] [--cflags CFLAGS] [--no-oversubscribe] "
+                                    "source [-- ARGS ...]",
+                              epilog="ARGS after -- are the program's command-line arguments.")
+    run.add_argument("source", help="the annotated C file")
     run.add_argument("--procs", type=_procs, default=None, help="A:B:F: P = A, A*F, ... <= B")
     run.add_argument("--cflags", default="-O2", help="compiler flags (default: -O2)")
     run.add_argument("--no-oversubscribe", dest="oversubscribe", action="store_false",
