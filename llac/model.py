@@ -214,8 +214,8 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
             return None
     noise = noise_factors(points.spread)
     return replace(model, sample_points={**model.sample_points, "spread": points.spread},
-                   warnings=model.warnings + tuple(spread_warning(points.spread, settings.aggregate,
-                                                                  settings.threshold)),
+                   warnings=model.warnings + _unmodelled_notes(experiment)
+                   + tuple(spread_warning(points.spread, settings.aggregate, settings.threshold)),
                    drift=drift_rates(points.variables, points.time, noise, refit))
 
 
@@ -234,6 +234,29 @@ def _model_working_set(experiment: Experiment) -> str | None:
         if len(values) == 1 and np.isfinite(values[0]):
             fixed[v] = float(values[0])
     return with_values(working_set, fixed).text if fixed else experiment.working_set
+
+
+def _unmodelled_notes(experiment: Experiment) -> tuple[str, ...]:
+    """A warning per variable of the working set that the formula lacks and that takes
+    several values within one sample point: its records are fitted as repetitions of the
+    point, and their spread is that variable's effect, not noise."""
+    if experiment.working_set is None:
+        return ()
+    notes = []
+    points = np.column_stack([experiment.columns[v] for v in experiment.formula.variables] or
+                             [np.zeros(len(experiment))])
+    for v in parse_working_set(experiment.working_set).variables:
+        if v in experiment.formula.variables or v not in experiment.columns:
+            continue
+        pairs = np.unique(np.column_stack([points, experiment.columns[v]]), axis=0)
+        if len(pairs) > len(np.unique(points, axis=0)):
+            values = np.unique(experiment.columns[v])
+            shown = ", ".join(f"{x:g}" for x in values[:4]) + (", ..." if len(values) > 4 else "")
+            notes.append(f"{v} (of the working set) takes several values within a sample point "
+                         f"({shown}) but is not a variable of the formula: those records are fitted as "
+                         f"repetitions of one point, and their spread is {v}'s effect, not noise; add {v} to "
+                         f"the formula, or fit one value at a time (`where {v} == {values[0]:g}`)")
+    return tuple(notes)
 
 
 def _single_procs(experiment: Experiment) -> int | None:

@@ -249,3 +249,14 @@ def test_fixed_variables_are_replaced_by_their_values(text, values, expected):
     fixed = with_values(parse_working_set(text), values)
     assert fixed.text == expected
     assert set(fixed.variables) == set(parse_working_set(text).variables) - set(values)
+
+
+def test_an_extra_variable_that_varies_within_a_sample_point_is_a_warning_at_fit(traced):
+    experiment = read_trace(traced).experiments["t"]
+    varied = experiment.with_column("M", np.arange(len(experiment)) % 2 + 1.0)
+    [warning] = [w for w in fit_experiment(varied).warnings if "(of the working set)" in w]
+    assert warning.startswith("M (of the working set) takes several values within a sample point (1, 2) "
+                              "but is not a variable of the formula")
+    assert "`where M == 1`" in warning
+    by_size = experiment.with_column("M", experiment.columns["N"] / 16)      # one M per size: fine
+    assert not [w for w in fit_experiment(by_size).warnings if "(of the working set)" in w]
