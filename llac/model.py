@@ -106,8 +106,10 @@ class Model:
         for i, p in enumerate(self.pieces):
             piece[(piece < 0) & p.contains(columns)] = i
         values, spread = np.full(n, np.nan), np.full(n, np.nan)
+        intervals = np.zeros(n, dtype=bool)       # the point's piece has degrees of freedom left
         for i, p in enumerate(self.pieces):
             rows = piece == i
+            intervals[rows] = p.df > 0
             x = design[rows]
             values[rows] = x @ p.constants
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -121,21 +123,28 @@ class Model:
             bounds = np.sort(np.stack([values * np.exp(-spread), values * np.exp(spread)]), axis=0)
         extrapolated, notes = self._extrapolation(columns, piece)
         return Prediction(values, bounds[0], bounds[1], piece, extrapolated,
-                          tuple(notes + self._drift_notes(columns) + self._undefined_notes(columns, design)
+                          tuple(notes + self._drift_notes(columns) + self._no_value_notes(columns, design, values, bounds, intervals)
                                 + self._no_time_notes(columns, values, piece)))
 
-    def _undefined_notes(self, columns: dict, design: np.ndarray) -> list[str]:
-        """A warning per term of the formula that has no finite value at some point (log of a
-        number <= 0, a division by zero): the formula says nothing there, and a blank (nan)
-        prediction without a word reads as a tool failure."""
+    def _no_value_notes(self, columns: dict, design: np.ndarray, values: np.ndarray, bounds: np.ndarray,
+                        intervals: np.ndarray) -> list[str]:
+        """A line where a finite prediction has no interval because its arithmetic overflows, and
+        a warning per term of the formula that has no finite value at some point (log of a number
+        <= 0, a division by zero, an overflow): the formula says nothing there. Blanks (nan)
+        without a word read as a tool failure."""
         notes = []
+        unbounded = np.flatnonzero(np.isfinite(values) & intervals & ~np.all(np.isfinite(bounds), axis=0))
+        if len(unbounded):
+            where = " ".join(f"{v}={columns[v][unbounded[0]]:g}" for v in self.formula.variables)
+            notes.append(f"no prediction interval at {where}" + (f" and {len(unbounded) - 1} more point(s)"
+                         if len(unbounded) > 1 else "") + ": its arithmetic overflows so far beyond the data")
         for k, term in enumerate(self.formula.terms):
             bad = np.flatnonzero(~np.isfinite(design[:, k]))
             if len(bad):
                 where = ", ".join(" ".join(f"{v}={columns[v][i]:g}" for v in self.formula.variables)
                                   for i in bad[:3]) + (", ..." if len(bad) > 3 else "")
                 notes.append(f"warning: the formula has no value at {where}: its term {term} is not a finite "
-                             f"number there (the log of a number <= 0, or a division by zero); no prediction")
+                             f"number there (the log of a number <= 0, a division by zero or an overflow); no prediction")
         return notes
 
     def _no_time_notes(self, columns: dict, values: np.ndarray, piece: np.ndarray) -> list[str]:

@@ -156,4 +156,7 @@ def test_a_point_where_the_formula_has_no_value_gets_a_warning(tmp_path):
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
     warnings = [line for line in result.stdout.splitlines() if line.startswith("warning: the formula has no value")]
     assert warnings == [f"warning: the formula has no value at N={n}: its term f[1]*N*log(N) is not a finite number "
-                        f"there (the log of a number <= 0, or a division by zero); no prediction" for n in (0, -5)]
+                        f"there (the log of a number <= 0, a division by zero or an overflow); no prediction" for n in (0, -5)]
+    far = llac_on_csv(tmp_path, "f[0] + f[1]*N*log(N)", [1e-5, 1e-9], 3, "fit d; predict d N=1e300")
+    assert "no prediction interval at N=1e+300: its arithmetic overflows so far beyond the data" in far.stdout
+    assert "no prediction interval" not in result.stdout
