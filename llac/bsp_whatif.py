@@ -41,25 +41,51 @@ def communication_scale(model, columns: dict[str, np.ndarray], prediction,
     new_g = np.full(n, given["g"]) if "g" in given else np.array([b.g for b in new])
     new_L = np.full(n, given["L"]) if "L" in given else np.array([b.L for b in new])
     design = model.formula.design_matrix(columns) if columns else np.ones((n, len(model.formula.terms)))
-    latency = np.array([not model.formula.variables or not _has_variables(t) for t in model.formula.terms])
-    result = np.full(n, np.nan)
+    latency, bandwidth, reading = _reading(model, columns, design)
+    result, used = np.full(n, np.nan), {"L": False, "g": False}
     for row, index in enumerate(prediction.piece):
         if index < 0:
             continue
         parts = design[row] * model.pieces[index].constants
-        result[row] = parts[latency].sum() * new_L[row] / old_L[row] + \
-            parts[~latency].sum() * new_g[row] / old_g[row]
+        used["L"] |= bool(np.any(parts[latency[row]] != 0))
+        used["g"] |= bool(np.any(parts[bandwidth[row]] != 0))
+        result[row] = parts[latency[row]].sum() * new_L[row] / old_L[row] + \
+            parts[bandwidth[row]].sum() * new_g[row] / old_g[row] + parts[~(latency[row] | bandwidth[row])].sum()
     source = ", ".join(f"{k}={v:g}" for k, v in given.items())
     if there:
         source = f"{there_ref}@{there.run_id}'s g and L" + (f", with {source}" if source else "")
-    return result, (f"{source}: the constant term is read as L and the others as g times bytes, each "
-                    f"scaled from {here_ref}@{here.run_id}'s probed g and L at the point's P")
+    note = f"{source}: {reading}, scaled from {here_ref}@{here.run_id}'s probed g and L at the point's P"
+    unused = [k for k in given if not used[k]]
+    if unused:
+        note += (f"; {' and '.join(unused)} changes nothing here: no term read as "
+                 f"{' or '.join(unused)} has a constant other than 0 at these points")
+    return result, note
 
 
-def _has_variables(term) -> bool:
-    """True for a term with a variable factor (not the constant term)."""
+def _reading(model, columns: dict, design: np.ndarray) -> tuple[np.ndarray, np.ndarray, str]:
+    """Which terms, at each point, are latency (scaled by L) and bandwidth (scaled by g), and
+    how the model was read. Without P in the formula (a communication experiment such as
+    `D[0] + D[1]*size`) the constant term is L and the others g times bytes. With P, only the
+    terms that vanish at P = 1 are communication (there is none on one processor): those of P
+    alone (`log(P)`: a number of supersteps) are L, the others (`N*(P-1)/P`) g times bytes; the
+    rest is computation and keeps its time."""
+    n, terms = len(design), model.formula.terms
+    of_p_alone = np.array([set(_variables(t)) <= {"P"} for t in terms])
+    if "P" not in model.formula.variables:
+        latency = np.array([not _variables(t) for t in terms])
+        return (np.broadcast_to(latency, design.shape), np.broadcast_to(~latency, design.shape),
+                "the constant term is read as L and the others as g times bytes")
+    at_one = model.formula.design_matrix({**columns, "P": np.ones(n)})
+    communication = (at_one == 0) & (design != 0)
+    return (communication & of_p_alone, communication & ~of_p_alone,
+            "the terms that vanish at P = 1 are read as communication (those of P alone as L times "
+            "supersteps, the others as g times bytes), the others as computation, unchanged")
+
+
+def _variables(term) -> tuple[str, ...]:
+    """The variables of a term's factor (none for the constant term)."""
     from cll_grammar.formula import variables_of
-    return bool(variables_of(term.factor))
+    return variables_of(term.factor)
 
 
 def _procs(model, columns: dict, n: int) -> np.ndarray:

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from dataclasses import replace
 
+import numpy as np
+
 import pytest
 
 from cll_grammar.machinedb import MachineDB
@@ -65,3 +67,36 @@ def test_g_and_L_come_from_the_latest_run_that_has_them(workdir):
     with MachineDB(workdir / "machines.sqlite") as db:
         db.store(later)
     assert predicted(workdir, "predict D size=65536 with g=4e-9") == pytest.approx(L2 + 4e-9 * 131072, rel=1e-3)
+
+
+def write_fft_like_trace(path) -> None:
+    """An MPI trace of f = f[0] + f[1]*N/P + f[2]*N*(P-1)/P + f[3]*log(P) at P = 1, 2, 4 (exact
+    times): computation N/P, communication N*(P-1)/P bytes and log(P) supersteps."""
+    records = []
+    for procs in (1, 2, 4):
+        for n in SIZES:
+            time = float(1e-4 + 1e-8 * n / procs + 3e-9 * n * (procs - 1) / procs + 5e-6 * np.log(procs))
+            h = n * (procs - 1) / procs
+            records += [f"f 0 0 {time!r} {float(n)!r} {float(procs)!r} 1 {h} 1 {h} 1 {2 * h} 0"] * 3
+    path.write_text(
+        "#cll-trace 1\n#program: y\n#host: node1\n#cpu: Test CPU 9000\n#parallel: MPI\n#procs: 4\n"
+        "#status: complete\n#experiment: f\n#  formula: f[0] + f[1]*N/P + f[2]*N*(P-1)/P + f[3]*log(P)\n"
+        "#  source: y.c:1:1\n#  columns: rank thread time N P msgs_sent bytes_sent msgs_recv bytes_recv partners h mpi_time\n"
+        f"#  records: {len(records)}\n#data\n" + "\n".join(records) + "\n#end\n")
+
+
+def test_with_g_and_L_scale_only_the_terms_of_communication(workdir):
+    write_fft_like_trace(workdir / "y.cll.4.dat")
+    env = {**os.environ, "LLAC_MACHINE_DB": str(workdir / "machines.sqlite")}
+    script = ('load "y.cll.4.dat"; set prune off; fit f; predict f N=65536 P=1,2; '
+              f'predict f N=65536 P=1,2 with g={2 * G2}, L={2 * L2}')
+    done = subprocess.run([sys.executable, "-m", "llac", "-c", script], cwd=workdir, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines() if line.split()[:1] == ["65536"]]
+    plain = {int(r[1]): float(r[2]) for r in rows[:2]}
+    scaled = {int(r[1]): float(r[5]) for r in rows[2:]}
+    assert scaled[1] == pytest.approx(plain[1], rel=1e-3)         # no communication on one processor
+    # at P = 2 the probe's g and L are G2, L2: doubling them doubles the communication terms only
+    assert scaled[2] == pytest.approx(plain[2] + 3e-9 * 65536 / 2 + 5e-6 * np.log(2), rel=1e-3)
+    assert "the terms that vanish at P = 1 are read as communication" in done.stdout
