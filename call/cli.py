@@ -90,12 +90,11 @@ def _procs_list(text: str) -> list[int]:
 
 
 def _label(text: str) -> str:
-    """A probe run's label: a name llac can write after `MACHINE@` (letters, digits and `_`,
-    not starting with a digit: `vm@3` means run 3)."""
-    import re
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text):
-        raise argparse.ArgumentTypeError(f"{text!r}: a label is a name (letters, digits and _, "
-                                         f"not starting with a digit), as llac writes it in MACHINE@LABEL")
+    """A probe run's label (cll_grammar.machine.label_problem says what it may be)."""
+    from cll_grammar.machine import label_problem
+    problem = label_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
     return text
 
 

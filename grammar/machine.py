@@ -134,3 +134,12 @@ def machine_name(host: str) -> str:
     first = host.split(".")[0] or "machine"
     name = re.sub(r"[^A-Za-z0-9_]", "_", first)
     return name if not name[0].isdigit() else "m" + name
+
+
+def label_problem(text: str) -> str | None:
+    """Why `text` cannot label a probe run, or None: a label is a name that llac can write
+    after `MACHINE@` (letters, digits and `_`, not starting with a digit: `vm@3` is run 3)."""
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text):
+        return None
+    return (f"{text!r}: a label is a name (letters, digits and _, not starting with a digit), as llac "
+            f"writes it in MACHINE@LABEL")

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, fields
+from dataclasses import MISSING, asdict, fields
 from datetime import datetime
 from pathlib import Path
 
 import numpy as np
 
 from cll_grammar.machine import (ACCESSES, BspPoint, CacheLevel, MountainPoint, Operation,
-                                 ProbeRun, this_cpu_model, this_host)
+                                 ProbeRun, label_problem, this_cpu_model, this_host)
 from cll_grammar.machinedb import ENVIRONMENT_VARIABLE, MachineDB, MachineDBError
 from llac.errors import LlacError
 
@@ -154,10 +154,12 @@ def import_machine(db: MachineDB, path: Path) -> tuple[str, int, int]:
         raise LlacError(f"{path}: not a machine file ({error})") from None
     if not isinstance(document, dict) or document.get("format") != EXPORT_FORMAT:
         raise LlacError(f"{path}: not a machine file (no \"format\": \"{EXPORT_FORMAT}\")")
+    if not isinstance(document.get("runs"), list):
+        raise LlacError(f"{path}: damaged machine file (no list of \"runs\")")
     try:
         runs = [_run_from_json(r) for r in document["runs"]]
-    except (KeyError, TypeError, ValueError) as error:
-        raise LlacError(f"{path}: damaged machine file ({type(error).__name__}: {error})") from None
+    except ValueError as error:
+        raise LlacError(f"{path}: damaged machine file ({error})") from None
     added = skipped = 0
     for run in runs:
         name = db.machine_of(run.host, run.cpu_model)
@@ -174,19 +176,40 @@ def import_machine(db: MachineDB, path: Path) -> tuple[str, int, int]:
 def _run_from_json(item: dict) -> ProbeRun:
     """A ProbeRun from its exported dictionary, with its parts' types checked."""
     parts = {"caches": CacheLevel, "mountain": MountainPoint, "operations": Operation, "bsp": BspPoint}
-    fields = {k: v for k, v in item.items() if k not in parts}
-    run = ProbeRun(**fields)
+    run = _built(ProbeRun, {k: v for k, v in item.items() if k not in parts})
     if not isinstance(run.host, str) or not isinstance(run.cpu_model, str) or not isinstance(run.date, str):
         raise ValueError("host, cpu_model and date must be strings")
-    datetime.fromisoformat(run.date)                     # ValueError names the bad date
+    try:
+        datetime.fromisoformat(run.date)
+    except ValueError:
+        raise ValueError(f"date {run.date!r} is not an ISO 8601 date such as 2026-11-23T10:00:00Z") from None
     if not isinstance(run.quick, bool) or not (run.label is None or isinstance(run.label, str)):
         raise ValueError(f"quick must be true or false and label a string (quick is {run.quick!r})")
+    if run.label is not None and label_problem(run.label):
+        raise ValueError(f"label {label_problem(run.label)}")
     if not (run.cores is None or type(run.cores) is int and run.cores > 0) or \
             not (run.seconds is None or _number(run.seconds) and run.seconds >= 0):
         raise ValueError(f"cores is {run.cores!r} and seconds {run.seconds!r}: not a count and a duration")
     for attribute, kind in parts.items():
-        setattr(run, attribute, [_checked(kind(**p)) for p in item.get(attribute, [])])
+        setattr(run, attribute, [_checked(_built(kind, p)) for p in item.get(attribute, [])])
     return run
+
+
+def _built(kind, values):
+    """`kind(**values)` for a dataclass of the database, ValueError naming the fields that
+    `values` (read from JSON) lacks or has too many, or saying that it is not an object."""
+    if not isinstance(values, dict):
+        raise ValueError(f"a {kind.__name__} is an object of fields, not {values!r}")
+    known = {f.name: f for f in fields(kind)}
+    unknown = sorted(set(values) - set(known))
+    missing = [n for n, f in known.items() if n not in values and f.default is MISSING
+               and f.default_factory is MISSING]
+    if unknown or missing:
+        raise ValueError(f"a {kind.__name__} " + "; ".join(
+            ([f"has no field {', '.join(map(repr, unknown))}"] if unknown else [])
+            + ([f"lacks {', '.join(map(repr, missing))}"] if missing else []))
+            + f" (its fields: {', '.join(known)})")
+    return kind(**values)
 
 
 def _number(value) -> bool:

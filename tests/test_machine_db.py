@@ -193,14 +193,18 @@ RUN = '{"format": "llac-machine 1", "runs": [{"host": "h", "cpu_model": "c", "da
 @pytest.mark.parametrize("document, message", [
     ("{", "not a machine file"),
     ('{"format": "other"}', "not a machine file"),
-    ('{"format": "llac-machine 1", "runs": [{"host": "h"}]}', "damaged machine file"),
+    ('{"format": "llac-machine 1", "runs": [{"host": "h"}]}', "damaged machine file (a ProbeRun lacks 'cpu_model', 'date'"),
+    ('{"format": "llac-machine 1"}', "damaged machine file (no list of \"runs\")"),
+    (RUN % '"quick": false, "bsp": [{"P": 2}]', "a BspPoint has no field 'P'; lacks 'procs'"),
+    (RUN % '"quick": false, "label": "has space"', "label 'has space': a label is a name"),
+    (RUN % '"quick": false, "label": "2"', "label '2': a label is a name (letters, digits and _, not starting with a digit)"),
     ('{"format": "llac-machine 1", "runs": [{"host": "h", "cpu_model": "c", "date": "2026-11-23T10:00:00Z", "quick": false,'
      ' "operations": [{"name": "timer", "seconds": "fast", "spread": 0}]}]}', "Operation.seconds is 'fast'"),
     ('{"format": "llac-machine 1", "runs": [{"host": "h", "cpu_model": "c", "date": "2026-11-23T10:00:00Z", "quick": false,'
      ' "mountain": [{"access": "jump", "working_set": 4096, "stride": 64, "seconds": 1e-9, "spread": 0}]}]}',
      "MountainPoint.access is 'jump'"),
     (RUN % '"quick": "yes"', "quick must be true or false"),
-    (RUN % '"quick": false, "date": "yesterday"', "Invalid isoformat string: 'yesterday'"),
+    (RUN % '"quick": false, "date": "yesterday"', "date 'yesterday' is not an ISO 8601 date"),
     (RUN % '"quick": false, "cores": "two"', "cores is 'two'"),
     (RUN % '"quick": false, "caches": [{"level": 1, "kind": "Data", "reported_bytes": -5, "line_bytes": 64}]',
      "CacheLevel.reported_bytes is -5: it must be > 0"),
