@@ -223,7 +223,7 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
             return None
     noise = noise_factors(points.spread)
     return replace(model, sample_points={**model.sample_points, "spread": points.spread},
-                   warnings=model.warnings + _unmodelled_notes(experiment)
+                   warnings=model.warnings + _unmodelled_notes(experiment) + _timer_notes(experiment, points)
                    + tuple(spread_warning(points.spread, settings.aggregate, settings.threshold)),
                    drift=drift_rates(points.variables, points.time, noise, refit))
 
@@ -266,6 +266,30 @@ def _unmodelled_notes(experiment: Experiment) -> tuple[str, ...]:
                          f"repetitions of one point, and their spread is {v}'s effect, not noise; add {v} to "
                          f"the formula, or fit one value at a time (`where {v} == {values[0]:g}`)")
     return tuple(notes)
+
+
+TIMER_FLOOR_FACTOR = 10   # times below this many times the timer's own cost measure the timer
+
+
+def _timer_notes(experiment: Experiment, points: SamplePoints) -> tuple[str, ...]:
+    """A warning when sample points' times are within TIMER_FLOOR_FACTOR of what timing costs
+    (the trace header's `overhead` of a begin/end pair, or the timer's resolution): such a
+    fit describes the timer, and its tiny errors and p-values are no evidence for the formula."""
+    floors = []
+    for key in ("overhead", "timer_resolution"):
+        try:
+            floors.append(float(experiment.header.get(key, "nan")))
+        except ValueError:
+            continue
+    floor = max((f for f in floors if np.isfinite(f) and f > 0), default=None)
+    if floor is None:
+        return ()
+    low = int(np.sum(points.time < TIMER_FLOOR_FACTOR * floor))
+    if not low:
+        return ()
+    return (f"warning: {low} of {len(points.time)} sample points take less than {TIMER_FLOOR_FACTOR}x the "
+            f"timer's own cost ({floor:.3g} s, the trace's overhead or resolution): their times measure the "
+            f"timer, not the code; time a larger region (a loop of many executions) for them",)
 
 
 def _single_procs(experiment: Experiment) -> int | None:

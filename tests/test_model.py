@@ -160,3 +160,15 @@ def test_a_point_where_the_formula_has_no_value_gets_a_warning(tmp_path):
     far = llac_on_csv(tmp_path, "f[0] + f[1]*N*log(N)", [1e-5, 1e-9], 3, "fit d; predict d N=1e300")
     assert "no prediction interval at N=1e+300: its arithmetic overflows so far beyond the data" in far.stdout
     assert "no prediction interval" not in result.stdout
+
+
+def test_times_near_the_timers_own_cost_are_a_warning():
+    columns = grid(reps=3, N=N_VALUES)
+    tiny = synthetic("f[0] + f[1]*N", columns, [2e-8, 1e-15], seed=5)
+    with_header = tiny.replace(header={"overhead": "2.3e-08", "timer_resolution": "4.5e-10"})
+    [warning] = [w for w in fit_experiment(with_header).warnings if "timer's own cost" in w]
+    assert warning.startswith(f"warning: {len(N_VALUES)} of {len(N_VALUES)} sample points take less than 10x "
+                              "the timer's own cost (2.3e-08 s")
+    slower = synthetic("f[0] + f[1]*N", columns, [1e-5, 1e-9], seed=5).replace(header=with_header.header)
+    assert not [w for w in fit_experiment(slower).warnings if "timer's own cost" in w]
+    assert not [w for w in fit_experiment(tiny).warnings if "timer's own cost" in w]     # no header: no check
