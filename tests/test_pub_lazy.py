@@ -9,28 +9,20 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 
 import pytest
 
-from call.runtime_paths import mpi_include_dir, pub_source
 from call.scripts import launch_environment
-from support.runtime import run_bounded
+from support.runtime import build_pub_program, run_bounded
 
 pytestmark = pytest.mark.skipif(shutil.which("mpicc") is None or shutil.which("mpirun") is None,
                                 reason="MPI is not installed (apt-get install libopenmpi-dev openmpi-bin)")
-
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 @pytest.fixture(scope="module")
 def program(tmp_path_factory):
     """pub_lazy built with mpicc from the installed pub.c and pub.h."""
-    exe = tmp_path_factory.mktemp("pub_lazy") / "pub_lazy"
-    subprocess.run(["mpicc", "-O2", "-Wall", "-Werror", "-I", str(mpi_include_dir()),
-                    os.path.join(HERE, "pub_programs", "pub_lazy.c"), str(pub_source()),
-                    "-o", str(exe)], check=True, capture_output=True, text=True)
-    return exe
+    return build_pub_program(tmp_path_factory.mktemp("pub_lazy"), "pub_lazy")
 
 
 def ok_lines(program, mode: str) -> list[str]:
