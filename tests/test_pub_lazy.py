@@ -4,7 +4,7 @@
 (OBSP*'s premise: a processor waits for its incoming partners only); sends pending across
 several oblivious supersteps, at bsp_end and at bsp_done are delivered intact, also while
 the library reuses the slots of completed sends; bsp_hpsend's buffer may be changed after
-the sender's synchronisation. The program is tests/pub_programs/pub_lazy.c."""
+the sender's synchronisation, and may be a received message's bytes. The program is tests/pub_programs/pub_lazy.c."""
 from __future__ import annotations
 
 import os
@@ -45,9 +45,10 @@ def test_a_sender_passes_its_oblivious_sync_without_waiting_for_the_receiver(pro
     assert seconds < w / 2, f"processor 0 took {seconds:.4f} s to pass its bsp_oblsync (w = {w} s)"
 
 
-@pytest.mark.parametrize("mode", ["many", "end", "partition", "hpsend"])
+@pytest.mark.parametrize("mode", ["many", "end", "partition", "hpsend", "forward"])
 def test_large_messages_pending_across_synchronisations_arrive_intact(program, mode):
     """many: 24 messages of 8-192 KiB pending over 6 supersteps among reused slots; end: still
     pending at bsp_end; partition: at bsp_done; hpsend: the user's buffer changed after the
-    sender's bsp_oblsync."""
+    sender's bsp_oblsync; forward: a received message passed on with bsp_hpsend while the
+    synchronisation delivers a new one (the library must not receive into the bytes sent)."""
     assert ok_lines(program, mode) == [f"ok {mode} 0", f"ok {mode} 1"]

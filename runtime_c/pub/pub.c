@@ -18,6 +18,7 @@
 
 #include <sched.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,8 @@ struct pub_send {
     MPI_Request request;
     void *copy;                 /* bsp_send's copy; kept allocated when the slot is free */
     size_t capacity;            /* bytes allocated at copy */
-    int borrowed;               /* bsp_hpsend: sent from the user's buffer */
+    int borrowed;               /* bsp_hpsend: sent from the user's buffer, */
+    uintptr_t from, size;       /*   the bytes from .. from + size - 1 */
 };
 
 /* A partition ended by bsp_done whose count check (a nonblocking reduce-scatter over its
@@ -240,6 +242,27 @@ static void free_sends(struct pub_send *sends, int slots)
     free(sends);
 }
 
+/* Before message slot `into` receives: when a pending bsp_hpsend sends from its buffer (the
+ * program passes on a message it received, whose bytes stay valid until this
+ * synchronisation), hand the buffer to that send's slot, which keeps it until the send
+ * completes and then reuses it for copies, and take the slot's idle copy buffer instead. */
+static void keep_forwarded(t_bsp *bsp, t_bspmsg *into)
+{
+    uintptr_t low = (uintptr_t)into->data, high = low + into->capacity;
+    for (int i = 0; i < bsp->npending && low; i++) {
+        struct pub_send *send = &bsp->sends[i];
+        if (send->borrowed && send->from < high && low < send->from + send->size) {
+            void *data = into->data;
+            size_t capacity = into->capacity;
+            into->data = send->copy;
+            into->capacity = send->capacity;
+            send->copy = data;
+            send->capacity = capacity;
+            return;
+        }
+    }
+}
+
 /* Start receiving one message of this superstep (tag) into `into` with `request`; `k` of
  * `n` names it when the wait for its arrival times out. */
 static void receive_one(const char *fn, t_bsp *bsp, int k, int n, t_bspmsg *into,
@@ -265,6 +288,7 @@ static void receive_one(const char *fn, t_bsp *bsp, int k, int n, t_bspmsg *into
     into->src = status.MPI_SOURCE;
     into->size = count;
     into->seq = arrivals++;
+    keep_forwarded(bsp, into);
     fit(&into->data, &into->capacity, (size_t)count);
     MPI_Imrecv(into->data, count, MPI_BYTE, &message, request);
 }
@@ -591,6 +615,8 @@ static void post_send(const char *fn, t_bsp *bsp, int dest, const void *data, in
     }
     slot = &bsp->sends[bsp->npending++];
     slot->borrowed = !copy;
+    slot->from = (uintptr_t)data;
+    slot->size = (uintptr_t)size;
     if (copy && size > 0) {
         memcpy(fit(&slot->copy, &slot->capacity, (size_t)size), data, (size_t)size);
         data = slot->copy;

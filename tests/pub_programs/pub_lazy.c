@@ -12,7 +12,10 @@
  *   end        processor 0 sends 3 x 64 KiB and goes straight to bsp_end
  *   partition  the same inside a partition: processor 0 sends and calls bsp_done at once
  *   hpsend     processor 0 sends 64 KiB with bsp_hpsend, synchronises, then overwrites the
- *              buffer: processor 1 must get the data as it was at the send */
+ *              buffer: processor 1 must get the data as it was at the send
+ *   forward    processor 1 passes a message it received back to processor 0 with bsp_hpsend
+ *              (from the message's own bytes), while the synchronisation that ends the
+ *              superstep delivers a new message from processor 0 to it */
 #include "pub.h"
 
 #include <stdio.h>
@@ -162,6 +165,28 @@ static void hpsend(t_bsp *bsp, unsigned char *buffer)
         printf("ok hpsend %d\n", bsp_pid(bsp));
 }
 
+static void forward(t_bsp *bsp, unsigned char *buffer)
+{
+    if (bsp_pid(bsp) == 0) {
+        fill(buffer, 64 * KIB, 21);
+        bsp_send(bsp, 1, buffer, 64 * KIB);
+        bsp_sync(bsp);
+        fill(buffer, 64 * KIB, 22);
+        bsp_send(bsp, 1, buffer, 64 * KIB);
+        heavy();   /* processor 1 takes the new message before this one takes the forward */
+        bsp_oblsync(bsp, 1);
+        expect(bsp, "forward", 0, 1, 64 * KIB, 21);
+    } else {
+        bsp_sync(bsp);
+        bsp_hpsend(bsp, 0, bspmsg_data(bsp_getmsg(bsp, 0)), 64 * KIB);
+        bsp_oblsync(bsp, 1);
+        expect(bsp, "forward", 0, 0, 64 * KIB, 22);
+    }
+    bsp_sync(bsp);
+    if (!bad)
+        printf("ok forward %d\n", bsp_pid(bsp));
+}
+
 int main(int argc, char **argv)
 {
     t_bsp bsp, sub;
@@ -190,6 +215,8 @@ int main(int argc, char **argv)
             printf("ok partition %d\n", bsp_pid(&bsp));
     } else if (!strcmp(mode, "hpsend")) {
         hpsend(&bsp, buffer);
+    } else if (!strcmp(mode, "forward")) {
+        forward(&bsp, buffer);
     } else {
         fprintf(stderr, "pub_lazy: unknown mode %s\n", mode);
         return 2;
