@@ -4,7 +4,8 @@
 (OBSP*'s premise: a processor waits for its incoming partners only); sends pending across
 several oblivious supersteps, at bsp_end and at bsp_done are delivered intact, also while
 the library reuses the slots of completed sends; bsp_hpsend's buffer may be changed after
-the sender's synchronisation, and may be a received message's bytes. The program is tests/pub_programs/pub_lazy.c."""
+the sender's synchronisation, and may be a received message's bytes. The program is
+tests/pub_programs/pub_lazy.c."""
 from __future__ import annotations
 
 import os

@@ -339,13 +339,13 @@ static void check_retired(int wait)
     while (*link) {
         retired *r = *link;
         t_bsp who = {.pid = r->pid, .nprocs = r->nprocs, .depth = r->depth};
-        int done = 0;   /* (a completed request is MPI_REQUEST_NULL, which tests done again) */
+        int done = 1;   /* a completed request is MPI_REQUEST_NULL, which tests done again */
         if (wait)
             wait_all("bsp_done", &who, 1, &r->request,
                      "waiting for the other processors of the partition to call bsp_done");
         else
             MPI_Test(&r->request, &done, MPI_STATUS_IGNORE);
-        if (r->request != MPI_REQUEST_NULL) {   /* the count check is not complete */
+        if (!done) {
             link = &r->next;
             continue;
         }
@@ -428,7 +428,8 @@ static void setup(t_bsp *bsp, MPI_Comm comm, t_bsp *parent)
         fail_at("pub", -1, 0, 0, "out of memory");
 }
 
-/* Free what the machine holds (its sends complete or handed on); it is then ended (a later call on it fails clearly). */
+/* Free what the machine holds (its sends completed or handed on); it is then ended (a later
+ * call on it fails clearly). */
 static void teardown(t_bsp *bsp)
 {
     for (int i = 0; i < bsp->msg_slots; i++)
