@@ -16,6 +16,7 @@ import pytest
 
 from call.runtime_paths import mpi_include_dir, pub_source
 from call.scripts import launch_environment
+from support.runtime import build_pub_program
 
 pytestmark = pytest.mark.skipif(shutil.which("mpicc") is None or shutil.which("mpirun") is None,
                                 reason="MPI is not installed (apt-get install libopenmpi-dev openmpi-bin)")
@@ -26,11 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 @pytest.fixture(scope="module")
 def program(tmp_path_factory):
     """pub_cases built with mpicc from the installed pub.c and pub.h."""
-    exe = tmp_path_factory.mktemp("pub") / "pub_cases"
-    subprocess.run(["mpicc", "-O2", "-Wall", "-Werror", "-I", str(mpi_include_dir()),
-                    os.path.join(HERE, "pub_programs", "pub_cases.c"), str(pub_source()),
-                    "-o", str(exe)], check=True, capture_output=True, text=True)
-    return exe
+    return build_pub_program(tmp_path_factory.mktemp("pub"), "pub_cases")
 
 
 def run(program, procs: int, mode: str, timeout_env: str = "3") -> subprocess.CompletedProcess:

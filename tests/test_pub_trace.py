@@ -29,7 +29,7 @@ PROGRAMS = REPO / "tests" / "pub_programs"
 COMPLEX = 16            # bytes of one double complex point
 MAXN = 2048             # fft_pub's sweep in the tests: N = 1024, 2048
 REPS = 3                # its repetitions (REPS in fft_pub.c)
-FIG1_REPS, FIG1_H = 5, 128
+FIG1_REPS, FIG1_H = 5, 8192     # the sample's default message size
 
 
 def call(*args, cwd, quick_abort=False) -> subprocess.CompletedProcess:

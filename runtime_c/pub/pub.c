@@ -6,8 +6,11 @@
  * later superstep (a partner ahead after an oblivious sync) wait in MPI's queue until the
  * receiver reaches that superstep. bsp_sync learns how many messages to receive from a
  * reduce-scatter of the per-destination send counts, which is also the barrier and a
- * consistency check of the oblivious supersteps before it (sent vs received). Every wait
- * polls with a timeout (PUB_TIMEOUT seconds) so that a wait that can never end is reported.
+ * consistency check of the oblivious supersteps before it (sent vs received). A send from
+ * bsp_send's copy of the data stays pending across oblivious synchronisations (tested at
+ * later library calls, awaited at bsp_sync and bsp_end): a processor never waits for the
+ * receiver of its messages, which MPI would make it do for large ones. Every wait polls
+ * with a timeout (PUB_TIMEOUT seconds) so that a wait that can never end is reported.
  * A tracer (CALL's cll_pub.c) observes the supersteps through pub_observer (pub.h), which
  * the library only tests when nothing observes it. */
 #define _GNU_SOURCE
@@ -15,6 +18,7 @@
 
 #include <sched.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,13 +33,27 @@ static int tag_limit = 32767;                    /* MPI_TAG_UB: tags are step % 
 static int live_roots, initialised_mpi;
 static long arrivals;                             /* sequence numbers of received messages */
 
+/* A send this processor posted on a machine. bsp_send's is from the library's copy of the
+ * data, which lives until MPI completes the send, however many synchronisations later;
+ * bsp_hpsend's is from the user's buffer, which this processor's next synchronisation
+ * must complete (the user may change the buffer after it). */
+struct pub_send {
+    MPI_Request request;
+    void *copy;                 /* bsp_send's copy; kept allocated when the slot is free */
+    size_t capacity;            /* bytes allocated at copy */
+    int borrowed;               /* bsp_hpsend: sent from the user's buffer, */
+    uintptr_t from, size;       /*   the bytes from .. from + size - 1 */
+};
+
 /* A partition ended by bsp_done whose count check (a nonblocking reduce-scatter over its
- * members) has not completed yet: bsp_done does not wait for the other members. */
+ * members) or sends have not completed yet: bsp_done does not wait for the other members. */
 typedef struct retired {
     MPI_Comm comm;
     MPI_Request request;
     long *counts;               /* the reduce-scatter's send buffer, kept until it completes */
     long expected, received;
+    struct pub_send *sends;     /* the partition's sends, the first npending still pending */
+    int npending, send_slots;
     int pid, nprocs, depth;
     struct retired *next;
 } retired;
@@ -124,27 +142,124 @@ static void backoff(double start)
         sched_yield();
 }
 
+/* Poll `remaining(state)`, the number of things still awaited, until it is 0; when it does
+ * not decrease for PUB_TIMEOUT s, fail saying what was awaited (`what`). */
+static void await(const char *fn, const t_bsp *bsp, int (*remaining)(void *), void *state,
+                  const char *what)
+{
+    double start = MPI_Wtime();
+    int left = remaining(state);
+    while (left > 0) {
+        int before = left;
+        if (timed_out(start))
+            FAIL(fn, bsp, "no progress for %g s while %s (PUB_TIMEOUT=%g)", timeout_s, what,
+                 timeout_s);
+        backoff(start);
+        left = remaining(state);
+        if (left < before)
+            start = MPI_Wtime();   /* progress: the timeout counts from here */
+    }
+}
+
+typedef struct {
+    MPI_Request *requests;
+    int n, first;               /* requests before `first` are complete */
+} request_array;
+
+/* await's poll for wait_all: test the requests in order, return how many are incomplete. */
+static int incomplete_requests(void *state)
+{
+    request_array *a = state;
+    /* one MPI_Test each, not MPI_Testall: MPICH's header makes gcc warn about
+     * MPI_STATUSES_IGNORE */
+    for (int done = 1; a->first < a->n && done; a->first += done)
+        MPI_Test(&a->requests[a->first], &done, MPI_STATUS_IGNORE);
+    return a->n - a->first;
+}
+
 /* Wait for `n` requests; when none completes for PUB_TIMEOUT s, fail saying what was
  * awaited (`what`). */
 static void wait_all(const char *fn, const t_bsp *bsp, int n, MPI_Request *requests,
                      const char *what)
 {
-    double start = MPI_Wtime();
-    int first = 0, done = 0;   /* requests before `first` are complete */
-    for (;;) {
-        /* one MPI_Test each, not MPI_Testall: MPICH's header makes gcc warn about
-         * MPI_STATUSES_IGNORE */
-        int before = first;
-        for (done = 1; first < n && done; first += done)
-            MPI_Test(&requests[first], &done, MPI_STATUS_IGNORE);
-        if (first == n)
+    request_array a = {requests, n, 0};
+    await(fn, bsp, incomplete_requests, &a, what);
+}
+
+/* Test the pending sends, sends[0 .. *npending-1]; move the completed ones behind them,
+ * where their slots and copy buffers are reused. Returns how many sends from the user's
+ * buffers (bsp_hpsend) are still pending. */
+static int settle(struct pub_send *sends, int *npending)
+{
+    int borrowed = 0;
+    for (int i = 0; i < *npending;) {
+        int done = 0;
+        MPI_Test(&sends[i].request, &done, MPI_STATUS_IGNORE);
+        if (done) {
+            struct pub_send free_slot = sends[i];
+            sends[i] = sends[--*npending];
+            sends[*npending] = free_slot;
+        } else {
+            borrowed += sends[i].borrowed;
+            i++;
+        }
+    }
+    return borrowed;
+}
+
+typedef struct {
+    struct pub_send *sends;
+    int *npending, all;
+} pending_sends;
+
+/* await's poll for complete_sends: settle, return the sends still awaited. */
+static int awaited_sends(void *state)
+{
+    pending_sends *p = state;
+    int borrowed = settle(p->sends, p->npending);
+    return p->all ? *p->npending : borrowed;
+}
+
+/* Complete this processor's pending sends `sends` of the machine `bsp` (its own or a retired
+ * partition's): all of them when `all` (where the machine's count check needs them, or its
+ * communicator ends), else those from the user's buffers (bsp_hpsend, due at this
+ * processor's synchronisation) while the others are only tested, to complete later. */
+static void complete_sends(const char *fn, const t_bsp *bsp, struct pub_send *sends,
+                           int *npending, int all)
+{
+    pending_sends p = {sends, npending, all};
+    char what[160];
+    snprintf(what, sizeof what, "waiting for the messages this processor sent (%s) to be "
+             "received", all ? "all still in flight" : "with bsp_hpsend in this superstep");
+    await(fn, bsp, awaited_sends, &p, what);
+}
+
+/* Free the copy buffers of `slots` send slots (after their sends completed). */
+static void free_sends(struct pub_send *sends, int slots)
+{
+    for (int i = 0; i < slots; i++)
+        free(sends[i].copy);
+    free(sends);
+}
+
+/* Before message slot `into` receives: when a pending bsp_hpsend sends from its buffer (the
+ * program passes on a message it received, whose bytes stay valid until this
+ * synchronisation), hand the buffer to that send's slot, which keeps it until the send
+ * completes and then reuses it for copies, and take the slot's idle copy buffer instead. */
+static void keep_forwarded(t_bsp *bsp, t_bspmsg *into)
+{
+    uintptr_t low = (uintptr_t)into->data, high = low + into->capacity;
+    for (int i = 0; i < bsp->npending && low; i++) {
+        struct pub_send *send = &bsp->sends[i];
+        if (send->borrowed && send->from < high && low < send->from + send->size) {
+            void *data = into->data;
+            size_t capacity = into->capacity;
+            into->data = send->copy;
+            into->capacity = send->capacity;
+            send->copy = data;
+            send->capacity = capacity;
             return;
-        if (first > before)
-            start = MPI_Wtime();   /* progress: the timeout counts from here */
-        if (timed_out(start))
-            FAIL(fn, bsp, "no progress for %g s while %s (PUB_TIMEOUT=%g)", timeout_s, what,
-                 timeout_s);
-        backoff(start);
+        }
     }
 }
 
@@ -173,6 +288,7 @@ static void receive_one(const char *fn, t_bsp *bsp, int k, int n, t_bspmsg *into
     into->src = status.MPI_SOURCE;
     into->size = count;
     into->seq = arrivals++;
+    keep_forwarded(bsp, into);
     fit(&into->data, &into->capacity, (size_t)count);
     MPI_Imrecv(into->data, count, MPI_BYTE, &message, request);
 }
@@ -204,16 +320,6 @@ static void deliver(const char *fn, t_bsp *bsp, long n)
     qsort(bsp->msgs, (size_t)n, sizeof *bsp->msgs, by_sender);
 }
 
-/* Complete this superstep's sends (the receivers have them; bsp_send's buffers are free). */
-static void complete_sends(const char *fn, t_bsp *bsp)
-{
-    char what[160];
-    snprintf(what, sizeof what, "waiting for the %d messages this processor sent in superstep %ld "
-             "to be received", bsp->nrequests, bsp->step);
-    wait_all(fn, bsp, bsp->nrequests, bsp->requests, what);
-    bsp->nrequests = 0;
-}
-
 /* Sum over the machine of `width` longs per destination: out[width*d ..] goes to processor
  * d, which gets the sums in `in`. Nonblocking, polled, so a missing processor times out. */
 static void exchange_counts(const char *fn, t_bsp *bsp, const long *out, int width, long *in,
@@ -224,22 +330,21 @@ static void exchange_counts(const char *fn, t_bsp *bsp, const long *out, int wid
     wait_all(fn, bsp, 1, &request, what);
 }
 
-/* Complete the count checks of partitions ended by bsp_done: all of them when `wait`,
- * otherwise those already finished. A partition whose members disagree fails here. */
+/* Complete the partitions ended by bsp_done (their count checks, then their sends): all of
+ * them when `wait`, otherwise those already finished. A partition whose members disagree
+ * fails here. */
 static void check_retired(int wait)
 {
     retired **link = &retired_list;
     while (*link) {
         retired *r = *link;
-        int done = 0;
-        if (wait) {
-            t_bsp who = {.pid = r->pid, .nprocs = r->nprocs, .depth = r->depth};
+        t_bsp who = {.pid = r->pid, .nprocs = r->nprocs, .depth = r->depth};
+        int done = 1;   /* a completed request is MPI_REQUEST_NULL, which tests done again */
+        if (wait)
             wait_all("bsp_done", &who, 1, &r->request,
                      "waiting for the other processors of the partition to call bsp_done");
-            done = 1;
-        } else {
+        else
             MPI_Test(&r->request, &done, MPI_STATUS_IGNORE);
-        }
         if (!done) {
             link = &r->next;
             continue;
@@ -250,8 +355,17 @@ static void check_retired(int wait)
                     "received: messages sent after its last synchronisation, or more than its "
                     "bsp_oblsync calls waited for, are never delivered",
                     r->expected, r->received);
+        if (wait)
+            complete_sends("bsp_done", &who, r->sends, &r->npending, 1);
+        else
+            settle(r->sends, &r->npending);
+        if (r->npending > 0) {
+            link = &r->next;
+            continue;
+        }
         MPI_Comm_free(&r->comm);
         free(r->counts);
+        free_sends(r->sends, r->send_slots);
         *link = r->next;
         free(r);
     }
@@ -314,17 +428,14 @@ static void setup(t_bsp *bsp, MPI_Comm comm, t_bsp *parent)
         fail_at("pub", -1, 0, 0, "out of memory");
 }
 
-/* Free what the machine holds; it is then ended (a later call on it fails clearly). */
+/* Free what the machine holds (its sends completed or handed on); it is then ended (a later
+ * call on it fails clearly). */
 static void teardown(t_bsp *bsp)
 {
     for (int i = 0; i < bsp->msg_slots; i++)
         free(bsp->msgs[i].data);
-    for (int i = 0; i < bsp->capacity; i++)
-        free(bsp->copies[i]);
+    free_sends(bsp->sends, bsp->send_slots);
     free(bsp->msgs);
-    free(bsp->requests);
-    free(bsp->copies);
-    free(bsp->copy_capacity);
     free(bsp->sent_now);
     free(bsp->sent_obl);
     free(bsp->world);
@@ -384,7 +495,6 @@ void bsp_end(t_bsp *bsp)
     if (bsp->child)
         FAIL("bsp_end", bsp, "a partition of this machine is still open: call bsp_done first");
     check_retired(1);
-    complete_sends("bsp_end", bsp);
     out = grow(NULL, (size_t)bsp->nprocs, sizeof *out);
     for (int d = 0; d < bsp->nprocs; d++)
         out[d] = bsp->sent_now[d] + bsp->sent_obl[d];
@@ -392,6 +502,8 @@ void bsp_end(t_bsp *bsp)
                     "waiting for the other processors of the machine to reach bsp_end");
     free(out);
     check_all_received("bsp_end", bsp, in);
+    /* after the check: a message never received is reported by its receiver, not awaited */
+    complete_sends("bsp_end", bsp, bsp->sends, &bsp->npending, 1);
     MPI_Comm_free(&bsp->comm);
     teardown(bsp);
     if (--live_roots == 0 && initialised_mpi) {
@@ -456,7 +568,7 @@ void bsp_sync(t_bsp *bsp)
              "were sent to this processor but its bsp_oblsync calls received %ld", in[1],
              bsp->recv_obl);
     deliver("bsp_sync", bsp, in[0]);
-    complete_sends("bsp_sync", bsp);
+    complete_sends("bsp_sync", bsp, bsp->sends, &bsp->npending, 1);
     next_superstep(bsp, 0);
     if (pub_observer)
         observe_delivery(PUB_SYNC, bsp);
@@ -471,7 +583,7 @@ void bsp_oblsync(t_bsp *bsp, int n)
         observe_entry(PUB_OBLSYNC, bsp);
     check_retired(0);
     deliver("bsp_oblsync", bsp, n);
-    complete_sends("bsp_oblsync", bsp);
+    complete_sends("bsp_oblsync", bsp, bsp->sends, &bsp->npending, 0);
     bsp->recv_obl += n;
     next_superstep(bsp, 1);
     if (pub_observer)
@@ -480,9 +592,12 @@ void bsp_oblsync(t_bsp *bsp, int n)
 
 /* ---------------------------------------------------------------- messages */
 
+/* Send `size` bytes at `data` to `dest` in this superstep: from a copy (bsp_send), or from
+ * `data` itself (bsp_hpsend). A slot whose earlier send completed is reused with its copy
+ * buffer; the pending sends are tested only when no slot is free. */
 static void post_send(const char *fn, t_bsp *bsp, int dest, const void *data, int size, int copy)
 {
-    void *buffer = (void *)data;
+    struct pub_send *slot;
     live(fn, bsp, 1);
     if (dest < 0 || dest >= bsp->nprocs)
         FAIL(fn, bsp, "destination %d is outside the machine (processors 0..%d)", dest,
@@ -491,25 +606,24 @@ static void post_send(const char *fn, t_bsp *bsp, int dest, const void *data, in
         FAIL(fn, bsp, "size %d: a message has size >= 0", size);
     if (size > 0 && data == NULL)
         FAIL(fn, bsp, "the data of a message of %d bytes is NULL", size);
-    if (bsp->nrequests == bsp->capacity) {
-        int old = bsp->capacity;
-        bsp->capacity = old ? 2 * old : 16;
-        bsp->requests = grow(bsp->requests, (size_t)bsp->capacity, sizeof *bsp->requests);
-        bsp->copies = grow(bsp->copies, (size_t)bsp->capacity, sizeof *bsp->copies);
-        bsp->copy_capacity = grow(bsp->copy_capacity, (size_t)bsp->capacity,
-                                  sizeof *bsp->copy_capacity);
-        for (int i = old; i < bsp->capacity; i++) {
-            bsp->copies[i] = NULL;
-            bsp->copy_capacity[i] = 0;
-        }
+    if (bsp->npending == bsp->send_slots)
+        settle(bsp->sends, &bsp->npending);
+    if (bsp->npending == bsp->send_slots) {
+        int old = bsp->send_slots;
+        bsp->send_slots = old ? 2 * old : 16;
+        bsp->sends = grow(bsp->sends, (size_t)bsp->send_slots, sizeof *bsp->sends);
+        memset(bsp->sends + old, 0, (size_t)(bsp->send_slots - old) * sizeof *bsp->sends);
     }
+    slot = &bsp->sends[bsp->npending++];
+    slot->borrowed = !copy;
+    slot->from = (uintptr_t)data;
+    slot->size = (uintptr_t)size;
     if (copy && size > 0) {
-        buffer = fit(&bsp->copies[bsp->nrequests], &bsp->copy_capacity[bsp->nrequests],
-                     (size_t)size);
-        memcpy(buffer, data, (size_t)size);
+        memcpy(fit(&slot->copy, &slot->capacity, (size_t)size), data, (size_t)size);
+        data = slot->copy;
     }
-    MPI_Isend(buffer, size, MPI_BYTE, dest, (int)(bsp->step % tag_limit), bsp->comm,
-              &bsp->requests[bsp->nrequests++]);
+    MPI_Isend(data, size, MPI_BYTE, dest, (int)(bsp->step % tag_limit), bsp->comm,
+              &slot->request);
     bsp->sent_now[dest]++;
     bsp->bytes_now += size;
 }
@@ -616,11 +730,15 @@ void bsp_done(t_bsp *sub)
              "in stack order (bsp_done the innermost first)");
     if (pub_observer)
         observe_entry(PUB_DONE, sub);
-    complete_sends("bsp_done", sub);
     r = grow(NULL, 1, sizeof *r);
     out = grow(NULL, (size_t)sub->nprocs, sizeof *out);
-    *r = (retired){.comm = sub->comm, .counts = out, .received = sub->recv_obl, .pid = sub->pid,
-                   .nprocs = sub->nprocs, .depth = sub->depth, .next = retired_list};
+    /* the partition's sends still in flight complete with its count check, not here */
+    *r = (retired){.comm = sub->comm, .counts = out, .received = sub->recv_obl,
+                   .sends = sub->sends, .npending = sub->npending, .send_slots = sub->send_slots,
+                   .pid = sub->pid, .nprocs = sub->nprocs, .depth = sub->depth,
+                   .next = retired_list};
+    sub->sends = NULL;
+    sub->send_slots = sub->npending = 0;
     for (int d = 0; d < sub->nprocs; d++)
         out[d] = sub->sent_now[d] + sub->sent_obl[d];
     MPI_Ireduce_scatter_block(out, &r->expected, 1, MPI_LONG, MPI_SUM, sub->comm, &r->request);

@@ -30,6 +30,8 @@ typedef struct t_bspmsg {
     size_t capacity; /* bytes allocated at data, reused by later supersteps */
 } t_bspmsg;
 
+struct pub_send;                /* a send in progress and its buffer (private to pub.c) */
+
 /* A BSP machine: the one of bsp_begin, or a partition made by bsp_partition (fields private). */
 typedef struct t_bsp {
     unsigned magic;             /* live, ended, or garbage (never set up) */
@@ -37,10 +39,9 @@ typedef struct t_bsp {
     int pid, nprocs, depth;     /* depth 0: bsp_begin's machine; k: k partitions below it */
     long step;                  /* supersteps finished; messages are tagged with it */
     struct t_bsp *parent, *child;
-    MPI_Request *requests;      /* this superstep's sends */
-    void **copies;              /* buffers for bsp_send's copies, one per request slot, reused */
-    size_t *copy_capacity;      /* bytes allocated at copies[i] */
-    int nrequests, capacity;
+    struct pub_send *sends;     /* sends not complete yet (the first npending), then free
+                                   slots whose copy buffers are reused (pub.c) */
+    int npending, send_slots;
     long *sent_now;             /* per destination: messages sent in this superstep */
     long bytes_now;             /* payload bytes sent in this superstep (for pub_observer) */
     int *world;                 /* world rank of each pid, made when an observer first asks */
@@ -63,8 +64,11 @@ void bsp_sync(t_bsp *bsp);
 /* End the superstep when n messages sent to this processor in it have arrived (no barrier). */
 void bsp_oblsync(t_bsp *bsp, int n);
 
-/* Send size bytes to processor dest of the machine; bsp_send copies the data, bsp_hpsend
- * does not (leave the buffer unchanged until this processor's next synchronisation). */
+/* Send size bytes to processor dest of the machine. bsp_send copies the data (the buffer
+ * is free at once; the send completes in the background, so no synchronisation of this
+ * processor waits for the receiver to take it); bsp_hpsend does not copy: leave the buffer
+ * unchanged until this processor's next synchronisation, which waits until the send is
+ * complete (docs/pub.md, "Oblivious sends over MPI"). */
 void bsp_send(t_bsp *bsp, int dest, const void *data, int size);
 void bsp_hpsend(t_bsp *bsp, int dest, const void *data, int size);
 
