@@ -197,7 +197,8 @@ int main(int argc, char **argv) {
 def test_sigterm_to_call_ends_an_mpi_run_and_keeps_every_ranks_records(tmp_path):
     (tmp_path / "slow.c").write_text(SLOW_MPI)
     process = subprocess.Popen([sys.executable, "-m", "call", "run", "slow.c", "--procs", "2:2:2"], cwd=tmp_path,
-                               env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**ENV, "OMPI_MCA_odls_base_sigkill_timeout": "3"},   # the ranks write in ms
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
     try:
         assert process.stdout.readline() == "started\n"

@@ -75,7 +75,7 @@ def run_lengths(steps) -> dict[int, tuple[int, str]]:
 def test_a_rank_that_aborts_inside_a_run_leaves_its_supersteps_in_its_rank_file(folder, procs):
     for old in folder.glob("pub_faults.cll.*"):
         old.unlink()
-    done = call_run(folder, procs, "abort")
+    done = call_run(folder, procs, "abort", OMPI_MCA_odls_base_sigkill_timeout="3")   # the ranks write in ms
     last = procs - 1
     assert done.returncode != 0
     assert f"pub_faults.cll.{procs}.rank{last}.dat (signal SIGABRT)" in done.stderr, done.stderr
