@@ -89,9 +89,14 @@ def memory_view(model, reference: str | None = None) -> tuple[MemoryView | None,
     if not model.working_set:
         return None, None
     try:
-        fitted_sets(model)
+        sets = fitted_sets(model)
     except NoWorkingSet as error:
         return None, f"no cache-aware prediction: {error}"
+    if not np.all(np.isfinite(sets) & (sets > 0)):
+        first = int(np.flatnonzero(~(np.isfinite(sets) & (sets > 0)))[0])
+        where = " ".join(f"{v}={x[first]:g}" for v, x in fitted_columns(model).items())
+        return None, (f"no cache-aware prediction: the working set ({model.working_set} bytes) is "
+                      f"{sets[first]:g} at {where}; it must count bytes (> 0)")
     name, run, reason = measured_on(model.machine, reference)
     if run is None:
         return None, f"no cache-aware prediction: {reason}"

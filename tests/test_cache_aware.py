@@ -115,6 +115,11 @@ def test_without_what_it_needs_the_plain_prediction_stands_alone(workdir):
     assert done.returncode == 0, done.stderr
     assert "machine-aware [s]" not in done.stdout
     assert "the machine the data were measured on (unprobed, Test CPU 9000) was never probed" in done.stdout
+    write_stream_trace(workdir / "negative.cll.1.dat", IN_CACHE, working_set="-8*N")
+    done = llac(workdir, 'load "negative.cll.1.dat"; fit stream')
+    assert done.returncode == 0 and "L1" not in done.stdout, done.stdout
+    assert "no cache-aware prediction: the working set (-8*N bytes) is -" in done.stdout
+    assert "it must count bytes (> 0)" in done.stdout
 
 
 @pytest.mark.parametrize("command, message", [

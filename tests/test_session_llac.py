@@ -249,7 +249,8 @@ def test_export_csv_round_trip_and_unwritable_path(session, tmp_path):
 
 
 def test_rename_delete_list(session):
-    run(session, "rename colinit c; delete rowinit")
+    [renamed, _] = run(session, "rename colinit c; delete rowinit")
+    assert renamed.text.startswith("renamed colinit to c: ")
     table = run(session, "list")[0]
     assert isinstance(table, Table) and [r[0] for r in table.rows] == ["c"]
     assert "already in use" in error_of(session, "b = c; rename b c").message

@@ -215,7 +215,8 @@ def describe(session, statement: ast.Describe):
                  for c, v in experiment.columns.items() if len(v))
     points, counts = repetitions(experiment)
     footer = [f"formula: {experiment.formula}", f"origin: {experiment.origin or '-'}",
-              f"{len(experiment)} records at {len(counts)} sample points; repetitions per point: "
+              f"{len(experiment)} record{'s' * (len(experiment) != 1)} at {len(counts)} sample "
+              f"point{'s' * (len(counts) != 1)}; repetitions per point: "
               + (f"{counts.min()}..{counts.max()}" if len(counts) else "-")]
     footer += [f"{k}: {v}" for k, v in experiment.header.items()]
     tables = [Table(experiment.name, ("column", "min", "max", "distinct"), rows, tuple(footer))]
@@ -250,7 +251,8 @@ def rename(session, statement: ast.Rename):
     if statement.new.text in session.objects:
         raise LlacError(f"{statement.new.text!r} is already in use; delete it first", statement.new.span)
     del session.objects[statement.old.text]
-    return [session.store(statement.new.text, obj)]
+    stored = session.store(statement.new.text, obj)
+    return [Note(stored.text.replace("created ", f"renamed {statement.old.text} to ", 1))]
 
 
 @command("delete", "delete NAME [, NAME ...]", "Forget objects.", ["delete small, big"], ast.Delete)

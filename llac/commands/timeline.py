@@ -51,7 +51,7 @@ def timeline(session, statement: ast.Timeline):
     ends = result.phi if statement.model else {(s.machine, s.step, s.rank): s.end for s in steps}
     rows = timeline_rows(steps, ends, result.comm)
     view = "the OBSP* model" if statement.model else "measured"
-    title = f"timeline of {label} ({view}): {result.supersteps} supersteps of machine 0"
+    title = f"timeline of {label} ({view}): {result.supersteps} superstep{'s' * (result.supersteps != 1)} of machine 0"
     notes = (f"TIME {result.measured:.6g} s measured, OBSP* {result.obsp:.6g} s, BSP {result.bsp:.6g} s",
              f"g = {g:g} s/byte, L = {L:g} s ({source}); h = in {'+' if statement.combine == 'sum' else 'max'} out")
     if statement.path is None:
