@@ -50,7 +50,7 @@ def run_groups(experiment: Experiment) -> list[RunGroup]:
                         f"obsp {runs_of[0]}")
     columns = experiment.columns
     if "run" not in columns or "P" not in columns:
-        raise ObspError(f"{experiment.name} has no run column: obsp needs the `sync` experiment "
+        raise ObspError(f"{experiment.name} has no run column: obsp and timeline need the `sync` experiment "
                         f"of a PUB program traced by call (its records say which run they began in)")
     names = tuple(v for v in experiment.formula.variables if v != "P")
     groups: dict[tuple, set[int]] = {}

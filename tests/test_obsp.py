@@ -303,7 +303,7 @@ def test_table3_warns_where_a_predicted_working_set_leaves_the_training_runs_cac
 @pytest.mark.parametrize("script, message", [
     ('big = f where N > 4000; obsp fig1 at big', "fig1 must be the program's sync experiment"),
     ('obsp f at nothing', "no object called 'nothing'"),
-    ('load "x.cll.2.dat"; obsp D', "D has no run column: obsp needs the `sync` experiment"),
+    ('load "x.cll.2.dat"; obsp D', "D has no run column: obsp and timeline need the `sync` experiment"),
 ])
 def test_table3_mistakes_are_one_clear_message(tmp_path, script, message):
     sweep(tmp_path)

@@ -79,6 +79,10 @@ def test_missing_file_is_one_clear_error(session):
     assert "no such file" in error_of(session, 'load "nope.dat"').message
 
 
+def test_exporting_onto_a_folder_names_the_folder(session, tmp_path):
+    assert f"{str(tmp_path)!r} is a folder: name a file in it" in error_of(session, f'export colinit "{tmp_path}"').message
+
+
 @pytest.mark.parametrize("statement, message", [
     ('load "."', "'.' is a folder, not a trace file (a glob such as '*.dat' loads the traces in it)"),
     ('load "/dev/null"', "'/dev/null' is not a regular file (a device, a pipe or a socket)"),

@@ -264,6 +264,15 @@ def delete(session, statement: ast.Delete):
     return [Note(f"deleted {', '.join(n.text for n in statement.objs)}")]
 
 
+def refuse_overwrite(path: str, replace: bool, again: str) -> None:
+    """An error before writing `path` when it is a folder, or when it exists and `replace`
+    was not given (saying the statement `again` with `replace` that would overwrite it)."""
+    if os.path.isdir(path):
+        raise LlacError(f"{path!r} is a folder: name a file in it, e.g. {os.path.join(path, 'out.json')!r}")
+    if not replace and os.path.lexists(path):
+        raise LlacError(f"{path!r} exists; to overwrite it: {again} replace")
+
+
 @command("export", 'export NAME "FILE" [as csv|extrap|json] [replace]', """Write an
          experiment to a file: CSV (the default for .csv files) or Extra-P's text input format
          (`as extrap`); or a model as JSON (formula, intervals, constants, settings, errors,
@@ -274,10 +283,8 @@ def delete(session, statement: ast.Delete):
 def export(session, statement: ast.Export):
     model = _model(session, statement.obj)
     experiment = None if model else session.experiment(statement.obj)
-    if not statement.replace and os.path.lexists(statement.path):
-        again = f'export {statement.obj.text} "{statement.path}"' + (
-            f" as {statement.format.text}" if statement.format else "")
-        raise LlacError(f"{statement.path!r} exists; to overwrite it: {again} replace")
+    refuse_overwrite(statement.path, statement.replace, f'export {statement.obj.text} "{statement.path}"' + (
+        f" as {statement.format.text}" if statement.format else ""))
     if model:
         return _export_model(statement, model)
     fmt = statement.format.text if statement.format else Path(statement.path).suffix.lstrip(".").lower()

@@ -2,11 +2,11 @@
 mountain, bsp, export, import). What the figures mean: docs/machine.md."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from llac import ast
 from llac.commands import command
+from llac.commands.data import refuse_overwrite
 from llac.commands.results import Note, Table, Text
 from llac.errors import LlacError
 from llac.machines import (MEMORY, access_cost, export_machine, import_machine, level_edges,
@@ -43,9 +43,7 @@ def machine(session, statement: ast.Machine):
             return [Note(f"machine {name}: {added} probe run(s) imported"
                          + (f", {skipped} already there" if skipped else "") + f" (into {db.path})")]
         if statement.action == "export":
-            if not statement.replace and os.path.lexists(statement.path):
-                raise LlacError(f"{statement.path!r} exists; to overwrite it: "
-                                f'machine export {references[0]} "{statement.path}" replace')
+            refuse_overwrite(statement.path, statement.replace, f'machine export {references[0]} "{statement.path}"')
             count = export_machine(db, references[0], Path(statement.path))
             return [Note(f"wrote {statement.path} (machine {references[0]}, {count} probe run(s))")]
         runs = [resolve(db, r) for r in references] or [resolve(db, None)]
