@@ -115,6 +115,10 @@ def test_balance_defaults_to_threads_in_an_openmp_trace(tmp_path, monkeypatch):
     t = table(s, "balance loop")
     assert t.headers[1] == "thread" and list(column(t, "work")) == pytest.approx([1e-3, 2e-3, 3e-3, 4e-3])
     assert f"goodness wd {goodness([1, 2, 3, 4]):.3f}" in "\n".join(t.footer)
+    assert not [line for line in t.footer if "compares nothing" in line]
+    by_rank = table(s, "balance loop by rank")                 # every thread has rank 0
+    assert ("every record of loop has the same rank at each P, so this compares nothing; its records "
+            "differ by thread: balance loop by thread") in by_rank.footer
 
 
 # ------------------------------------------------------------------ comm

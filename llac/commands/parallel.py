@@ -49,7 +49,7 @@ def balance(session, statement: ast.Balance):
             return [Text(line_chart(f"{experiment.name}: work per {unit} (seconds) by P", x, series, "P"))]
         return [Table(f"work distribution of {experiment.name} by P (seconds of work per {unit})",
                       ("P", f"{unit}s", "records", "mean work", "max work", "min work", "max/mean", "wd"),
-                      tuple(rows), _idle_notes(parts, unit))]
+                      tuple(rows), _idle_notes(parts, unit) + _one_unit_notes(experiment, parts, unit))]
     if statement.plot:
         return [Text(_balance_bars(experiment.name, parts, unit))]
     rows, footer = [], []
@@ -64,7 +64,7 @@ def balance(session, statement: ast.Balance):
     headers = (*(("P",) if parts[0].procs is not None else ()), unit, "records", "work",
                "mean time", "work/mean")
     return [Table(f"work distribution of {experiment.name} by {unit} (seconds)", headers, tuple(rows),
-                  tuple(footer) + _idle_notes(parts, unit))]
+                  tuple(footer) + _idle_notes(parts, unit) + _one_unit_notes(experiment, parts, unit))]
 
 
 @command("comm", "comm EXPERIMENT [by rank|P]  |  plot comm EXPERIMENT [by ...]", """The
@@ -216,6 +216,18 @@ def _idle_notes(parts, unit) -> tuple[str, ...]:
     """One line per P where some units ran no record of the experiment."""
     return tuple(f"{_label(g)}{unit}{'s' * (len(g.idle()) > 1)} {', '.join(map(str, g.idle()))} "
                  f"ran no record of it (counted as no work)" for g in parts if g.idle())
+
+
+def _one_unit_notes(experiment, parts, unit: str) -> tuple[str, ...]:
+    """A line when every P has a single `unit` (rank or thread) while the other one varies:
+    a balance of one unit says nothing (wd 0), and the other unit is what the work is spread
+    over (an OpenMP experiment by rank, an MPI one by thread)."""
+    other = {"rank": "thread", "thread": "rank"}.get(unit)
+    if other is None or any(len(g.units) > 1 for g in parts) or other not in experiment.columns \
+            or len(np.unique(experiment.columns[other])) < 2:
+        return ()
+    return (f"every record of {experiment.name} has the same {unit} at each P, so this compares "
+            f"nothing; its records differ by {other}: balance {experiment.name} by {other}",)
 
 
 def _balance_bars(name: str, parts, unit: str) -> str:
