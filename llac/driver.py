@@ -18,15 +18,16 @@ def run_source(session, source: str, filename: str, out=None, err=None, fmt: str
 
 def report(produce, filename: str, source: str, out=None, err=None, fmt: str = "text") -> bool:
     """Render what `produce()` yields as it comes (warnings to stderr; with a machine `fmt`,
-    tables and models as JSON or CSV and every note to stderr); on LlacError print it located
-    in `source` and return False."""
+    tables and models as JSON or CSV on stdout and everything else, notes, plots and text, to
+    stderr); on LlacError print it located in `source` and return False."""
     out, err = out or sys.stdout, err or sys.stderr
     try:
         for result in produce():
             if fmt != "text" and isinstance(result, (Table, ModelReport)):
                 print(machine(result, fmt), file=out, flush=True)
                 continue
-            to_err = isinstance(result, Note) and (result.warning or fmt != "text")
+            # with a machine format stdout holds only its documents: news, plots and text go to stderr
+            to_err = fmt != "text" or (isinstance(result, Note) and result.warning)
             print(render(result), file=err if to_err else out, flush=True)
     except LlacError as error:
         print(format_error(error, filename, source), file=err, flush=True)

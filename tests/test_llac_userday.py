@@ -151,6 +151,14 @@ def test_a_model_exported_as_json_predicts_the_same_after_load_in_another_proces
     assert after["rows"] == before["rows"] and after["notes"] == before["notes"]
 
 
+def test_with_a_machine_format_stdout_holds_only_its_documents(trace):
+    done = llac("-c", f'load "{trace.name}"; fit rowinit; plot rowinit; describe rowinit', "--format", "json",
+                cwd=trace.parent)
+    assert done.returncode == 0, done.stderr
+    documents = [json.loads(line) for line in done.stdout.splitlines()]    # every line is JSON
+    assert documents and "x measured" in done.stderr                        # the plot went to stderr
+
+
 def test_a_model_file_is_in_report_and_drop_on_it_says_what_it_needs(trace):
     work = trace.parent
     llac("-c", f'load "{trace.name}"; fit rowinit; export rowinit.model "r.json" replace', cwd=work)
