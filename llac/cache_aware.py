@@ -92,8 +92,9 @@ def memory_view(model, reference: str | None = None) -> tuple[MemoryView | None,
         sets = fitted_sets(model)
     except NoWorkingSet as error:
         return None, f"no cache-aware prediction: {error}"
-    if not np.all(np.isfinite(sets) & (sets > 0)):
-        first = int(np.flatnonzero(~(np.isfinite(sets) & (sets > 0)))[0])
+    unsized = np.flatnonzero(~(np.isfinite(sets) & (sets > 0)))
+    if len(unsized):
+        first = int(unsized[0])
         where = " ".join(f"{v}={x[first]:g}" for v, x in fitted_columns(model).items())
         return None, (f"no cache-aware prediction: the working set ({model.working_set} bytes) is "
                       f"{sets[first]:g} at {where}; it must count bytes (> 0)")

@@ -233,33 +233,36 @@ def _model_working_set(experiment: Experiment) -> str | None:
     formula lacks (so the model's sample points lack it) is replaced by its value where it
     has one value in every record; where it varies it stays, and the cache-aware notes say
     that the points cannot tell its value."""
-    if experiment.working_set is None:
-        return None
-    working_set = parse_working_set(experiment.working_set)
-    fixed = {}
-    for v in working_set.variables:
-        extra = v in experiment.columns and v not in experiment.formula.variables
-        values = np.unique(experiment.columns[v]) if extra else []
-        if len(values) == 1 and np.isfinite(values[0]):
-            fixed[v] = float(values[0])
-    return with_values(working_set, fixed).text if fixed else experiment.working_set
+    fixed = {v: float(column[0]) for v, column in _extra_variables(experiment).items()
+             if np.all(column == column[0]) and np.isfinite(column[0])}
+    if not fixed:
+        return experiment.working_set
+    return with_values(parse_working_set(experiment.working_set), fixed).text
+
+
+def _extra_variables(experiment: Experiment) -> dict[str, np.ndarray]:
+    """The columns of the working set's variables that the formula lacks (captured for the
+    `bytes` clause only), which a model's sample points do not keep."""
+    if experiment.working_set is None or not len(experiment):
+        return {}
+    return {v: experiment.columns[v] for v in parse_working_set(experiment.working_set).variables
+            if v in experiment.columns and v not in experiment.formula.variables}
 
 
 def _unmodelled_notes(experiment: Experiment) -> tuple[str, ...]:
     """A warning per variable of the working set that the formula lacks and that takes
     several values within one sample point: its records are fitted as repetitions of the
     point, and their spread is that variable's effect, not noise."""
-    if experiment.working_set is None:
+    extra = _extra_variables(experiment)
+    if not extra:
         return ()
     notes = []
     points = np.column_stack([experiment.columns[v] for v in experiment.formula.variables] or
                              [np.zeros(len(experiment))])
-    for v in parse_working_set(experiment.working_set).variables:
-        if v in experiment.formula.variables or v not in experiment.columns:
-            continue
-        pairs = np.unique(np.column_stack([points, experiment.columns[v]]), axis=0)
+    for v, column in extra.items():
+        pairs = np.unique(np.column_stack([points, column]), axis=0)
         if len(pairs) > len(np.unique(points, axis=0)):
-            values = np.unique(experiment.columns[v])
+            values = np.unique(column)
             shown = ", ".join(f"{x:g}" for x in values[:4]) + (", ..." if len(values) > 4 else "")
             notes.append(f"{v} (of the working set) takes several values within a sample point "
                          f"({shown}) but is not a variable of the formula: those records are fitted as "

@@ -91,8 +91,9 @@ class Session:
                             f"{obj.name!r}", name.span)
         return obj
 
-    def store(self, name: str, obj) -> Note:
-        """Keep `obj` under `name`; a replaced experiment's stale model is removed."""
+    def store(self, name: str, obj, verb: str | None = None) -> Note:
+        """Keep `obj` under `name`; a replaced experiment's stale model is removed. The news
+        says `verb` (default: created or replaced) NAME: what it is."""
         replaced = name in self.objects
         if isinstance(obj, Experiment):
             obj = obj.replace(name=name)
@@ -100,7 +101,7 @@ class Session:
         else:
             self.last_model = name
         self.objects[name] = obj
-        return Note(f"{'replaced' if replaced else 'created'} {name}: {describe_object(obj)}")
+        return Note(f"{verb or ('replaced' if replaced else 'created')} {name}: {describe_object(obj)}")
 
     def columns(self) -> tuple[str, ...]:
         """Every column name of every experiment (for completion)."""

@@ -346,8 +346,7 @@ def _check_count(path: str, decl: _Declared, loaded: int, problems: list[Problem
 
 def expand_paths(paths_or_globs: Sequence[str]) -> list[str]:
     """Each argument as a path, or a glob expanded and sorted. A glob that matches nothing, or
-    a name that is not a file, or a file named twice (its records would count twice), raises
-    TraceError naming it (before anything is read)."""
+    a name that is not a file, raises TraceError naming it (before anything is read)."""
     paths = []
     for pattern in paths_or_globs:
         matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
@@ -356,7 +355,7 @@ def expand_paths(paths_or_globs: Sequence[str]) -> list[str]:
         for path in matches:
             _check_file(Path(path))
         paths += matches
-    return named_once(paths)
+    return paths
 
 
 def named_once(paths: list[str]) -> list[str]:
@@ -386,8 +385,9 @@ def _check_file(path: Path) -> None:
 
 
 def read_traces(paths_or_globs: Sequence[str]) -> list[Trace]:
-    """Read several traces, one Trace per file of `expand_paths(paths_or_globs)`."""
-    return [read_trace(path) for path in expand_paths(paths_or_globs)]
+    """Read several traces, one Trace per file of `expand_paths(paths_or_globs)`, each file once
+    (`named_once`)."""
+    return [read_trace(path) for path in named_once(expand_paths(paths_or_globs))]
 
 
 def format_numbers(values) -> np.ndarray:

@@ -251,8 +251,7 @@ def rename(session, statement: ast.Rename):
     if statement.new.text in session.objects:
         raise LlacError(f"{statement.new.text!r} is already in use; delete it first", statement.new.span)
     del session.objects[statement.old.text]
-    stored = session.store(statement.new.text, obj)
-    return [Note(stored.text.replace("created ", f"renamed {statement.old.text} to ", 1))]
+    return [session.store(statement.new.text, obj, f"renamed {statement.old.text} to")]
 
 
 @command("delete", "delete NAME [, NAME ...]", "Forget objects.", ["delete small, big"], ast.Delete)

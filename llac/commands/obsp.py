@@ -156,8 +156,9 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
 
 def _cache_notes(experiment: Experiment, training: list[RunGroup], targets: list[RunGroup]) -> list[str]:
     """Table 3's warnings, for a sync experiment that states its working set (`bytes`): per P
-    of the `targets` (the replayed ones), the predicted sizes whose working set lies in a cache level beyond every level that the
-    training runs at that P reached, on the machine the runs were measured on. The replay
+    of the `targets` (the replayed ones), the predicted sizes whose working set lies in a
+    cache level beyond every level that the training runs at that P reached, on the machine
+    the runs were measured on. The replay
     keeps the training runs' costs, so a working set that leaves the cache they fitted in
     is where it is likely to fall short (issue 11's check, applied to the replay)."""
     if not experiment.working_set:
