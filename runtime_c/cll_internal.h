@@ -149,6 +149,13 @@ void cll_store_remove_spills_(void);
  * experiments), with the lines of cll_extend_own_trace. 0 or -1 (errno set). */
 int cll_trace_write_(const char *status, const char *const *names, int nnames);
 
+/* How far the writers have got: a count that grows with every record and header line they
+ * handle, so that a watcher (lifecycle.c's stall guard) can tell a slow write from a stuck one. */
+unsigned long cll_trace_progress_(void);
+
+/* Remove the hidden file of a trace being written, if any (async-signal-safe: unlink only). */
+void cll_trace_abandon_(void);
+
 /* ---- lifecycle.c ---- */
 void cll_init_(void);              /* idempotent; called by cll_register */
 

@@ -3,7 +3,9 @@
  * signal whose default action ends the process ("signal <NAME>", best effort, then that
  * action; a handler the program has keeps working, see on_signal) and on run-time errors
  * ("error: ...", exit status 70). Spill files are removed once the process is done; a
- * signal that comes while a trace is being written waits until it is written.
+ * signal that comes while a trace is being written waits until it is written; a write after a
+ * signal that stops making progress (a lock the program held when it died) is given up with a
+ * message (the stall guard).
  *
  * Built with -DCLL_NO_SIGNAL_HANDLERS (the Python extension), no signal handler is
  * installed, so the runtime never takes SIGINT and friends away from its host.
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -133,6 +136,80 @@ static void signal_name(int sig, char *out, size_t size)
 
 static void on_signal(int sig, siginfo_t *info, void *context);
 
+/* The stall guard. A signal can stop the program inside the C library with one of its locks
+ * held: glibc stops a program with threads inside malloc when it finds the heap corrupted
+ * (a double free, a write out of bounds), and the trace writer, which allocates and uses
+ * stdio, would then wait for that lock forever, a hang without a word. While the trace is
+ * written after a signal, SIGALRM comes every second; when the writers' progress count
+ * (trace.c) has not moved for two of them, the guard says why on stderr (write(2) only),
+ * removes the half-written file and lets the signal take its default course. A slow write
+ * (10^7 records take seconds) moves the count all the time and is left alone. */
+enum { STALL_TICKS = 2 };
+static volatile sig_atomic_t guarded;       /* the signal whose records are being saved */
+static volatile unsigned long last_progress;
+static volatile sig_atomic_t still_ticks;
+static struct sigaction alarm_before;
+
+static void say(const char *text) { (void)!write(STDERR_FILENO, text, strlen(text)); }
+
+static void on_stall(int alarm)
+{
+    (void)alarm;
+    unsigned long now = cll_trace_progress_();
+    if (now != last_progress) {
+        last_progress = now;
+        still_ticks = 0;
+        return;
+    }
+    if (++still_ticks < STALL_TICKS)
+        return;
+    int sig = guarded;
+    char name[32];
+    signal_name(sig, name, sizeof name);
+    say("cll: error: the records could not be saved after ");
+    say(name);
+    say(": the program stopped inside the C library while it held a lock that writing the "
+        "trace needs (glibc does so when it finds the heap corrupted: a double free or a write "
+        "out of bounds); the records are lost. valgrind or gcc -fsanitize=address finds the "
+        "fault.\n");
+    cll_trace_abandon_();
+    cll_store_remove_spills_();
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    sigset_t just;
+    sigemptyset(&just);
+    sigaddset(&just, sig);
+    signal(sig, SIG_DFL);
+    pthread_sigmask(SIG_UNBLOCK, &just, NULL);
+    raise(sig);
+    _exit(128 + sig);
+}
+
+static void guard_start(int sig)
+{
+    guarded = sig;
+    last_progress = cll_trace_progress_();
+    still_ticks = 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stall;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, &alarm_before);
+    sigset_t alarm_only;
+    sigemptyset(&alarm_only);
+    sigaddset(&alarm_only, SIGALRM);
+    pthread_sigmask(SIG_UNBLOCK, &alarm_only, NULL);
+    struct itimerval every = {{1, 0}, {1, 0}};
+    setitimer(ITIMER_REAL, &every, NULL);
+}
+
+static void guard_stop(void)
+{
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    sigaction(SIGALRM, &alarm_before, NULL);
+}
+
 /* Our handler on an alternate stack (a stack overflow is a SIGSEGV too) for `sig`, keeping
  * what was there to chain to, unless the signal is ignored or already ours. */
 static void install_one(int sig)
@@ -164,7 +241,9 @@ static void on_signal(int sig, siginfo_t *info, void *context)
         finished = 1;
         char status[48] = "signal ";
         signal_name(sig, status + 7, sizeof status - 7);
+        guard_start(sig);
         write_or_complain(status, NULL, 0);
+        guard_stop();
         cll_store_remove_spills_();
     }
     if (!by_default) {

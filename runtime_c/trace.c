@@ -25,6 +25,18 @@ struct cll_trace_file {
     char tmp[4200];
 };
 
+static volatile unsigned long progress;             /* see cll_trace_progress_ */
+static const char *volatile being_written;          /* the hidden file of the open trace */
+
+unsigned long cll_trace_progress_(void) { return progress; }
+
+void cll_trace_abandon_(void)
+{
+    const char *tmp = being_written;
+    if (tmp)
+        unlink(tmp);
+}
+
 /* Append the decimal digits of `v` to `p`; returns the new end. */
 static char *put_int(char *p, int64_t v)
 {
@@ -54,6 +66,7 @@ static int count_record(const cll_record *r, const double *vars, void *ctx)
     writer *w = ctx;
     (void)vars;
     w->counts[r->exp] += w->wanted[r->exp];
+    progress++;
     return 0;
 }
 
@@ -89,6 +102,7 @@ static size_t format_record(const writer *w, const cll_record *r, const double *
 
 static int to_file(const char *text, size_t len, void *ctx)
 {
+    progress++;
     return fwrite_unlocked(text, 1, len, ctx) == len ? 0 : -1;
 }
 
@@ -149,6 +163,7 @@ static void write_header(writer *w, const char *status, const char *more_header,
             continue;
         cll_header_experiment_(f, cll_experiment_at_(id));
         fprintf(f, "#  records: %llu\n", (unsigned long long)w->counts[id]);
+        progress++;
     }
     fputs("#data\n", f);
 }
@@ -251,6 +266,7 @@ int cll_records_text(const char *const *names, int nnames, size_t chunk,
 static void discard(cll_trace_file *t)
 {
     int saved = errno;
+    being_written = NULL;
     fclose(t->w.f);
     unlink(t->tmp);
     writer_free(&t->w);
@@ -282,6 +298,7 @@ static cll_trace_file *open_trace(const char *status, const char *const *names, 
         errno = saved;
         return NULL;
     }
+    being_written = t->tmp;
     setvbuf(t->w.f, NULL, _IOFBF, 1 << 20);
     write_header(&t->w, status, more_header, own);
     if (cll_store_each_(write_record, &t->w)) {
@@ -307,6 +324,7 @@ int cll_trace_close(cll_trace_file *t)
     int rc = fputs("#end\n", t->w.f) < 0 || fflush(t->w.f) ? -1 : 0;
     if (rc == 0)
         rc = cll_place_trace_(t->tmp, fileno(t->w.f));
+    being_written = NULL;
     if (fclose(t->w.f))
         rc = -1;
     if (rc) {

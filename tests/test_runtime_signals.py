@@ -152,3 +152,40 @@ def test_a_signal_during_the_final_write_waits_for_it(tmp_path, name):
     assert trace.header["status"] == "exit-without-report" and trace.ended
     assert len(trace.records["s"]) == 500000
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+# A program with a thread, so that glibc's malloc takes its lock, which then finds its heap
+# corrupted and aborts inside free() with that lock held.
+CORRUPT_HEAP = """
+char *volatile keep[4];
+static void *idle(void *x) { return x; }
+int main(int argc, char **argv) {
+    pthread_t t; pthread_create(&t, NULL, idle, NULL); pthread_join(t, NULL);
+    int N;
+    #pragma cll for(N = 1000; N <= 4000; N += 1000)
+    #pragma cll work work[0] + work[1]*N
+    { keep[0] = malloc(N); memset(keep[0], 1, N); free(keep[0]); }
+    #pragma cll end work
+    #pragma cll end for
+    keep[1] = malloc(5000); keep[2] = malloc(5000);
+    free(keep[1]); free(keep[1]);
+    #pragma cll report all
+    return 0;
+}
+"""
+
+
+def test_a_program_stopped_inside_malloc_ends_with_a_reason_instead_of_hanging(tmp_path):
+    """The trace writer needs malloc's lock, which the aborting free() holds: the stall guard
+    must end the run within seconds, say why, and leave no hidden file."""
+    (tmp_path / "heap.c").write_text("#include <pthread.h>\n#include <stdlib.h>\n"
+                                     "#include <string.h>\n" + CORRUPT_HEAP)
+    result = subprocess.run(["call", "run", "heap.c"], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=60, preexec_fn=no_core_dumps)
+    assert result.returncode == 128 + signal.SIGABRT, result.stderr
+    assert "double free or corruption" in result.stderr
+    assert ("cll: error: the records could not be saved after SIGABRT: the program stopped "
+            "inside the C library") in result.stderr
+    assert "killed by SIGABRT" in result.stderr
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".") and
+                p.name != ".cll-build"]
