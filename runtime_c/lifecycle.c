@@ -136,6 +136,17 @@ static void signal_name(int sig, char *out, size_t size)
 
 static void on_signal(int sig, siginfo_t *info, void *context);
 
+/* Let `sig` do what it does by default (end the process), from inside a handler. */
+static void take_default_action(int sig)
+{
+    sigset_t just;
+    sigemptyset(&just);
+    sigaddset(&just, sig);
+    signal(sig, SIG_DFL);
+    pthread_sigmask(SIG_UNBLOCK, &just, NULL);
+    raise(sig);
+}
+
 /* The stall guard. A signal can stop the program inside the C library with one of its locks
  * held: glibc stops a program with threads inside malloc when it finds the heap corrupted
  * (a double free, a write out of bounds), and the trace writer, which allocates and uses
@@ -176,13 +187,7 @@ static void on_stall(int alarm)
     cll_store_remove_spills_();
     struct itimerval off = {{0, 0}, {0, 0}};
     setitimer(ITIMER_REAL, &off, NULL);
-    sigset_t just;
-    sigemptyset(&just);
-    sigaddset(&just, sig);
-    signal(sig, SIG_DFL);
-    pthread_sigmask(SIG_UNBLOCK, &just, NULL);
-    raise(sig);
-    _exit(128 + sig);
+    take_default_action(sig);
 }
 
 static void guard_start(int sig)
@@ -253,12 +258,7 @@ static void on_signal(int sig, siginfo_t *info, void *context)
             old->sa_handler(sig);
         return;
     }
-    sigset_t just;
-    sigemptyset(&just);
-    sigaddset(&just, sig);
-    signal(sig, SIG_DFL);
-    pthread_sigmask(SIG_UNBLOCK, &just, NULL);
-    raise(sig);
+    take_default_action(sig);
 }
 
 static void install_signal_handlers(void)
