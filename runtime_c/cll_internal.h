@@ -146,8 +146,13 @@ void cll_store_remove_spills_(void);
 
 /* ---- trace.c ---- */
 /* Write the trace of this process's own records with `status` (names == NULL: all
- * experiments), with the lines of cll_extend_own_trace. 0 or -1 (errno set). */
-int cll_trace_write_(const char *status, const char *const *names, int nnames);
+ * experiments), with the lines of cll_extend_own_trace. 0 or -1 (errno set). `after_signal`:
+ * on the way out of a signal, so allocating nothing (on what cll_trace_reserve_ made). */
+int cll_trace_write_(const char *status, const char *const *names, int nnames, int after_signal);
+
+/* Make (or grow to the experiments registered so far) what a write after a signal uses
+ * instead of allocating: called at each registration. */
+void cll_trace_reserve_(void);
 
 /* How far the writers have got: a count that grows with every record and header line they
  * handle, so that a watcher (lifecycle.c's stall guard) can tell a slow write from a stuck one. */

@@ -38,6 +38,8 @@ void cll_cpu_init_(void)
 
 void cll_command_init_(void)
 {
+    tzset();   /* the C library reads its time zone file now, not when #date is written,
+                  which may be on the way out of a signal (no fopen, no malloc there) */
     FILE *f = fopen("/proc/self/cmdline", "r");
     if (f) {
         size_t n = fread(command, 1, sizeof command - 1, f);

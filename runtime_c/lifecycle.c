@@ -32,10 +32,11 @@ static void deliver_deferred(void);
 
 /* Write the trace with `status`; on failure say so on stderr. Returns 0 or -1. A
  * terminating signal that comes meanwhile waits until the writer calls deliver_deferred. */
-static int write_or_complain(const char *status, const char *const *names, int nnames)
+static int write_or_complain(const char *status, const char *const *names, int nnames,
+                             int after_signal)
 {
     writing = 1;
-    int rc = cll_trace_write_(status, names, nnames);
+    int rc = cll_trace_write_(status, names, nnames, after_signal);
     writing = 0;
     if (rc == 0)
         return 0;
@@ -57,7 +58,7 @@ static void at_exit(void)
     finished = 1;
     cll_store_each_open_(warn_open, NULL);
     if (!reported)
-        write_or_complain("exit-without-report", NULL, 0);
+        write_or_complain("exit-without-report", NULL, 0, 0);
     cll_store_remove_spills_();
     deliver_deferred();
 }
@@ -70,7 +71,7 @@ static void write_on_fatal(const char *status)
         finished = 1;
         char full[2048];
         snprintf(full, sizeof full, "error: %s", status);
-        write_or_complain(full, NULL, 0);
+        write_or_complain(full, NULL, 0, 0);
         cll_store_remove_spills_();
     }
 }
@@ -78,7 +79,7 @@ static void write_on_fatal(const char *status)
 void cll_report_status(const char *status, const char *const *names, int nnames)
 {
     cll_init_();
-    if (write_or_complain(status, names, nnames)) {
+    if (write_or_complain(status, names, nnames, 0)) {
         finished = 1;
         cll_store_remove_spills_();
         exit(CLL_EXIT_ERROR);
@@ -148,13 +149,14 @@ static void take_default_action(int sig)
 }
 
 /* The stall guard. A signal can stop the program inside the C library with one of its locks
- * held: glibc stops a program with threads inside malloc when it finds the heap corrupted
- * (a double free, a write out of bounds), and the trace writer, which allocates and uses
- * stdio, would then wait for that lock forever, a hang without a word. While the trace is
- * written after a signal, SIGALRM comes every second; when the writers' progress count
- * (trace.c) has not moved for two of them, the guard says why on stderr (write(2) only),
- * removes the half-written file and lets the signal take its default course. A slow write
- * (10^7 records take seconds) moves the count all the time and is left alone. */
+ * held. The trace written after a signal allocates nothing (trace.c's reserve), so malloc's
+ * lock, held when glibc aborts on a corrupted heap, is no longer in its way; but it still
+ * takes a few (the time zone's for #date), and waiting for one held by the dead code would
+ * hang without a word. While the trace is written after a signal, SIGALRM comes every
+ * second; when the writers' progress count (trace.c) has not moved for two of them, the
+ * guard says why on stderr (write(2) only), removes the half-written file and lets the
+ * signal take its default course. A slow write (10^7 records take seconds) moves the count
+ * all the time and is left alone. */
 enum { STALL_TICKS = 2 };
 static volatile sig_atomic_t guarded;       /* the signal whose records are being saved */
 static volatile unsigned long last_progress;
@@ -180,9 +182,8 @@ static void on_stall(int alarm)
     say("cll: error: the records could not be saved after ");
     say(name);
     say(": the program stopped inside the C library while it held a lock that writing the "
-        "trace needs (glibc does so when it finds the heap corrupted: a double free or a write "
-        "out of bounds); the records are lost. valgrind or gcc -fsanitize=address finds the "
-        "fault.\n");
+        "trace needs (a fault inside a library call: a bad pointer passed to it, or a corrupted "
+        "heap); the records are lost. valgrind or gcc -fsanitize=address finds the fault.\n");
     cll_trace_abandon_();
     cll_store_remove_spills_();
     struct itimerval off = {{0, 0}, {0, 0}};
@@ -247,7 +248,7 @@ static void on_signal(int sig, siginfo_t *info, void *context)
         char status[48] = "signal ";
         signal_name(sig, status + 7, sizeof status - 7);
         guard_start(sig);
-        write_or_complain(status, NULL, 0);
+        write_or_complain(status, NULL, 0, 1);
         guard_stop();
         cll_store_remove_spills_();
     }
@@ -315,4 +316,5 @@ void cll_register(const cll_program *program)
 {
     cll_init_();
     cll_registry_add_(program);
+    cll_trace_reserve_();
 }

@@ -54,6 +54,8 @@ typedef struct cll_slot {
     int spill_fd;
     uint64_t spill_start, spill_bytes;  /* where the chunks start (after the header), end */
     char spill_path[4096];
+    char *readback;     /* reads the spilled chunks back: made at the first spill, so that
+                           a write on the way out of a signal allocates nothing */
     struct cll_slot *next;
 } __attribute__((aligned(64))) cll_slot;
 
@@ -70,18 +72,26 @@ static void *xmalloc(size_t size)
     return p;
 }
 
+enum { STACK_BYTES = 1024 };   /* a slot's first stack of open experiments */
+
+/* Make `s` an empty slot on the record buffer `buf` of `cap` bytes and the stack `stack`. */
+static void slot_init(cll_slot *s, char *buf, size_t cap, char *stack)
+{
+    memset(s, 0, sizeof *s);
+    s->buf = buf;
+    s->cap = s->buf_bytes = cap;
+    s->stack_cap = s->stack_bytes = STACK_BYTES;
+    s->stack = stack;
+    s->spill_fd = -1;
+}
+
 /* A fresh slot with an empty buffer of `cap` bytes (not linked anywhere). */
 static cll_slot *slot_new(size_t cap)
 {
     cll_slot *s = aligned_alloc(64, sizeof *s);
     if (!s)
         cll_fatal_("cll: error: out of memory for trace records", "out of memory");
-    memset(s, 0, sizeof *s);
-    s->buf = xmalloc(cap);
-    s->cap = s->buf_bytes = cap;
-    s->stack_cap = s->stack_bytes = 1024;
-    s->stack = xmalloc(s->stack_bytes);
-    s->spill_fd = -1;
+    slot_init(s, xmalloc(cap), cap, xmalloc(STACK_BYTES));
     return s;
 }
 
@@ -154,6 +164,7 @@ static __attribute__((noinline, cold)) void slot_spill(cll_slot *s)
             cll_fatal_(msg, "cannot create spill file");
         }
         s->spill_start = s->spill_bytes = (uint64_t)header;
+        s->readback = xmalloc(s->buf_bytes);
     }
     uint64_t n = s->pos;
     struct iovec iov[2] = {{&n, sizeof n}, {s->buf, s->pos}};
@@ -389,9 +400,7 @@ static int each_spilled(const cll_slot *s, cll_record_fn fn, void *ctx)
 {
     if (s->spill_fd < 0)
         return 0;
-    char *chunk = malloc(s->buf_bytes);
-    if (!chunk)
-        return -1;
+    char *chunk = s->readback;
     int rc = 0;
     for (uint64_t off = s->spill_start; off < s->spill_bytes && rc == 0;) {
         uint64_t n;
@@ -406,7 +415,6 @@ static int each_spilled(const cll_slot *s, cll_record_fn fn, void *ctx)
         rc = each_in(s, chunk, n, fn, ctx);
         off += sizeof n + n;
     }
-    free(chunk);
     return rc;
 }
 
@@ -442,9 +450,12 @@ double cll_store_overhead_(void)
 {
     enum { BATCHES = 9, PAIRS = 200 };
     static cll_experiment probe = {"overhead", "", "", 1, NULL, 0};
-    static cll_slot *scratch;
-    if (!scratch)
-        scratch = slot_new(PAIRS * (sizeof(cll_record) + sizeof(double)));
+    /* static, not allocated: the header that reports it may be written out of a signal */
+    static char records[PAIRS * (sizeof(cll_record) + sizeof(double))] __attribute__((aligned(64)));
+    static char stack[STACK_BYTES] __attribute__((aligned(64)));
+    static cll_slot slot;
+    cll_slot *scratch = &slot;
+    slot_init(scratch, records, sizeof records, stack);
     probe.id = 0;
     double v = 1.0, per_pair[BATCHES];
     for (int b = 0; b < BATCHES; b++) {

@@ -18,12 +18,42 @@ typedef struct writer {
     const unsigned char *wanted;
     double seconds_per_tick;
     int rank;
+    int reserved;       /* counts and wanted are the reserve's, not allocated */
 } writer;
 
 struct cll_trace_file {
     writer w;
     char tmp[4200];
 };
+
+/* What a trace written on the way out of a signal uses instead of allocating: at that moment
+ * the program may have stopped inside malloc or fopen with their lock held. Made at
+ * registration (cll_trace_reserve_), used once (cll_trace_write_ with after_signal). */
+static struct {
+    cll_trace_file file;
+    uint64_t *counts;
+    unsigned char *wanted;
+    int capacity;       /* experiments that counts and wanted hold */
+    FILE *spare;        /* a stream on /dev/null, never closed: the trace's fd replaces its own */
+    char buffer[1 << 16];
+} reserve;
+
+void cll_trace_reserve_(void)
+{
+    int n = cll_experiment_count_() + 1;
+    if (n > reserve.capacity) {
+        uint64_t *counts = realloc(reserve.counts, (size_t)n * sizeof *counts);
+        if (counts)
+            reserve.counts = counts;
+        unsigned char *wanted = counts ? realloc(reserve.wanted, (size_t)n) : NULL;
+        if (wanted) {
+            reserve.wanted = wanted;
+            reserve.capacity = n;
+        }
+    }
+    if (!reserve.spare && (reserve.spare = fopen("/dev/null", "we")))
+        setvbuf(reserve.spare, reserve.buffer, _IOFBF, sizeof reserve.buffer);
+}
 
 static volatile unsigned long progress;             /* see cll_trace_progress_ */
 static const char *volatile being_written;          /* the hidden file of the open trace */
@@ -115,25 +145,30 @@ static int write_record(const cll_record *r, const double *vars, void *ctx)
     return to_file(line, format_record(w, r, vars, line, to_file, w->f), w->f);
 }
 
-static void write_open(const cll_experiment *e, int thread, void *ctx)
+/* The experiments still open, as the `#open:` line lists them (two passes: count, write). */
+typedef struct open_list {
+    FILE *f;   /* NULL: only count */
+    int n;
+} open_list;
+
+static void list_open(const cll_experiment *e, int thread, void *ctx)
 {
-    fprintf(ctx, "%s%s (thread %d, begun at %s)", ftell(ctx) ? ", " : "", e->name, thread,
-            e->source ? e->source : "?");
+    open_list *list = ctx;
+    if (list->f)
+        fprintf(list->f, "%s%s (thread %d, begun at %s)", list->n ? ", " : "#open: ", e->name,
+                thread, e->source ? e->source : "?");
+    list->n++;
 }
 
-/* The `#open:` line listing experiments still open, if any. */
+/* The `#open:` line listing experiments still open, if any (allocating nothing). */
 static void write_open_line(FILE *f)
 {
-    char *text = NULL;
-    size_t size = 0;
-    FILE *m = open_memstream(&text, &size);
-    if (!m)
+    open_list count = {NULL, 0}, list = {f, 0};
+    cll_store_each_open_(list_open, &count);
+    if (!count.n)
         return;
-    cll_store_each_open_(write_open, m);
-    fclose(m);
-    if (size)
-        fprintf(f, "#open: %s\n", text);
-    free(text);
+    cll_store_each_open_(list_open, &list);
+    fputc('\n', f);
 }
 
 /* A layer's addition to the traces of this process's own records (cll_extend_own_trace). */
@@ -179,12 +214,18 @@ static int is_wanted(int id, const char *const *names, int nnames)
     return 0;
 }
 
-/* A writer for `names` (NULL: all) with this process's counts; NULL if out of memory. */
-static int writer_init(writer *w, const char *const *names, int nnames)
+/* A writer for `names` (NULL: all) with this process's counts; -1 if out of memory. With
+ * `reserved`, on the reserve's arrays where they are large enough. */
+static int writer_init(writer *w, const char *const *names, int nnames, int reserved)
 {
     int n = cll_experiment_count_();
-    *w = (writer){NULL, calloc((size_t)n + 1, sizeof *w->counts), calloc((size_t)n + 1, 1),
-                  cll_seconds_per_tick(), cll_rank_()};
+    if (reserved && n < reserve.capacity) {
+        memset(reserve.counts, 0, (size_t)reserve.capacity * sizeof *reserve.counts);
+        *w = (writer){NULL, reserve.counts, reserve.wanted, cll_seconds_per_tick(), cll_rank_(),
+                      1};
+    } else
+        *w = (writer){NULL, calloc((size_t)n + 1, sizeof *w->counts), calloc((size_t)n + 1, 1),
+                      cll_seconds_per_tick(), cll_rank_(), 0};
     if (!w->counts || !w->wanted) {
         free(w->counts);
         free((void *)w->wanted);
@@ -198,6 +239,8 @@ static int writer_init(writer *w, const char *const *names, int nnames)
 
 static void writer_free(writer *w)
 {
+    if (w->reserved)
+        return;
     free(w->counts);
     free((void *)w->wanted);
 }
@@ -207,7 +250,7 @@ int cll_experiment_total(void) { return cll_experiment_count_(); }
 int cll_record_counts(const char *const *names, int nnames, uint64_t *counts)
 {
     writer w;
-    int rc = writer_init(&w, names, nnames);
+    int rc = writer_init(&w, names, nnames, 0);
     if (rc == 0)
         memcpy(counts, w.counts, (size_t)cll_experiment_count_() * sizeof *counts);
     writer_free(&w);
@@ -251,7 +294,7 @@ int cll_records_text(const char *const *names, int nnames, size_t chunk,
                      int (*sink)(const char *text, size_t len, void *ctx), void *ctx)
 {
     text_chunks t = {.cap = chunk < 4096 ? 4096 : chunk, .sink = sink, .ctx = ctx};
-    if (writer_init(&t.w, names, nnames))
+    if (writer_init(&t.w, names, nnames, 0))
         return -1;
     t.buf = malloc(t.cap);
     int rc = t.buf ? cll_store_each_(chunk_record, &t) : -1;
@@ -262,44 +305,73 @@ int cll_records_text(const char *const *names, int nnames, size_t chunk,
     return rc;
 }
 
+/* Close the trace's stream and free it; the reserve's stream is only flushed (it stays). */
+static int finish(cll_trace_file *t)
+{
+    if (t != &reserve.file) {
+        int rc = fclose(t->w.f);
+        writer_free(&t->w);
+        free(t);
+        return rc;
+    }
+    return fflush(t->w.f);
+}
+
 /* Give up a trace being written: its file removed, errno kept. */
 static void discard(cll_trace_file *t)
 {
     int saved = errno;
     being_written = NULL;
-    fclose(t->w.f);
     unlink(t->tmp);
-    writer_free(&t->w);
-    free(t);
+    finish(t);
     errno = saved;
 }
 
-/* cll_trace_open; `own`: a trace of this process's own records (cll_trace_write_). */
-static cll_trace_file *open_trace(const char *status, const char *const *names, int nnames,
-                                  const uint64_t *more_counts, const char *more_header, int own)
+/* A stream writing to `fd`: the reserve's stream with `fd` in place of its own (closed), or
+ * a new one. */
+static FILE *stream_on(int fd, int reserved)
 {
-    cll_trace_file *t = calloc(1, sizeof *t);
+    if (!reserved)
+        return fdopen(fd, "w");
+    if (dup2(fd, fileno(reserve.spare)) < 0)
+        return NULL;
+    close(fd);
+    return reserve.spare;
+}
+
+/* cll_trace_open; `own`: a trace of this process's own records (cll_trace_write_);
+ * `reserved`: allocating nothing, on the reserve (on the way out of a signal). */
+static cll_trace_file *open_trace(const char *status, const char *const *names, int nnames,
+                                  const uint64_t *more_counts, const char *more_header, int own,
+                                  int reserved)
+{
+    reserved = reserved && reserve.spare && reserve.capacity;
+    cll_trace_file *t = reserved ? memset(&reserve.file, 0, sizeof reserve.file)
+                                 : calloc(1, sizeof *t);
     if (!t)
         return NULL;
-    if (writer_init(&t->w, names, nnames)) {
-        free(t);
+    if (writer_init(&t->w, names, nnames, reserved)) {
+        if (!reserved)
+            free(t);
         return NULL;
     }
     for (int id = 0; more_counts && id < cll_experiment_count_(); id++)
         t->w.counts[id] += t->w.wanted[id] ? more_counts[id] : 0;
     int fd = cll_hidden_file_(t->tmp, sizeof t->tmp, "tmp");
-    t->w.f = fd < 0 ? NULL : fdopen(fd, "w");
+    t->w.f = fd < 0 ? NULL : stream_on(fd, t == &reserve.file);
     if (!t->w.f) {
         int saved = errno;
         if (fd >= 0)
             close(fd), unlink(t->tmp);
         writer_free(&t->w);
-        free(t);
+        if (t != &reserve.file)
+            free(t);
         errno = saved;
         return NULL;
     }
     being_written = t->tmp;
-    setvbuf(t->w.f, NULL, _IOFBF, 1 << 20);
+    if (t != &reserve.file)
+        setvbuf(t->w.f, NULL, _IOFBF, 1 << 20);
     write_header(&t->w, status, more_header, own);
     if (cll_store_each_(write_record, &t->w)) {
         discard(t);
@@ -311,7 +383,7 @@ static cll_trace_file *open_trace(const char *status, const char *const *names, 
 cll_trace_file *cll_trace_open(const char *status, const char *const *names, int nnames,
                                const uint64_t *more_counts, const char *more_header)
 {
-    return open_trace(status, names, nnames, more_counts, more_header, 0);
+    return open_trace(status, names, nnames, more_counts, more_header, 0, 0);
 }
 
 int cll_trace_append(cll_trace_file *t, const char *text, size_t len)
@@ -325,21 +397,17 @@ int cll_trace_close(cll_trace_file *t)
     if (rc == 0)
         rc = cll_place_trace_(t->tmp, fileno(t->w.f));
     being_written = NULL;
-    if (fclose(t->w.f))
-        rc = -1;
     if (rc) {
         int saved = errno;
         unlink(t->tmp);
         errno = saved;
     }
-    writer_free(&t->w);
-    free(t);
-    return rc;
+    return finish(t) ? -1 : rc;
 }
 
-int cll_trace_write_(const char *status, const char *const *names, int nnames)
+int cll_trace_write_(const char *status, const char *const *names, int nnames, int after_signal)
 {
-    cll_trace_file *t = open_trace(status, names, nnames, NULL, NULL, 1);
+    cll_trace_file *t = open_trace(status, names, nnames, NULL, NULL, 1, after_signal);
     if (!t)
         return -1;
     if (own_lines && own_lines(to_file, t->w.f)) {

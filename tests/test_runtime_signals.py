@@ -1,6 +1,7 @@
 """Signals: every catchable signal whose default action ends the process saves the records
 (spilled ones included) and leaves no hidden file behind; a program's own handlers keep
 working. Real gcc-built programs, signalled from outside as a user (or a batch system) would."""
+import os
 import resource
 import signal
 import subprocess
@@ -154,9 +155,13 @@ def test_a_signal_during_the_final_write_waits_for_it(tmp_path, name):
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
+
 # A program with a thread, so that glibc's malloc takes its lock, which then finds its heap
 # corrupted and aborts inside free() with that lock held.
 CORRUPT_HEAP = """
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 char *volatile keep[4];
 static void *idle(void *x) { return x; }
 int main(int argc, char **argv) {
@@ -175,17 +180,52 @@ int main(int argc, char **argv) {
 """
 
 
-def test_a_program_stopped_inside_malloc_ends_with_a_reason_instead_of_hanging(tmp_path):
-    """The trace writer needs malloc's lock, which the aborting free() holds: the stall guard
-    must end the run within seconds, say why, and leave no hidden file."""
-    (tmp_path / "heap.c").write_text("#include <pthread.h>\n#include <stdlib.h>\n"
-                                     "#include <string.h>\n" + CORRUPT_HEAP)
-    result = subprocess.run(["call", "run", "heap.c"], cwd=tmp_path, capture_output=True,
-                            text=True, timeout=60, preexec_fn=no_core_dumps)
+def call_run(directory, source: str, env: dict[str, str] | None = None):
+    """`call run` on `source` (as heap.c) in `directory`, as a user would; no core files."""
+    (directory / "heap.c").write_text(source)
+    return subprocess.run(["call", "run", "heap.c"], cwd=directory, capture_output=True,
+                          text=True, timeout=60, preexec_fn=no_core_dumps,
+                          env={**os.environ, **(env or {})})
+
+
+def test_a_program_that_dies_inside_malloc_keeps_its_records(tmp_path):
+    """glibc aborts inside free() with malloc's lock held: the trace is written without
+    allocating (it used to wait for that lock forever)."""
+    result = call_run(tmp_path, CORRUPT_HEAP)
     assert result.returncode == 128 + signal.SIGABRT, result.stderr
     assert "double free or corruption" in result.stderr
-    assert ("cll: error: the records could not be saved after SIGABRT: the program stopped "
-            "inside the C library") in result.stderr
-    assert "killed by SIGABRT" in result.stderr
+    trace = read_trace(tmp_path / "heap.cll.1.dat")
+    assert trace.header["status"] == "signal SIGABRT" and trace.ended
+    assert [int(r[3]) for r in trace.records["work"]] == [1000, 2000, 3000, 4000]
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".") and
+                p.name != ".cll-build"]
+
+
+# Killed inside localtime_r (a bad struct tm pointer) with the C library's time zone lock held,
+# which writing the trace's #date takes too: the stall guard must end the wait.
+TIME_ZONE_LOCK = """
+#include <time.h>
+int main(int argc, char **argv) {
+    int N;
+    #pragma cll for(N = 1; N <= 3; N++)
+    #pragma cll work work[0] + work[1]*N
+    { }
+    #pragma cll end work
+    #pragma cll end for
+    struct tm tm;
+    time_t now = time(NULL);
+    localtime_r(&now, argc > 5 ? &tm : (struct tm *)(long)argc);
+    #pragma cll report all
+    return 0;
+}
+"""
+
+
+def test_a_trace_write_that_cannot_progress_after_a_signal_ends_with_a_reason(tmp_path):
+    result = call_run(tmp_path, TIME_ZONE_LOCK)
+    assert result.returncode == 128 + signal.SIGSEGV, result.stderr
+    assert ("cll: error: the records could not be saved after SIGSEGV: the program stopped "
+            "inside the C library while it held a lock") in result.stderr
+    assert not (tmp_path / "heap.cll.1.dat").exists()
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".") and
                 p.name != ".cll-build"]
