@@ -175,8 +175,8 @@ def _depth(machine: str) -> int:
 
 def _group_cells(groups, depth: int, members: dict, columns: int, scale: float) -> tuple[tuple[str, str], ...]:
     """One line under a processor: its subgroups of nesting `depth`, each from entry `[` to
-    exit `]`, labelled inside with its id and processors ("0.1 P2,P3") or as much of the id as
-    fits. A processor is in one subgroup of a depth at a time, so they never overlap."""
+    exit `]`, labelled inside (`_fitting`). A processor is in one subgroup of a depth at a
+    time, so they never overlap."""
     line = [" "] * columns
     for machine, entry, leave in groups:
         if _depth(machine) != depth:
@@ -185,11 +185,17 @@ def _group_cells(groups, depth: int, members: dict, columns: int, scale: float) 
         last = min(max(int(leave * scale - 1e-9), first), columns - 1)
         line[first:last + 1] = ["-"] * (last + 1 - first)
         line[first], line[last] = "[", "]"
-        room = last - first - 1
-        label = f"{machine} {_ranks(members[machine])}"
-        label = label if len(label) <= room else machine[:max(room, 0)]
+        label = _fitting(machine, _ranks(members[machine]), last - first - 1)
         line[first + 1:first + 1 + len(label)] = label
     return tuple((c, "") for c in line)
+
+
+def _fitting(machine: str, ranks: str, room: int) -> str:
+    """A subgroup's label in `room` characters: its id and processors ("0.1 P2,P3"), else its
+    id, else the end of its id that tells it from its siblings (".1.0", ".0"), else nothing."""
+    parts = machine.split(".")
+    candidates = [f"{machine} {ranks}", machine, *("." + ".".join(parts[i:]) for i in range(1, len(parts)))]
+    return next((c for c in candidates if len(c) <= room), "")
 
 
 def _ranks(ranks) -> str:

@@ -196,11 +196,15 @@ def test_nested_subgroups_get_one_line_per_depth_each_with_its_span_and_processo
     assert "one line per nesting depth" in drawing.text()
 
 
-def test_a_subgroup_too_short_for_its_label_shows_what_fits_of_its_id():
+def test_a_subgroup_too_short_for_its_label_shows_the_end_of_its_id():
+    """77 columns for 1 s: 0.0 spans 5 columns (room for its id), 0.1 two (none), 0.1.1.0 five
+    (room for `.1.0`, which tells it from 0.1.1.1; its start `0.1.` would not)."""
     from llac.timeline import Row, Segment
-    rows = [Row(0, (Segment("compute", 0.0, 1.0),), (1.0,), (("0.0", 0.0, 0.06), ("0.1", 0.5, 0.51)))]
-    picture = "".join(g for g, _ in draw(rows, "t", 80).lines[1][1])
-    assert picture.startswith("[0.0]") and "[]" in picture and picture.count("[") == 2
+    groups = (("0.0", 0.0, 0.06), ("0.1", 0.5, 0.51), ("0.1.1", 0.6, 0.95), ("0.1.1.0", 0.7, 0.76))
+    drawing = draw([Row(0, (Segment("compute", 0.0, 1.0),), (1.0,), groups)], "t", 80)
+    first, _, third = ("".join(g for g, _ in cells) for _, cells in drawing.lines[1:])
+    assert first.startswith("[0.0]") and "[]" in first and first.count("[") == 2
+    assert "[.1.0]" in third and "0.1." not in third
 
 
 def test_the_drawing_shows_the_barrier_wait_as_a_sixth_of_the_row(tmp_path):
