@@ -105,8 +105,11 @@ def test_fft_at_p4_timeline_draws_nested_subgroups_one_depth_per_line(tmp_path):
     for rank in range(4):
         at = next(i for i, line in enumerate(lines) if line.startswith(f"P{rank} "))
         half, single = lines[at + 1], lines[at + 2]
-        pair = "P0,P1" if rank < 2 else "P2,P3"
-        assert half.count("[") == half.count("]") == 1 and f"[0.{rank // 2} {pair}-" in half, half
-        assert single.count("[") == single.count("]") == 1 and f"[0.{rank // 2}.{rank % 2} P{rank}" in single
+        for line, machine, ranks in ((half, f"0.{rank // 2}", "P0,P1" if rank < 2 else "P2,P3"),
+                                     (single, f"0.{rank // 2}.{rank % 2}", f"P{rank}")):
+            assert line.count("[") == line.count("]") == 1, line
+            label = line[line.index("[") + 1:line.index("]")].rstrip("-")
+            ends = [machine[i:] for i, c in enumerate(machine) if c == "."]     # a short span: .0.1, .1
+            assert label in (f"{machine} {ranks}", machine, *ends, ""), line
         assert half.index("[") <= single.index("[") < single.index("]") <= half.index("]"), (half, single)
     assert "one line per nesting depth" in done.stdout
