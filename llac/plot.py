@@ -3,9 +3,12 @@ a terminal (sized to it, coloured where it has colour), for a file or a pipe (80
 no colour), or a web page.
 
 One figure: the measured times (per sample point, summarised as in the fit) as one marker per
-interval (noisy points, `llac.noise`, with their own marker), the model as one line per
-interval, dotted vertical lines at the cuts of the x variable, or the relative residuals; the legend goes below the figure, where it hides no data. Log axes are
-drawn as log10 of the values with readable ticks (1e3, 1e4 ...), so cut lines stay visible.
+interval, or per series under `by` (noisy points, `llac.noise`, with their own marker), the
+model as one line per interval, dotted vertical lines at the cuts of the x variable, or the
+relative residuals; the legend goes below the figure, where it hides no data. Log axes are
+drawn as log10 of the values with readable ticks (1e3, 1e4 ...), so cut lines stay visible;
+an integer variable (P, N) is ticked at whole numbers, and a single value gets an axis
+around it (`axis_ticks`). The line charts of other commands follow the same rules.
 """
 from __future__ import annotations
 
@@ -23,9 +26,9 @@ from llac.render import region_text
 WIDTH, HEIGHT = 78, 22          # a plot in a script, a pipe or a text file: 80 columns
 HTML_WIDTH, HTML_HEIGHT = 110, 32
 MODEL_POINTS = 60
-SERIES_MARKERS = ("x", "o", "+", "*")
-MEASURED_MARKERS = ("x", "o", "+", "*", "#", "%")     # per interval: measured points
-LINE_MARKERS = (".", ":", "~", "=", "-", "'")         # per interval: the model's line
+MEASURED_MARKERS = ("x", "o", "+", "*", "#", "%", "&", "$")   # per interval (per series under by): points
+LINE_MARKERS = (".", ":", "~", "=", "-", "'", "^", "_")        # per interval (per series): the model's line
+VALUE_TICKS = 8                 # an integer variable with at most this many values: ticks at them
 NOISY_MARKER = "@"                                    # a noisy sample point (llac.noise)
 COLORS = ("blue", "red", "green", "magenta", "cyan", "orange")
 
@@ -58,6 +61,7 @@ class _Axes:
     legend: list[str] = field(default_factory=list)
     left_out: dict = field(default_factory=dict)    # variable -> points a log axis cannot show
     shown: int = 0
+    drawn: list = field(default_factory=list)        # (x, y) of the points drawn, for the axes' ranges
 
     def leave_out(self, x: np.ndarray, y: np.ndarray, y_name: str) -> np.ndarray:
         """Which points can be drawn (`keep`); those a log axis cannot show are counted by the
@@ -67,6 +71,7 @@ class _Axes:
             if logarithmic and (count := int(np.sum(~(values > 0) & np.isfinite(values)))):
                 self.left_out[name] = self.left_out.get(name, 0) + count
         self.shown += int(keep.sum())
+        self.drawn.append((x[keep], y[keep]))
         return keep
 
     def notes(self) -> list[str]:
@@ -160,7 +165,7 @@ def _model_figure(model, vs, by, scale, residuals, canvas: Canvas, levels=()):
         if at > 0 or not axes.logx:
             figure.line(float(axes.x(np.array(at))), orientation="vertical", style="double")
             axes.legend.append(f"║ the working set leaves {label} at {x_name}≈{at:.4g}")
-    _ticks(figure, axes, model)
+    _ticks(figure, axes, canvas.width)
     figure.title(f"{model.name}: {'relative error of the model' if residuals else model.formula}")
     figure.label(x_name + (" (log scale)" if axes.logx else ""), "x")
     if not axes.shown:
@@ -171,14 +176,19 @@ def _model_figure(model, vs, by, scale, residuals, canvas: Canvas, levels=()):
 
 
 def _legend(model, axes: _Axes, series: list[str]) -> list[str]:
-    """One line per interval (its markers and region), one per series under `by` (its line's
-    marker), then the cuts and notes."""
-    lines = []
-    for i, piece in enumerate(model.pieces):
-        where = region_text(piece.region, digits=4)
-        line = "" if series else f", {LINE_MARKERS[i % len(LINE_MARKERS)]} model"
-        lines.append(f"{MEASURED_MARKERS[i % len(MEASURED_MARKERS)]} measured{line}: interval {i + 1} ({where})")
-    lines += [f"{LINE_MARKERS[g % len(LINE_MARKERS)]} model: {name}" for g, name in enumerate(series)]
+    """One line per interval with its markers and region; under `by`, one per series with its
+    markers, then the intervals' regions (the cuts tell them apart); then the noisy marker,
+    the cuts and notes."""
+    def markers(i: int) -> str:
+        return f"{MEASURED_MARKERS[i % len(MEASURED_MARKERS)]} measured, {LINE_MARKERS[i % len(LINE_MARKERS)]} model"
+    regions = [f"interval {i + 1} ({region_text(piece.region, digits=4)})" for i, piece in enumerate(model.pieces)]
+    if series:
+        lines = [f"{markers(g)}: {name}" for g, name in enumerate(series)]
+        lines.append(f"model: {', '.join(regions)}")
+        if len(series) > len(MEASURED_MARKERS):
+            lines.append(f"note: {len(series)} series share {len(MEASURED_MARKERS)} markers (pick fewer with where)")
+    else:
+        lines = [f"{markers(i)}: {region}" for i, region in enumerate(regions)]
     spread = model_spread(model.sample_points)
     if noisy(spread).any():
         lines.append(f"{NOISY_MARKER} measured, noisy: repetitions vary more than {NOISY_FACTOR:g}x "
@@ -186,26 +196,77 @@ def _legend(model, axes: _Axes, series: list[str]) -> list[str]:
     return lines + axes.legend
 
 
-def _ticks(figure, axes: _Axes, model) -> None:
-    """Readable ticks: on a log axis (which holds log10 of the values) 100, 1e3, 1e4 ...;
-    on a linear x axis round steps (plotext's own would read 1.6e1, 3.5e2 ...). The axis
-    spans the data, not only the ticks (plotext would cut the points beyond the outer ticks)."""
-    data = model.sample_points
-    x = data[axes.x_name][np.isfinite(data[axes.x_name])]
-    for axis, active, values in (("x", axes.logx, x), ("y", axes.logy, data["time"])):
-        positive = values[np.isfinite(values) & (values > 0)] if active else ()
-        if len(positive):
-            low, high = float(positive.min()), float(positive.max())
-            figure.ruler(axis).ticks(*log_ticks(low, high)).lim(np.log10(low), np.log10(high))
-    if not axes.logx and len(x) and x.max() > x.min():
-        figure.ruler("x").ticks(*linear_ticks(float(x.min()), float(x.max()))).lim(float(x.min()), float(x.max()))
+def _ticks(figure, axes: _Axes, width: int) -> None:
+    """Readable ticks and ranges (`axis_ticks`) for the points drawn: on the x axis, and on a
+    log y axis; a linear y axis keeps plotext's ticks unless all its values are one."""
+    xs, ys = (np.concatenate([drawn[i] for drawn in axes.drawn]) for i in (0, 1))
+    _set_axes(figure, xs, ys, axes.logx, axes.logy, width)
 
 
-def linear_ticks(low: float, high: float, most: int = 7) -> tuple[list[float], list[str]]:
-    """Ticks at multiples of a round step (1, 2 or 5 times a power of ten) from `low` to `high`."""
+def _set_axes(figure, xs, ys, logx: bool, logy: bool, width: int) -> None:
+    """Set the x axis's ticks and range for the values `xs`, and the y axis's for `ys` when it
+    is logarithmic or all its values are one (a linear y axis keeps plotext's own ticks,
+    which also span the model's lines)."""
+    for axis, values, logarithmic in (("x", xs, logx), ("y", ys, logy)):
+        finite = values[np.isfinite(values)]
+        if axis == "x" or logarithmic or (len(finite) and finite.min() == finite.max()):
+            found = axis_ticks(values, logarithmic, width - 10)
+            if found:
+                low, high, positions, labels = found
+                figure.ruler(axis).ticks(positions, labels).lim(low, high)
+
+
+def axis_ticks(values, logarithmic: bool, room: int):
+    """The range (as drawn: log10 on a log axis) and the ticks (positions, labels) of an axis
+    that shows `values` (those finite, and positive on a log axis), or None when there is none.
+    The range spans the values, not only the ticks (plotext would cut the points beyond the
+    outer ticks); a single value gets a range around it (a tenth to ten times it on a log axis,
+    0 to twice it on a linear one). An integer variable (P, N, threads) gets integer ticks
+    only: at its values when it has at most VALUE_TICKS of them (as many as stand apart in
+    `room` characters), else at round whole steps."""
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values) & ((values > 0) if logarithmic else True)]
+    if not len(values):
+        return None
+    low, high = float(values.min()), float(values.max())
+    distinct = np.unique(values)
+    integer = bool(np.all(distinct == np.round(distinct)))
+    label = (lambda v: f"{v:.0f}" if abs(v) < 1e6 else tick_label(v)) if integer else tick_label
+    if low == high and not logarithmic:
+        half = abs(low) or 1.0
+        positions = [low - half, low, low + half]
+        return low - half, low + half, positions, [label(p) for p in positions]
+    low, high = (low / 10, high * 10) if low == high else (low, high)
+    drawn = np.log10 if logarithmic else np.asarray
+    if integer and len(distinct) <= VALUE_TICKS:
+        labels = [label(v) for v in distinct]
+        ticks = _spaced([float(p) for p in drawn(distinct)], labels, room / float(drawn(high) - drawn(low)))
+    else:
+        ticks = log_ticks(low, high) if logarithmic else linear_ticks(low, high, integer=integer)
+    return float(drawn(low)), float(drawn(high)), *ticks
+
+
+def _spaced(positions: list, labels: list, per_unit: float) -> tuple[list, list]:
+    """The ticks (increasing positions) whose labels stand apart at `per_unit` characters per
+    unit of position: the first, each next one at least a label's width further, and the last
+    in place of the one before it when they would touch."""
+    gap = max(map(len, labels)) + 1
+    kept = [0]
+    for i in range(1, len(positions)):
+        if (positions[i] - positions[kept[-1]]) * per_unit >= gap:
+            kept.append(i)
+    if kept[-1] != len(positions) - 1 and len(kept) > 1:
+        kept[-1] = len(positions) - 1
+    return [positions[i] for i in kept], [labels[i] for i in kept]
+
+
+def linear_ticks(low: float, high: float, most: int = 7, integer: bool = False) -> tuple[list[float], list[str]]:
+    """Ticks at multiples of a round step (1, 2 or 5 times a power of ten) from `low` to
+    `high`; a whole step at least when `integer` (the axis of an integer variable)."""
     raw = (high - low) / (most - 1)
     power = 10.0 ** np.floor(np.log10(raw))
     step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    step = max(step, 1.0) if integer else step
     positions = np.arange(np.ceil(low / step), np.floor(high / step) + 1) * step
     return [float(p) for p in positions], [tick_label(float(p)) for p in positions]
 
@@ -260,29 +321,29 @@ def bar_chart(title: str, labels, series, markers, stacked: bool = False,
 def line_chart(title: str, x, series: dict, x_label: str, width: int = WIDTH, height: int = HEIGHT,
                log_x: bool = False, log_y: bool = False) -> str:
     """One line per named series over the values `x` (e.g. times by P), each with its own
-    marker, so the legend reads without colours; `log_x` and `log_y` space an axis by its
-    logarithm (sizes from KiB to GiB, costs from 0.2 to 200 ns), with readable ticks."""
+    marker, told in a legend below the figure (where it covers no line) that reads without
+    colours; `log_x` and `log_y` space an axis by its logarithm (sizes from KiB to GiB, costs
+    from 0.2 to 200 ns). Ticks and ranges as `axis_ticks` gives them (P at whole numbers)."""
     figure = _figure(width, height)
     at = np.log10(np.asarray(x, dtype=float)) if log_x else list(x)
+    legend = []
     for i, (name, values) in enumerate(series.items()):
-        marker = SERIES_MARKERS[i % len(SERIES_MARKERS)]
+        marker = MEASURED_MARKERS[i % len(MEASURED_MARKERS)]
         heights = np.log10(np.asarray(values, dtype=float)) if log_y else list(values)
-        figure.draw(figure.signal(list(at), list(heights), marker=marker).lines().label(name))
-    if log_x:
-        figure.ruler("x").ticks(*log_ticks(float(min(x)), float(max(x))))
-    if log_y:
-        shown = [v for values in series.values() for v in values if v > 0 and np.isfinite(v)]
-        figure.ruler("y").ticks(*log_ticks(min(shown), max(shown)))
+        figure.draw(figure.signal(list(at), list(heights), marker=marker).lines())
+        legend.append(f"{marker} {name}")
+    shown = [v for values in series.values() for v in values]
+    _set_axes(figure, np.asarray(x, dtype=float), np.asarray(shown, dtype=float), log_x, log_y, width)
     figure.title(title)
     figure.label(x_label, "x")
-    return figure.build().string(colorless=True)
+    return figure.build().string(colorless=True) + "\n" + "\n".join(legend)
 
 
 def _draw_group(figure, model, axes: _Axes, rows: np.ndarray, series: int | None, residuals: bool,
                 color: bool) -> None:
-    """The measurements of one group, each interval with its marker, and the model's line for
-    each interval: its marker and colour are the interval's, or under `by` the `series`'s (the
-    number of the group), so that both read without colour."""
+    """The measurements of one group and the model's line for each interval: their markers
+    and colour are the interval's, or under `by` the `series`'s (the number of the group), so
+    that intervals, or series, read apart without colour (in a file, under NO_COLOR)."""
     import plotext
 
     data = model.sample_points
@@ -292,13 +353,13 @@ def _draw_group(figure, model, axes: _Axes, rows: np.ndarray, series: int | None
     y = (measured.values - time) / time if residuals else time
     keep = axes.leave_out(x, y, "relative error" if residuals else "time")
 
-    def marker(symbols, i):
-        symbol, tint = symbols[i % len(symbols)], COLORS[(i if series is None else series) % len(COLORS)]
+    def marker(symbols, interval):
+        i = interval if series is None else series
+        symbol, tint = symbols[i % len(symbols)], COLORS[i % len(COLORS)]
         return plotext.marker(symbol, plotext.pixel(tint)) if color else symbol
 
     if not residuals and keep.any():
-        _draw_model(figure, model, axes, x[keep], others,
-                    lambda i: marker(LINE_MARKERS, i if series is None else series))
+        _draw_model(figure, model, axes, x[keep], others, lambda i: marker(LINE_MARKERS, i))
     marked = noisy(model_spread(data))[rows]
     for i in np.unique(measured.piece[keep]):     # after the lines: points stay on top
         for inside, symbols in ((keep & (measured.piece == i) & ~marked, MEASURED_MARKERS),

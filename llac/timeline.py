@@ -128,19 +128,28 @@ def _runs(cells):
 
 def draw(rows: list[Row], title: str, width: int, notes=()) -> Drawing:
     """Lay the rows out in `width` characters (labels included): time 0 at the left edge, the
-    latest end at the right; each cell shows what filled most of its time."""
+    latest end at the right; each cell shows what filled most of its time. When the run has
+    subgroups, each processor's row has one line under it per nesting depth of bsp_partition
+    (depth 1: the halves of machine 0, depth 2: their halves ...), so nested subgroups never
+    overwrite each other."""
     label_width = len(f"P{max(r.rank for r in rows)}") + 1
     columns = max(width - label_width, 10)
     total = max([s.stop for r in rows for s in r.segments] + [b for r in rows for b in r.boundaries] + [0.0])
     scale = columns / total if total > 0 else 0.0
+    members: dict[str, list[int]] = {}
+    for row in rows:
+        for machine, _, _ in row.groups:
+            members.setdefault(machine, []).append(row.rank)
+    depths = max((_depth(machine) for machine in members), default=0)
     lines = []
     for row in rows:
         lines.append((f"P{row.rank}".ljust(label_width), _cells(row, columns, scale)))
-        if any(r.groups for r in rows):
-            lines.append((" " * label_width, _group_cells(row.groups, columns, scale)))
+        lines += [(" " * label_width, _group_cells(row.groups, depth, members, columns, scale))
+                  for depth in range(1, depths + 1)]
     legend = ["  ".join(f"{GLYPHS[k]} {NAMES[k]}" for k in GLYPHS) + f"  {BOUNDARY} end of a superstep"]
-    if any(r.groups for r in rows):
-        legend.append("[ID---] under a processor: in subgroup ID of bsp_partition, from entry to exit")
+    if members:
+        legend.append("[ID P..---] under a processor: in subgroup ID of bsp_partition (processors P..)")
+        legend.append("            from entry to exit" + ("; one line per nesting depth" if depths > 1 else ""))
     return Drawing(title, tuple(lines), _axis(total, columns, label_width), (*legend, *notes))
 
 
@@ -159,19 +168,42 @@ def _cells(row: Row, columns: int, scale: float) -> tuple[tuple[str, str], ...]:
     return tuple(cells)
 
 
-def _group_cells(groups, columns: int, scale: float) -> tuple[tuple[str, str], ...]:
-    """The line under a processor: each subgroup from entry `[` to exit `]`, its id once after
-    the `[`; an inner subgroup is drawn over its parent's span."""
+def _depth(machine: str) -> int:
+    """How deep a subgroup nests: 1 for machine 0's subgroups (0.0, 0.1), 2 for theirs ..."""
+    return machine.count(".")
+
+
+def _group_cells(groups, depth: int, members: dict, columns: int, scale: float) -> tuple[tuple[str, str], ...]:
+    """One line under a processor: its subgroups of nesting `depth`, each from entry `[` to
+    exit `]`, labelled inside (`_fitting`). A processor is in one subgroup of a depth at a
+    time, so they never overlap."""
     line = [" "] * columns
-    for machine, entry, leave in sorted(groups, key=lambda g: g[0].count(".")):
+    for machine, entry, leave in groups:
+        if _depth(machine) != depth:
+            continue
         first = min(int(entry * scale), columns - 1)
         last = min(max(int(leave * scale - 1e-9), first), columns - 1)
         line[first:last + 1] = ["-"] * (last + 1 - first)
         line[first], line[last] = "[", "]"
-        for i, char in enumerate(machine, start=first + 1):
-            if i < columns:
-                line[i] = char
+        label = _fitting(machine, _ranks(members[machine]), last - first - 1)
+        line[first + 1:first + 1 + len(label)] = label
     return tuple((c, "") for c in line)
+
+
+def _fitting(machine: str, ranks: str, room: int) -> str:
+    """A subgroup's label in `room` characters: its id and processors ("0.1 P2,P3"), else its
+    id, else the end of its id that tells it from its siblings (".1.0", ".0"), else nothing."""
+    parts = machine.split(".")
+    candidates = [f"{machine} {ranks}", machine, *("." + ".".join(parts[i:]) for i in range(1, len(parts)))]
+    return next((c for c in candidates if len(c) <= room), "")
+
+
+def _ranks(ranks) -> str:
+    """Processors as `P0,P1` or, for three or more consecutive ones, `P0-P3`."""
+    ranks = sorted(ranks)
+    if len(ranks) > 2 and ranks == list(range(ranks[0], ranks[-1] + 1)):
+        return f"P{ranks[0]}-P{ranks[-1]}"
+    return ",".join(f"P{r}" for r in ranks)
 
 
 def _axis(total: float, columns: int, indent: int) -> tuple[str, ...]:

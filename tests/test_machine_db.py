@@ -158,6 +158,22 @@ def test_plots_of_the_mountain_and_of_g_and_L(db_path):
     assert "BSP parameters of node1@1 by P" in done.stdout and "L, µs" in done.stdout
 
 
+def test_the_legends_are_below_the_curves_and_p_is_labelled_by_its_values(db_path):
+    """A new-user review: the mountain's legend was a box over the curves' top left corner."""
+    done = llac("machine mountain node1; machine bsp node1", db_path)
+    assert done.returncode == 0, done.stderr
+    mountain, bsp = done.stdout.split("BSP parameters")
+    for figure, legend in ((mountain, ["x read, stride 8 B", "o read, stride 64 B", "+ read, stride 256 B",
+                                       "* random chase, 64 B lines"]),
+                           (bsp, ["x g small, ns/byte", "o g large, ns/byte", "+ L, µs"])):
+        lines = figure.splitlines()
+        bottom = next(i for i, line in enumerate(lines) if "└" in line)
+        assert figure.count("┌") == 1                        # the figure's box only: no legend box
+        assert [line for line in lines[bottom + 3:] if line.strip()][:len(legend)] == legend, lines[bottom:]
+    lines = bsp.splitlines()
+    assert lines[next(i for i, line in enumerate(lines) if "└" in line) + 1].split() == ["1", "2", "4"]
+
+
 def test_export_and_import_carry_a_machine_to_another_database(db_path, tmp_path):
     path = tmp_path / "node1.json"
     done = llac(f'machine export node1 "{path}"', db_path)

@@ -17,8 +17,9 @@ from llac.commands import keywords
 from llac.experiment import Experiment
 from llac.model import fit_experiment
 from llac.parse import parse
-from llac.plot import Canvas, log_ticks, linear_ticks, plot_model, terminal_canvas, tick_label
-from support.traces import write_matinit
+from llac.plot import Canvas, axis_ticks, log_ticks, linear_ticks, plot_model, terminal_canvas, tick_label
+from support.parallel import write_sweep
+from support.traces import trace_text, write_matinit
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -56,7 +57,7 @@ def test_plot_to_a_text_file_tells_intervals_apart_with_cut_and_readable_log_lab
     assert "x measured, . model: interval 1 (N <= 362)" in legend
     assert "o measured, : model: interval 2 (N > 362)" in legend and "┊ cut N=362" in legend
     x_labels = next(line for line in legend.splitlines() if line.strip()).split()
-    assert x_labels == ["20", "50", "100", "200", "500", "1000", "2000"]
+    assert x_labels == ["16", "32", "64", "128", "256", "512", "1024", "2048"]    # N's values
     y_labels = [line.split("┤")[0].strip() for line in text.splitlines() if "┤" in line]
     assert y_labels == ["0.01", "1e-3", "1e-4", "1e-5"]
     assert "\x1b" not in text and max(map(len, text.splitlines())) <= 80
@@ -139,14 +140,14 @@ def test_colour_canvas_gives_ansi_colours_and_its_width():
     assert max(map(len, plain.splitlines())) == 120 and "\x1b" not in plain
 
 
-def test_series_have_their_own_line_marker_told_in_the_legend():
+def test_series_have_their_own_markers_told_in_the_legend():
     N, P = (a.ravel() for a in np.meshgrid(2.0 ** np.arange(6, 16), [1.0, 4.0]))
     model = model_of("f[0] + f[1]*N/P", {"N": N, "P": P, "time": 1e-6 + 1e-8 * N / P})
     text = plot_model(model, by="P", scale="loglog")
     area = "\n".join(frame(text))
-    assert "." in area and ":" in area and "x" in area
-    assert "x measured: interval 1 (everywhere)" in text
-    assert ". model: P=1" in text and ": model: P=4" in text
+    assert "." in area and ":" in area and "x" in area and "o" in area
+    assert "x measured, . model: P=1" in text and "o measured, : model: P=4" in text
+    assert "model: interval 1 (everywhere)" in text
 
 
 def test_non_positive_values_are_left_out_of_a_log_scale_and_said():
@@ -192,3 +193,79 @@ def test_log_ticks_are_few_increasing_inside_and_read_as_their_values(low_expone
     assert all(np.log10(low) - 1e-9 <= p <= np.log10(high) + 1e-9 for p in positions)
     for position, label in zip(positions, labels):
         assert len(label) <= 8 and float(label) == pytest.approx(10.0 ** position, rel=5e-3)   # 3 digits
+
+
+def x_labels(text: str) -> list[str]:
+    """The x axis's tick labels: the line below the figure's bottom edge."""
+    lines = text.splitlines()
+    return lines[next(i for i, line in enumerate(lines) if "└" in line) + 1].split()
+
+
+def y_labels(text: str) -> list[str]:
+    return [line.split("┤")[0].strip() for line in text.splitlines() if "┤" in line]
+
+
+@pytest.fixture
+def sweep(tmp_path):
+    """MPI traces of f (formula in N and P) at P = 1, 2, 4, 8 (tests/support/parallel.py)."""
+    write_sweep(tmp_path)
+    return tmp_path
+
+
+def test_each_p_has_its_own_marker_in_a_file_without_colour(sweep):
+    """A new-user review: under `by P` every series' points were `x`, told apart only by
+    colour, which a text file and NO_COLOR do not have."""
+    r = llac('load "prog.cll.*.dat"; plot f vs N by P loglog to "p.txt"', sweep, NO_COLOR="1")
+    assert r.returncode == 0, r.stderr
+    text = (sweep / "p.txt").read_text()
+    area = "\n".join(frame(text))
+    for marker, line, P in (("x", ".", 1), ("o", ":", 2), ("+", "~", 4), ("*", "=", 8)):
+        assert f"{marker} measured, {line} model: P={P}" in text
+        assert area.count(marker) >= 3, (marker, area)      # 5 sizes; a few may share a cell
+    assert "\x1b" not in text
+
+
+@pytest.mark.parametrize("procs, script, labels", [
+    ((1, 2), "plot f vs P by N", ["1", "2"]),                      # was 1 1.17 1.33 ... 2
+    ((1, 2, 4, 8), "plot f vs P by N", ["1", "2", "4", "8"]),
+    ((1, 2, 4, 8), "plot f vs P by N loglog", ["1", "2", "4", "8"]),
+    ((1, 2), "plot balance f by P", ["1", "2"]),
+    ((1, 2, 4), "plot comm f by P", ["1", "2", "4"])])
+def test_p_gets_ticks_at_its_values_never_fractions(tmp_path, procs, script, labels):
+    write_sweep(tmp_path, procs=procs)
+    r = llac(f'load "prog.cll.*.dat"; {script}', tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert x_labels(r.stdout) == labels
+
+
+def test_an_experiment_with_one_sample_point_gets_axes_around_it(tmp_path):
+    """One size N = 1000, time 1 ms: the axes were -1..1 (the point drawn at 0.00) and 999 ..
+    1001, and plotext warned on stderr that the values were too close together."""
+    (tmp_path / "one.cll.1.dat").write_text(trace_text({"e": ("e[0]*N", ["N"], [(1e-3, 1000)] * 3)}))
+    r = llac('load "one.cll.1.dat"; fit e; plot e to "lin.txt"; plot e loglog to "log.txt"; '
+             'plot e residuals to "res.txt"', tmp_path)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    linear, logarithmic, residuals = ((tmp_path / f).read_text() for f in ("lin.txt", "log.txt", "res.txt"))
+    assert x_labels(linear) == ["0", "1000", "2000"] and y_labels(linear) == ["2e-3", "1e-3", "0"]
+    assert x_labels(logarithmic) == ["1000"] and y_labels(logarithmic) == ["0.01", "1e-3", "1e-4"]
+    assert y_labels(residuals) == ["1", "0", "-1"]
+    for text in (linear, logarithmic, residuals):
+        area = frame(text)
+        [row] = [i for i, line in enumerate(area) if "x" in line]
+        inside = area[row].split("┤" if "┤" in area[row] else "│", 1)[1].rstrip("│")
+        assert row == len(area) // 2 and abs(inside.index("x") - len(inside) // 2) <= 1
+
+
+@given(st.lists(st.integers(1, 10 ** 7), min_size=1, max_size=30), st.booleans())
+def test_integer_values_get_whole_ticks_inside_their_axis(values, logarithmic):
+    low, high, positions, labels = axis_ticks(np.array(values, float), logarithmic, 70)
+    shown = np.log10(values) if logarithmic else np.array(values, float)
+    assert low <= shown.min() <= shown.max() <= high and low < high
+    assert positions == sorted(positions) and len(positions) == len(labels) >= 1
+    for position, label in zip(positions, labels):
+        value = 10 ** position if logarithmic else position
+        assert low - 1e-9 <= position <= high + 1e-9
+        assert float(label) == pytest.approx(value, rel=5e-3) and round(value) == pytest.approx(value)
+        assert "." not in label or value >= 1e4            # 1.5e4, not 1.17
+    if len(set(values)) <= 8 and len(set(values)) > 1:
+        assert all(round(10 ** p if logarithmic else p) in values for p in positions)   # at the values

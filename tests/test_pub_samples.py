@@ -87,3 +87,29 @@ def test_fft_script_prints_own_supersteps_table_3_and_the_formula_baseline_for_e
     assert "P = 4, 8 exceed the" in fft or "every run had at most" in fft
     assert re.search(r"^PROCS\s+N\s+TIME", fft, re.M)                  # predict small at top by P
     assert "timeline of run" in fft and "P=2, N=131072 (measured)" in fft
+
+
+def test_fft_at_p4_timeline_draws_nested_subgroups_one_depth_per_line(tmp_path):
+    """samples/fft_pub at P = 4 halves machine 0 and each half again (0.0 -> 0.0.0, 0.0.1):
+    under each processor the first line holds its half with both processors, the second its
+    one-processor subgroup inside the half's span (they were drawn over each other)."""
+    shutil.copy(ROOT / "samples" / "fft_pub" / "fft_pub.c", tmp_path)
+    done = run_bounded([sys.executable, "-m", "call", "run", "--procs", "4:4:2", "fft_pub.c", "--", "8192"],
+                       timeout=240, cwd=tmp_path, env=ENV)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run([sys.executable, "-m", "llac", "-c", 'load "fft_pub.cll.4.dat"; timeline f P=4 with g=1e-9, L=1e-5'],
+                          cwd=tmp_path, env={**ENV, "LLAC_MACHINE_DB": str(tmp_path / "none.sqlite")},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    for rank in range(4):
+        at = next(i for i, line in enumerate(lines) if line.startswith(f"P{rank} "))
+        half, single = lines[at + 1], lines[at + 2]
+        for line, machine, ranks in ((half, f"0.{rank // 2}", "P0,P1" if rank < 2 else "P2,P3"),
+                                     (single, f"0.{rank // 2}.{rank % 2}", f"P{rank}")):
+            assert line.count("[") == line.count("]") == 1, line
+            label = line[line.index("[") + 1:line.index("]")].rstrip("-")
+            ends = [machine[i:] for i, c in enumerate(machine) if c == "."]     # a short span: .0.1, .1
+            assert label in (f"{machine} {ranks}", machine, *ends, ""), line
+        assert half.index("[") <= single.index("[") < single.index("]") <= half.index("]"), (half, single)
+    assert "one line per nesting depth" in done.stdout

@@ -163,6 +163,50 @@ def test_the_drawing_scales_rows_to_their_end_and_marks_subgroups_once(tmp_path)
     assert "time since the run began [ms]" in text
 
 
+def test_nested_subgroups_get_one_line_per_depth_each_with_its_span_and_processors(tmp_path):
+    """Seed 9 partitions machine 0 into 0.0 (P0-P2) and 0.1, and 0.0 twice more into two
+    halves each (0.0.0 ... 0.0.3): under each processor, line d holds exactly its subgroups of
+    depth d, each `[` at its entry column, `]` at its exit, labelled with its id and processors,
+    a nested one inside its parent's span (was: drawn over its parent, garbling both)."""
+    steps, result = run_of(tmp_path, random_run(9, 4, 2e-9, 5e-6), procs=4, g=2e-9, L=5e-6)
+    rows = measured_rows(steps, result)
+    assert max(m.count(".") for r in rows for m, _, _ in r.groups) == 2
+    drawing = draw(rows, "t", 200)
+    members = {}
+    for row in rows:
+        for machine, _, _ in row.groups:
+            members.setdefault(machine, []).append(f"P{row.rank}")
+    columns = 200 - len("P3 ")
+    scale = columns / max(s.stop for r in rows for s in r.segments)
+    labels = [label.strip() for label, _ in drawing.lines]
+    for row in rows:
+        at = labels.index(f"P{row.rank}")
+        under = ["".join(g for g, _ in cells) for _, cells in drawing.lines[at + 1:at + 3]]
+        assert [label for label, _ in drawing.lines[at + 1:at + 3]] == ["   ", "   "]
+        for depth, line in enumerate(under, start=1):
+            own = sorted((entry, machine, leave) for machine, entry, leave in row.groups
+                         if machine.count(".") == depth)
+            assert line.count("[") == line.count("]") == len(own), (row.rank, line)
+            for entry, machine, leave in own:
+                first = int(entry * scale)
+                assert line[first:].startswith(f"[{machine} {','.join(members[machine])}")
+                assert line.index("]", first) == max(int(leave * scale - 1e-9), first)
+        if len(under[1].strip()):                                     # nested inside its parent
+            assert under[0].index("[") <= under[1].index("[") and under[1].rindex("]") <= under[0].rindex("]")
+    assert "one line per nesting depth" in drawing.text()
+
+
+def test_a_subgroup_too_short_for_its_label_shows_the_end_of_its_id():
+    """77 columns for 1 s: 0.0 spans 5 columns (room for its id), 0.1 two (none), 0.1.1.0 five
+    (room for `.1.0`, which tells it from 0.1.1.1; its start `0.1.` would not)."""
+    from llac.timeline import Row, Segment
+    groups = (("0.0", 0.0, 0.06), ("0.1", 0.5, 0.51), ("0.1.1", 0.6, 0.95), ("0.1.1.0", 0.7, 0.76))
+    drawing = draw([Row(0, (Segment("compute", 0.0, 1.0),), (1.0,), groups)], "t", 80)
+    first, _, third = ("".join(g for g, _ in cells) for _, cells in drawing.lines[1:])
+    assert first.startswith("[0.0]") and "[]" in first and first.count("[") == 2
+    assert "[.1.0]" in third and "0.1." not in third
+
+
 def test_the_drawing_shows_the_barrier_wait_as_a_sixth_of_the_row(tmp_path):
     steps, result = run_of(tmp_path, BARRIER)
     rows = picture(draw(measured_rows(steps, result), "t", 80))

@@ -27,7 +27,7 @@ TEXT_WIDTH = 80          # a timeline in a script, a pipe or a text file (a term
          computation W (#), then the rest up to its end split into waiting (.) and
          communication (=, the OBSP* model's g·h + L of that processor, at most the time left),
          a | where the superstep ends, and under the rows the subgroups of bsp_partition each
-         processor was in ([ID from entry to exit ]). NAME is what `obsp` takes: the program's
+         processor was in ([ID and its processors from entry to exit ], one line per nesting depth). NAME is what `obsp` takes: the program's
          `sync` experiment (or a subset of it), whose runs are picked by P and its variables
          (N=1024), or the name of a program with supersteps, whose runs are picked by P and run.
          The default is the largest P, and there the representative run of the largest size as
