@@ -190,7 +190,14 @@ def _legend(model, axes: _Axes, series: list[str]) -> list[str]:
     else:
         lines = [f"{markers(i)}: {region}" for i, region in enumerate(regions)]
     spread = model_spread(model.sample_points)
-    if noisy(spread).any():
+    count = int(noisy(spread).sum())
+    if count and series:
+        many = count > 1
+        lines.append(f"{count} noisy point{'s' if many else ''} (repetitions vary more than "
+                     f"{NOISY_FACTOR:g}x the typical {typical(spread):.1%}) "
+                     f"{'keep their' if many else 'keeps its'} series' marker; a plot without by "
+                     f"marks {'them' if many else 'it'} {NOISY_MARKER}")
+    elif count:
         lines.append(f"{NOISY_MARKER} measured, noisy: repetitions vary more than {NOISY_FACTOR:g}x "
                      f"the typical {typical(spread):.1%}")
     return lines + axes.legend
@@ -360,7 +367,8 @@ def _draw_group(figure, model, axes: _Axes, rows: np.ndarray, series: int | None
 
     if not residuals and keep.any():
         _draw_model(figure, model, axes, x[keep], others, lambda i: marker(LINE_MARKERS, i))
-    marked = noisy(model_spread(data))[rows]
+    # under `by` the series' marker wins: a noisy mark shared by every series would hide it
+    marked = noisy(model_spread(data))[rows] & (series is None)
     for i in np.unique(measured.piece[keep]):     # after the lines: points stay on top
         for inside, symbols in ((keep & (measured.piece == i) & ~marked, MEASURED_MARKERS),
                                 (keep & (measured.piece == i) & marked, (NOISY_MARKER,) * len(MEASURED_MARKERS))):

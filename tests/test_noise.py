@@ -175,6 +175,20 @@ def test_plot_marks_noisy_points_with_their_own_marker_and_legend_entry():
     assert "@" not in quiet
 
 
+def test_under_by_noisy_points_keep_their_series_marker_and_the_legend_counts_them():
+    """A noisy mark shared by every series hid which series a point belongs to."""
+    N, time = interfered()
+    both = Experiment("e", parse_formula("e[0] + e[1]*N/P"),
+                      {"N": np.concatenate([N, N]), "P": np.repeat([1.0, 2.0], len(N)),
+                       "time": np.concatenate([time, time / 2])})
+    text = plot_model(fit_experiment(both), by="P", canvas=Canvas(100, 30, False))
+    top, bottom = text.index("┌"), text.index("└")
+    assert "@" not in text[top:bottom]
+    assert (f"{2 * len(NOISY_SIZES)} noisy points (repetitions vary more than 5x the typical"
+            in " ".join(text[bottom:].split()))
+    assert "keep their series' marker; a plot without by marks them @" in " ".join(text.split())
+
+
 def noisy_trace(path: Path) -> Path:
     N, time = interfered()
     path.write_text(trace_text({"k": ("k[0] + k[1]*N", ["N"], list(zip(time, N)))}))
