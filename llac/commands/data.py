@@ -10,7 +10,7 @@ import numpy as np
 
 from llac import ast
 from llac.commands import command
-from llac.commands.results import ModelReport, Note, Table
+from llac.commands.results import ModelReport, Note, Percent, Table
 from llac.errors import LlacError
 from llac.experiment import Experiment
 from llac.noise import noisy, point_spread, spread_summary
@@ -230,7 +230,7 @@ def _spread_table(experiment: Experiment, points: dict, counts: np.ndarray) -> T
     marked = noisy(spread)
     shown = min(len(counts), SHOW_LIMIT)
     rows = tuple((*(points[v][i] for v in points), counts[i],
-                  f"{spread[i]:.1%}" if np.isfinite(spread[i]) else "-", "noisy" if marked[i] else "")
+                  Percent(spread[i], 1) if np.isfinite(spread[i]) else None, "noisy" if marked[i] else "")
                  for i in range(shown))
     footer = ([f"first {shown} of {len(counts)} sample points"] if shown < len(counts) else []) \
         + spread_summary(points, spread)

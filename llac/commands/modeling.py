@@ -11,7 +11,7 @@ import numpy as np
 from cll_grammar.span import suggest
 from llac import ast
 from llac.commands import command
-from llac.commands.results import ModelReport, Note, Produced, Table, Text
+from llac.commands.results import ModelReport, Note, Percent, Produced, Table, Text
 from llac.errors import LlacError
 from llac.experiment import Experiment
 from llac.render import region_text
@@ -40,10 +40,16 @@ def set_(session, statement: ast.Set):
         value = session.change_setting(statement.setting, statement.value)
         return [Note(f"{statement.setting.text} = {_setting_text(value)}")]
     settings = session.fit_settings()
-    rows = tuple((f.name, _setting_text(getattr(settings, f.name)),
+    rows = tuple((f.name, _setting_value(getattr(settings, f.name)),
                   "changed" if f.name in session.changed_settings else "default")
                  for f in dataclasses.fields(settings))
-    return [Table("settings", ("setting", "value", ""), rows)]
+    return [Table("settings", ("setting", "value", "state"), rows)]
+
+
+def _setting_value(value):
+    """A setting's value in the settings table: on/off for a switch, the value otherwise (a
+    number stays a number for `llac --format json|csv`)."""
+    return _setting_text(value) if isinstance(value, (bool, str)) else value
 
 
 def _setting_text(value) -> str:
@@ -220,7 +226,7 @@ def suggest_(session, statement: ast.Suggest):
               *([f"{found.failed} candidates could not be fitted to these points"] if found.failed else []),
               f'apply the best: {experiment.name}_best = {statement.obj.text} formula "{best}"')
     return [Table(f"formulas for {experiment.name}, best predictions of its largest points first",
-                  ("rank", "formula", "held-out |error| %", "in-range |error| %", "intervals", ""),
+                  ("rank", "formula", "held-out |error| %", "in-range |error| %", "intervals", "note"),
                   rows, footer)]
 
 
@@ -390,21 +396,27 @@ def report(session, statement: ast.Report):
              or isinstance(obj, Model) and obj.name not in experiments]
     if not names:
         raise LlacError("no experiments or models to report on: load a trace first")
-    notes, rows = [], []
+    notes, rows, machine_rows = [], [], []
     for name in names:
         model, fitted_now = model_for(session, ast.Name(name, statement.span))
         notes += fitted_now
         for i, piece in enumerate(model.pieces):
             constants = ", ".join(f"{value:.3g}" for value in piece.constants)
             first = i == 0
+            errors = (Percent(piece.median_rel_error), Percent(piece.max_rel_error))
             rows.append((name if first else "", str(model.formula) if first else "",
-                         region_text(piece.region), constants,
-                         f"{piece.median_rel_error:.2%}", f"{piece.max_rel_error:.2%}",
+                         region_text(piece.region), constants, *errors,
                          str(len(model.warnings)) if first else ""))
+            machine_rows += [(name, str(model.formula), i + 1, region_text(piece.region), constant, value,
+                              *errors, len(model.warnings))
+                             for constant, value in zip(model.formula.constants, piece.constants)]
+    # for programs, one row per constant and interval with every field filled, as `show`'s
+    machine = (("experiment", "formula", "interval", "region", "constant", "value", "median |error|",
+                "max |error|", "warnings"), tuple(machine_rows))
     return [*notes, Table("models", ("experiment", "formula", "interval", "constants",
                                      "median |error|", "max |error|", "warnings"), tuple(rows),
                           ("|error| = |predicted - measured| / measured, per interval; "
-                           "constants in index order",))]
+                           "constants in index order",), machine)]
 
 
 @command("plot", 'plot NAME [vs VAR] [by VAR] [log|loglog] [residuals] [to "FILE" [replace]]', """Plot of
