@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cll_grammar.outputs import missing_folder
 from llac import ast
 from llac.commands import command
 from llac.commands.results import ModelReport, Note, Percent, Table
@@ -264,8 +265,11 @@ def delete(session, statement: ast.Delete):
 
 
 def refuse_overwrite(path: str, replace: bool, again: str) -> None:
-    """An error before writing `path` when it is a folder, or when it exists and `replace`
-    was not given (saying the statement `again` with `replace` that would overwrite it)."""
+    """An error before writing `path` when its folder does not exist (cll_grammar.outputs),
+    when it is a folder, or when it exists and `replace` was not given (saying the statement
+    `again` with `replace` that would overwrite it)."""
+    if problem := missing_folder(path):
+        raise LlacError(f"cannot write {path!r}: {problem}")
     if os.path.isdir(path):
         raise LlacError(f"{path!r} is a folder: name a file in it, e.g. {os.path.join(path, 'out.json')!r}")
     if not replace and os.path.lexists(path):
@@ -276,7 +280,7 @@ def refuse_overwrite(path: str, replace: bool, again: str) -> None:
          experiment to a file: CSV (the default for .csv files) or Extra-P's text input format
          (`as extrap`); or a model as JSON (formula, intervals, constants, settings, errors,
          sample points), which `load` reads back. An existing file is left alone unless
-         `replace` is given.""",
+         `replace` is given; the file's folder must exist (docs/call.md, Files you name).""",
          ['export colinit "colinit.csv"', 'export colinit "colinit.txt" as extrap',
           'export colinit.model "colinit.json"', 'export colinit "colinit.csv" replace'], ast.Export)
 def export(session, statement: ast.Export):

@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 
+from cll_grammar.outputs import missing_folder
 from cll_grammar.span import suggest
 from llac import ast
 from llac.commands import command
@@ -430,7 +431,8 @@ def report(session, statement: ast.Report):
          no data. Log axes are labelled 100, 1e3, 1e4 ... and keep the cuts in view. On a terminal the plot fills its width; in a script
          or a pipe it is 80 columns of plain text. `to "FILE.txt"` saves the text, `to
          "FILE.html"` a web page with the figure in colour and the table of the data; an
-         existing file is kept unless `replace` follows its name.""",
+         existing file is kept unless `replace` follows its name, and the file's folder must
+         exist (docs/call.md, Files you name).""",
          ["plot colinit", "plot fft vs N by P loglog", "plot colinit residuals",
           'plot colinit loglog to "colinit.html"', 'plot colinit to "colinit.txt" replace'], ast.Plot)
 def plot(session, statement: ast.Plot):
@@ -464,6 +466,8 @@ def save_figure(statement, verb: str, what: str, text, page) -> Note:
     if kind not in (".txt", ".html", ".htm"):
         raise LlacError(f"{verb} to {statement.path!r}: name a .txt file (text) or an .html file "
                         f"(a web page)", statement.span)
+    if problem := missing_folder(statement.path):
+        raise LlacError(f"{verb} to {statement.path!r}: {problem}", statement.span)
     body = text() if kind == ".txt" else page()
     try:
         with open(statement.path, "w" if statement.replace else "x", encoding="utf-8") as out:
