@@ -215,12 +215,13 @@ def test_format_csv_gives_parseable_rows_for_fit_and_predict(trace):
     assert done.returncode == 0, done.stderr
     rows = list(csv.reader(io.StringIO(done.stdout)))
     assert rows[0] == ["model", "interval", "region", "constant", "value", "stderr", "p"]
-    start = rows.index(["N", "predicted [s]", "low [s]", "high [s]", "interval"])
+    start = rows.index(["N", "predicted [s]", "low [s]", "high [s]", "interval", "extrapolated"])
     constants = rows[1:start]
     assert {r[3] for r in constants} == {"colinit[0]", "colinit[1]", "colinit[2]"}
     assert all(float(r[4]) == float(r[4]) for r in constants)
     assert [float(r[0]) for r in rows[start + 1:]] == [1000, 2000]
     assert all(float(r[1]) > 0 for r in rows[start + 1:])
+    assert all(r[4].isdigit() and r[5] in ("True", "False") for r in rows[start + 1:])  # one field each
     assert "created colinit" in done.stderr and "created colinit" not in done.stdout
 
 

@@ -339,7 +339,17 @@ def _prediction_table(model, points: dict, measured=None, machine: ast.Name | No
             footer.append(f"{aware_name}: |error| median {np.nanmedian(errors):.3g}%, max {np.nanmax(errors):.3g}%")
     footer += list(prediction.notes) + aware_notes
     return Table(f"prediction by the model of {model.name} ({model.formula})", tuple(headers),
-                 tuple(rows), tuple(footer))
+                 tuple(rows), tuple(footer),
+                 interval_fields(headers, rows, prediction.piece, {"extrapolated": prediction.extrapolated}))
+
+
+def interval_fields(headers, rows, pieces, flags: dict) -> tuple:
+    """The machine form (`Table.machine`) of a prediction table whose last column joins the
+    interval used and its flags for people ('2 extrapolated'): the interval's number (None
+    outside every interval) and one true/false field per flag (name -> a value per row)."""
+    return ((*headers[:-1], "interval", *flags),
+            tuple((*row[:-1], int(piece) + 1 if piece >= 0 else None, *(bool(f[i]) for f in flags.values()))
+                  for i, (row, piece) in enumerate(zip(rows, pieces))))
 
 
 def _level_marks(model, x_name: str) -> list[tuple[str, float]]:
