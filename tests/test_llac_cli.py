@@ -138,7 +138,7 @@ def test_export_that_extrap_cannot_hold_is_one_clear_error(tmp_path):
 @pytest.mark.parametrize("statement, words", [
     ('export rowinit "new/dir/r.csv"', "cannot write 'new/dir/r.csv': "),
     ('fit rowinit; export rowinit.model "new/dir/r.json"', "cannot write 'new/dir/r.json': "),
-    ('plot rowinit to "new/dir/r.txt"', "plot to 'new/dir/r.txt': "),
+    ('plot rowinit to "new/dir/r.txt"', "cannot write 'new/dir/r.txt': "),
     ('machine export node1 "new/dir/m.json"', "cannot write 'new/dir/m.json': "),
 ])
 def test_an_output_file_in_a_missing_folder_is_one_message_and_no_folder(work, statement, words):

@@ -477,7 +477,7 @@ def save_figure(statement, verb: str, what: str, text, page) -> Note:
         raise LlacError(f"{verb} to {statement.path!r}: name a .txt file (text) or an .html file "
                         f"(a web page)", statement.span)
     if problem := missing_folder(statement.path):
-        raise LlacError(f"{verb} to {statement.path!r}: {problem}", statement.span)
+        raise LlacError(f"cannot write {statement.path!r}: {problem}", statement.span)
     body = text() if kind == ".txt" else page()
     try:
         with open(statement.path, "w" if statement.replace else "x", encoding="utf-8") as out:
