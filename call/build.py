@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Callable
 
 from call import manifest
+from cll_grammar.outputs import missing_folder
 from call.check import Program, check_file
 from call.diagnostics import CallError, Diagnostic
 from call.generate import instrumented_header, instrumented_source
@@ -31,14 +32,16 @@ Warn = Callable[[Program], None] | None   # what shows a checked file's warnings
 def translate(source: str, out_dir: str | Path | None = None,
               warn: Warn = None) -> tuple[Path, Program]:
     """Check `source` and write `<stem>.cll.c` and `<stem>.cll.h` into `out_dir` (default:
-    next to the source); returns the .cll.c path and the checked program, whose warnings
-    go to `warn` first (call.cli prints them; `call run` has printed them already)."""
+    next to the source), a folder that must exist (cll_grammar.outputs); returns the .cll.c
+    path and the checked program, whose warnings go to `warn` first (call.cli prints them;
+    `call run` has printed them already)."""
+    if out_dir is not None and (problem := missing_folder(out_dir, folder=True)):
+        raise CallError([Diagnostic("error", f"-o {out_dir}", 0, 0, problem)])
     program = check_file(source, read_source(source))
     if warn is not None:
         warn(program)
     src = Path(source)
     directory = Path(out_dir) if out_dir is not None else src.parent
-    directory.mkdir(parents=True, exist_ok=True)
     stem = src.name[:-2] if src.name.endswith(".c") else src.name
     header = directory / f"{stem}.cll.h"
     output = directory / f"{stem}.cll.c"
@@ -98,17 +101,20 @@ def output_path(arguments: list[str]) -> str | None:
 def compile_program(arguments: list[str], warn: Warn = None,
                     work: str | Path | None = None) -> int:
     """`call cc ARGS`: translate every `.c` in ARGS (into `work`, default a temporary
-    directory; each checked file's warnings to `warn`), create the folder of `-o FILE` if it
-    is missing, then run the command of build_command. Returns the compiler's exit status."""
+    directory; each checked file's warnings to `warn`), then run the command of
+    build_command. The folder of `-o FILE` must exist (cll_grammar.outputs). Returns the
+    compiler's exit status."""
     sources = c_sources(arguments)
     if not sources:
         raise CallError([Diagnostic("error", "call cc", 0, 0, "no .c file to compile")])
     output = output_path(arguments)
-    if output not in (None, "-"):
-        Path(output).parent.mkdir(parents=True, exist_ok=True)
+    if output not in (None, "-") and (problem := missing_folder(output)):
+        raise CallError([Diagnostic("error", f"-o {output}", 0, 0, problem)])
     with tempfile.TemporaryDirectory(prefix="call-", dir=work) as directory:
-        translated = {source: translate(source, Path(directory) / str(number), warn)
-                      for number, source in enumerate(sources)}
+        translated = {}
+        for number, source in enumerate(sources):
+            (Path(directory) / str(number)).mkdir()
+            translated[source] = translate(source, Path(directory) / str(number), warn)
         return subprocess.run(build_command(arguments, translated)).returncode
 
 

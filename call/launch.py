@@ -10,27 +10,77 @@ import signal
 from pathlib import Path
 
 
-def trace_status(path: Path) -> str:
-    """The `#status:` of a trace file's header ('?' if it has none)."""
+# A trace this large is worth a word on its trace line: llac loads about 10^6 records a
+# second (benchmarks/llac_speed), so 10^7 records cost 10 s at every load and some 400 MB of
+# memory, while a fit needs a few repetitions at each of some tens of sample points. 10^7
+# records of the usual columns are about 400 MB of text; 500 MB also catches fewer, wider
+# records (MPI columns). CALL_LARGE_TRACE_RECORDS sets the record count (and the size, at 50
+# bytes a record) that counts as large.
+LARGE_RECORDS = 10_000_000
+BYTES_PER_RECORD = 50
+LARGE_ENV = "CALL_LARGE_TRACE_RECORDS"
+
+
+def trace_header(path: Path) -> tuple[str, dict[str, int]]:
+    """The `#status:` of a trace file's header ('?' if it has none) and the `records:` count
+    of each experiment it names."""
+    status, records, experiment = "?", {}, None
     with path.open(encoding="utf-8", errors="replace") as text:
         for line in text:
             if line.startswith("#status: "):
-                return line[len("#status: "):].strip()
-            if line.startswith("#data"):
+                status = line[len("#status: "):].strip()
+            elif line.startswith("#experiment: "):
+                experiment = line[len("#experiment: "):].strip()
+            elif line.startswith("#  records: ") and experiment is not None:
+                count = line[len("#  records: "):].strip()
+                records[experiment] = int(count) if count.isdigit() else 0
+            elif line.startswith("#data"):
                 break
-    return "?"
+    return status, records
+
+
+def trace_status(path: Path) -> str:
+    """The `#status:` of a trace file's header ('?' if it has none)."""
+    return trace_header(path)[0]
 
 
 def status_note(path: Path) -> str:
     """What to say after a trace's path about its status: nothing when `complete`, a calm
     word for `exit-without-report` (the runtime saving the trace at exit is the normal way
-    for a program without `report`), the status itself otherwise."""
-    state = trace_status(path)
+    for a program without `report`), the status itself otherwise; and, for a large trace,
+    its size and how to make it smaller (`size_note`)."""
+    state, records = trace_header(path)
     if state == "complete":
+        said = ""
+    elif state == "exit-without-report":
+        said = " (saved when the program ended: it has no report, which is fine)"
+    else:
+        said = f" (status: {state})"
+    return said + size_note(path.stat().st_size, records)
+
+
+def size_note(size: int, records: dict[str, int]) -> str:
+    """For a trace of `size` bytes holding `records` (experiment -> count) beyond LARGE_RECORDS
+    records or that many times BYTES_PER_RECORD bytes: its size, the experiment with the most
+    records, and how to record fewer; nothing for a trace of usual size."""
+    limit = _large_records()
+    total = sum(records.values())
+    if total <= limit and size <= limit * BYTES_PER_RECORD:
         return ""
-    if state == "exit-without-report":
-        return " (saved when the program ended: it has no report, which is fine)"
-    return f" (status: {state})"
+    most = max(records, key=records.get, default=None)
+    where = f", {records[most]:,} of them from {most}" if most is not None and len(records) > 1 else ""
+    return (f" (large: {size / 1e6:,.1f} MB, {total:,} records{where}; every llac load reads them "
+            f"all, about 10^6 a second. Fewer repetitions or sample points in the `#pragma cll for` "
+            f"loops, or an experiment around a larger region, make it smaller: docs/pragma-language.md, "
+            f"Sampling loops)")
+
+
+def _large_records() -> int:
+    """The record count from which a trace is large: LARGE_RECORDS, or $CALL_LARGE_TRACE_RECORDS."""
+    try:
+        return max(0, int(os.environ.get(LARGE_ENV, LARGE_RECORDS)))
+    except ValueError:
+        return LARGE_RECORDS
 
 
 def ending(status: int) -> str:

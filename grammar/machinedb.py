@@ -14,6 +14,7 @@ from dataclasses import astuple
 from pathlib import Path
 
 from .machine import BspPoint, CacheLevel, MountainPoint, Operation, ProbeRun, machine_name
+from .outputs import missing_folder
 
 ENVIRONMENT_VARIABLE = "LLAC_MACHINE_DB"
 
@@ -93,8 +94,9 @@ class MachineDB:
         self.path = Path(path) if path is not None else default_path()
         if not create and not self.path.exists():
             raise MachineDBError(f"{self.path}: no machine database here")
-        if chosen and not self.path.parent.is_dir():     # a typo must not make a new database
-            raise MachineDBError(f"{self.path}: the folder {self.path.parent} does not exist")
+        problem = missing_folder(self.path) if chosen else None    # a typo must not make a new database
+        if problem:
+            raise MachineDBError(f"{self.path}: {problem}")
         if self.path.is_dir():
             raise MachineDBError(f"{self.path}: is a folder, not a database file")
         try:

@@ -199,14 +199,17 @@ class Model:
 
 
 def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings(),
-                   quick: bool = False) -> Model:
+                   quick: bool = False, points: SamplePoints | None = None) -> Model:
     """Fit `experiment`'s formula by relative least squares, split into intervals where the
     constants change (if `settings.split`), collect warnings, and measure by backtests how fast
     predictions beyond the data lose accuracy (`Model.drift`). `quick` skips the formula
     advice and the backtests, for callers that compare many formulas' predictions (suggest).
-    Raises FitError on data or settings that cannot give a fit."""
+    `points`: the experiment's sample points aggregated by the caller with
+    `settings.aggregate` (suggest aggregates once for the many formulas over the same
+    variables). Raises FitError on data or settings that cannot give a fit."""
     _check_settings(settings)
-    points = aggregate_points(experiment.formula, experiment.columns, settings.aggregate)
+    if points is None:
+        points = aggregate_points(experiment.formula, experiment.columns, settings.aggregate)
     model = _fit_points(experiment.name, experiment.formula, points, settings, None if quick else experiment)
     model = replace(model, working_set=_model_working_set(experiment), machine=experiment.machine,
                     communicates=bool("h" in experiment.columns and np.nanmax(experiment.columns["h"], initial=0) > 0),

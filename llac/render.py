@@ -9,12 +9,17 @@ from functools import singledispatch
 import numpy as np
 
 from cll_grammar.span import printable
-from llac.commands.results import ModelReport, Note, Table, Text
+from llac.commands.results import ModelReport, Note, Percent, Table, Text
 
 # C0 and C1 control characters (ESC, CR, TAB, DEL, ...) and the bidirectional overrides
 def number(value) -> str:
-    """A number in a table: integers as integers, others with 4 significant digits."""
-    if isinstance(value, (str, bool)) or value is None:
+    """A number in a table: integers as integers, others with 4 significant digits; a
+    `Percent` as a percentage, None (no value) as '-'."""
+    if value is None:
+        return "-"
+    if isinstance(value, Percent):
+        return f"{value.fraction:.{value.digits}%}"
+    if isinstance(value, (str, bool)):
         return str(value)
     value = float(value)
     if not np.isfinite(value):
@@ -152,9 +157,15 @@ def machine(result, fmt: str) -> str:
 
 
 def tabular(result) -> tuple[tuple[str, ...], list[tuple]]:
-    """The headers and rows of a table; of a model, one row per constant and interval."""
+    """The headers and rows of a table for a program (its `machine` form if it has one, every
+    `Percent` in percent, its column's name saying so); of a model, one row per constant
+    and interval."""
     if isinstance(result, Table):
-        return result.headers, list(result.rows)
+        headers, rows = result.machine or (result.headers, result.rows)
+        percent = [any(isinstance(row[i], Percent) for row in rows) for i in range(len(headers))]
+        headers = tuple(f"{h} %" if p and not h.endswith("%") else h for h, p in zip(headers, percent))
+        return headers, [tuple(100 * v.fraction if isinstance(v, Percent) else v for v in row)
+                         for row in rows]
     model = result.model
     rows = [(result.name, i + 1, region_text(p.region), name, value, err, pvalue)
             for i, p in enumerate(model.pieces)

@@ -19,7 +19,7 @@ import numpy as np
 from cll_grammar.formula import Formula, parse_formula
 from llac.experiment import Experiment
 from llac.fit import FitError, FitSettings
-from llac.fit_data import aggregate_points, group_rows
+from llac.fit_data import SamplePoints, aggregate_points, group_rows
 from llac.model import fit_experiment
 
 EXPONENTS = tuple(Fraction(f) for f in ("0", "1/4", "1/3", "1/2", "2/3", "3/4", "1", "5/4", "4/3", "3/2",
@@ -123,9 +123,11 @@ def suggest(experiment: Experiment, settings: FitSettings) -> Suggestion:
     truth = aggregate_points(formula, experiment.select(held).columns, settings.aggregate)
     own = str(formula)
     texts = [own] + [t for t in candidates(formula.name, formula.variables) if t != own]
+    training_points, whole_points = SamplePointCache(training, settings), SamplePointCache(experiment, settings)
     scores, failed = [], 0
     for text in texts:
-        error = _held_out_error(training.replace(formula=parse_formula(text)), truth, settings)
+        error = _held_out_error(training.replace(formula=parse_formula(text)), truth, settings,
+                                training_points)
         if error is None:
             failed += text != own
         else:
@@ -135,7 +137,8 @@ def suggest(experiment: Experiment, settings: FitSettings) -> Suggestion:
     ranked = []
     for rank, (error, text) in shown:
         try:
-            whole = fit_experiment(experiment.replace(formula=parse_formula(text)), settings, quick=True)
+            candidate = experiment.replace(formula=parse_formula(text))
+            whole = fit_experiment(candidate, settings, quick=True, points=whole_points(candidate))
             in_range, intervals = whole.median_rel_error, len(whole.pieces)
         except FitError:
             in_range, intervals = float("nan"), 0
@@ -144,11 +147,28 @@ def suggest(experiment: Experiment, settings: FitSettings) -> Suggestion:
     return Suggestion(tuple(ranked), fitted, len(truth), failed)
 
 
-def _held_out_error(training: Experiment, truth, settings: FitSettings) -> float | None:
+class SamplePointCache:
+    """The sample points of an experiment's records under each candidate formula, aggregated
+    once per set of variables: the candidates share their variables, and aggregating a
+    million records a hundred times was most of suggest's time."""
+
+    def __init__(self, experiment: Experiment, settings: FitSettings):
+        self.columns, self.aggregate, self.points = experiment.columns, settings.aggregate, {}
+
+    def __call__(self, candidate: Experiment) -> SamplePoints:
+        """The points of `candidate` (the experiment with a candidate formula)."""
+        key = candidate.formula.variables
+        if key not in self.points:
+            self.points[key] = aggregate_points(candidate.formula, self.columns, self.aggregate)
+        return self.points[key]
+
+
+def _held_out_error(training: Experiment, truth, settings: FitSettings,
+                    points: SamplePointCache) -> float | None:
     """Median relative error at the held-out points of the formula fitted on `training`
     (None when it cannot be fitted there)."""
     try:
-        model = fit_experiment(training, settings, quick=True)
+        model = fit_experiment(training, settings, quick=True, points=points(training))
     except (FitError, np.linalg.LinAlgError):
         return None
     predicted = model.predict(truth.variables).values

@@ -129,6 +129,27 @@ def test_suggest_on_two_variables_finds_the_product():
     assert suggest(data, FitSettings()).ranked[0].formula == "f[0] + f[1]*N*P^(1/2)"
 
 
+
+def test_suggest_ranks_the_same_with_its_sample_points_aggregated_once(monkeypatch):
+    """suggest aggregates the records once per set of variables (a candidate such as
+    f[0] + f[1]*P lacks N): the ranking is the one of aggregating afresh for each candidate."""
+    n, p = np.meshgrid(2.0 ** np.arange(8, 14), 2.0 ** np.arange(0, 4), indexing="ij")
+    n, p = np.repeat(n.ravel(), 3), np.repeat(p.ravel(), 3)
+    time = (1e-6 + 1e-9 * n * p ** 0.5) * np.random.default_rng(4).lognormal(0, 0.05, len(n))
+    data = Experiment("f", parse_formula("f[0] + f[1]*N + f[2]*P", experiment="f"), {"N": n, "P": p, "time": time})
+    cached = suggest(data, FitSettings())
+    from llac import suggest as module
+    from llac.fit_data import aggregate_points
+    fresh = []
+
+    def afresh(self, candidate):
+        fresh.append(candidate.formula.variables)
+        return aggregate_points(candidate.formula, self.columns, self.aggregate)
+    monkeypatch.setattr(module.SamplePointCache, "__call__", afresh)
+    assert suggest(data, FitSettings()) == cached
+    assert {("P",), ("N",), ("N", "P")} <= set(fresh)      # candidates over fewer variables were there
+
+
 def test_suggest_refuses_what_it_cannot_do():
     data = experiment(case("correct N"), 0)
     with pytest.raises(FitError, match="too few"):

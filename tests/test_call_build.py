@@ -158,15 +158,24 @@ def test_a_failed_rebuild_never_falls_back_to_the_old_binary(tmp_path):
     assert done.returncode == 0 and done.stdout == "N=2 x=3\n"
 
 
-def test_cc_creates_the_folder_of_its_output(tmp_path):
-    """The cluster recipe of docs/mpi.md: call cc -O2 PROG.c -o .cll-build/PROG."""
+def test_cc_and_translate_make_no_folder_the_user_names(tmp_path):
+    """The rule of every output option (cll_grammar.outputs): a missing folder is one message
+    with the command that makes it, and nothing is created; the cluster recipe of docs/mpi.md
+    (mkdir -p .cll-build && call cc -O2 PROG.c -o .cll-build/PROG) then builds."""
     program(tmp_path)
+    for args, named in ((("cc", "-O2", "prog.c", "-o", ".cll-build/prog"), ".cll-build"),
+                        (("cc", "-c", "prog.c", "-oobjects/deep/prog.o"), "objects/deep"),
+                        (("translate", "prog.c", "-o", "new/dir"), "new/dir")):
+        done = call(*args, cwd=tmp_path)
+        assert done.returncode == 1
+        assert done.stderr.endswith(f"error: the folder {named} does not exist (make it first: "
+                                    f"mkdir -p {named})\n")
+        assert not (tmp_path / named.split("/")[0]).exists()
+    (tmp_path / ".cll-build").mkdir()
     done = call("cc", "-O2", "prog.c", "-o", ".cll-build/prog", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert subprocess.run(["./.cll-build/prog"], cwd=tmp_path, capture_output=True,
                           text=True).stdout == "N=2 x=1\n"
-    done = call("cc", "-c", "prog.c", "-oobjects/deep/prog.o", cwd=tmp_path)
-    assert done.returncode == 0 and (tmp_path / "objects" / "deep" / "prog.o").exists()
 
 
 def test_dependency_rules_with_escapes_and_continuations(tmp_path):

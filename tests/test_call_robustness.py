@@ -116,7 +116,7 @@ def test_source_name_an_include_cannot_hold_is_one_error(tmp_path):
 @pytest.mark.parametrize("args, words", [
     (["bogus"], "invalid choice: 'bogus'"),
     (["run", "p.c", "--procs", "1:2"], "expected A:B:F, three integers"),
-    (["translate", "p.c", "-o", "/proc/no-such-dir"], "call: error: /proc/no-such-dir: No such file or directory"),
+    (["translate", "p.c", "-o", "/proc/no-such-dir"], "-o /proc/no-such-dir: error: the folder /proc/no-such-dir does not exist"),
 ])
 def test_usage_and_file_system_errors_exit_1_with_one_message(tmp_path, args, words):
     (tmp_path / "p.c").write_text("int main(void) { return 0; }\n")

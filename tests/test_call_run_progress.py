@@ -251,3 +251,36 @@ def test_version():
     from importlib.metadata import version
     assert done.returncode == 0
     assert done.stdout == f"call {version('llac')} (runtime: {REPO / 'call' / 'runtime' / 'libcllrt.a'})\n"
+
+
+MANY = """#pragma cll for(rep = 0; rep < 10; rep++)
+#pragma cll for(N = 1; N <= 10; N++)
+#pragma cll many many[0] + many[1]*N
+    x += N;
+#pragma cll end many
+#pragma cll end for
+#pragma cll end for
+"""
+
+
+def test_a_large_trace_is_said_so_with_its_size_and_how_to_shrink_it(tmp_path):
+    """The bound moved down to 50 records: the run's 100 records are 'large'; at the default
+    bound (10^7) the same trace line says nothing more."""
+    (tmp_path / "many.c").write_text("int main(void) {\n    volatile int x = 0; int N = 0, rep = 0;\n"
+                                     + MANY + "#pragma cll report all\n    return 0;\n}\n")
+    done = subprocess.run([sys.executable, "-m", "call", "run", "many.c"], cwd=tmp_path,
+                          env={**ENV, "CALL_LARGE_TRACE_RECORDS": "50"}, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    [line] = [x for x in done.stderr.splitlines() if x.startswith("call: trace:")]
+    assert f"{tmp_path / 'many.cll.1.dat'} (large: 0.0 MB, 100 records;" in line
+    assert "Fewer repetitions or sample points" in line and "docs/pragma-language.md" in line
+    quiet = call("run", "many.c", cwd=tmp_path)
+    assert quiet.returncode == 0 and f"call: trace: {tmp_path / 'many.cll.1.dat'}\n" in quiet.stderr
+
+
+def test_a_trace_of_few_but_wide_records_is_large_by_its_bytes():
+    from call.launch import size_note
+    assert size_note(400_000_000, {"a": 9_000_000}) == ""
+    wide = size_note(600_000_000, {"a": 1_000_000, "b": 3_000_000})
+    assert wide.startswith(" (large: 600.0 MB, 4,000,000 records, 3,000,000 of them from b;")
+    assert size_note(1_000, {"a": 20_000_000}).startswith(" (large: 0.0 MB, 20,000,000 records;")

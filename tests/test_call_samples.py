@@ -115,6 +115,7 @@ def test_translate_writes_files_and_program_keeps_behaviour(tmp_path):
         '    for (int i = 0; i < N; i++) sum += i; /* #pragma cll end f */\n'
         '    #pragma cll end f\n    printf("%ld #pragma cll end g\\n", sum);\n'
         '    #pragma cll report f\n    return 0;\n}\n')
+    (tmp_path / "out").mkdir()
     done = call("translate", "p.c", "-o", "out", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     generated = (tmp_path / "out" / "p.cll.c").read_text().splitlines()

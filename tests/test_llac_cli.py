@@ -133,3 +133,26 @@ def test_export_that_extrap_cannot_hold_is_one_clear_error(tmp_path):
     assert result.returncode == 1
     assert "Traceback" not in result.stderr and "<command>:1:" in result.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize("statement, words", [
+    ('export rowinit "new/dir/r.csv"', "cannot write 'new/dir/r.csv': "),
+    ('fit rowinit; export rowinit.model "new/dir/r.json"', "cannot write 'new/dir/r.json': "),
+    ('plot rowinit to "new/dir/r.txt"', "cannot write 'new/dir/r.txt': "),
+    ('machine export node1 "new/dir/m.json"', "cannot write 'new/dir/m.json': "),
+])
+def test_an_output_file_in_a_missing_folder_is_one_message_and_no_folder(work, statement, words):
+    """The rule of every output option (cll_grammar.outputs; call's -o and --db too): the
+    folder must exist; llac says which, how to make it, and makes none."""
+    from cll_grammar.machinedb import MachineDB
+    from support.machines import probe_run
+    db = work / "machines.sqlite"
+    with MachineDB(db) as machines:
+        machines.store(probe_run())
+    env_db = {"LLAC_MACHINE_DB": str(db)}
+    r = subprocess.run([sys.executable, "-m", "llac", "-c", f'load "matinit.cll.1.dat"; {statement}'],
+                       cwd=work, env={**os.environ, "PYTHONPATH": str(REPO), **env_db}, text=True,
+                       capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode == 1
+    assert words + "the folder new/dir does not exist (make it first: mkdir -p new/dir)" in r.stderr
+    assert not (work / "new").exists() and "Traceback" not in r.stderr

@@ -99,16 +99,41 @@ def test_report_summarises_every_experiments_model_in_one_table(trace):
     done = pipe(trace, "report", "--format", "json")
     assert done.returncode == 0, done.stderr
     [table] = [json.loads(line) for line in done.stdout.splitlines()]
-    assert table["columns"] == ["experiment", "formula", "interval", "constants", "median |error|",
-                                "max |error|", "warnings"]
-    named = [row for row in table["rows"] if row["experiment"]]
-    assert [row["experiment"] for row in named] == ["rowinit", "colinit"]
-    assert named[0]["formula"] == "rowinit[0] + rowinit[1]*N + rowinit[2]*N*N"
-    for row in table["rows"]:
-        assert len(row["constants"].split(", ")) == 3 and row["median |error|"].endswith("%")
+    # for programs: one row per constant and interval, every field filled, numbers unrounded
+    assert table["columns"] == ["experiment", "formula", "interval", "region", "constant", "value",
+                                "median |error| %", "max |error| %", "warnings"]
+    assert list(dict.fromkeys(row["experiment"] for row in table["rows"])) == ["rowinit", "colinit"]
+    assert table["rows"][0]["formula"] == "rowinit[0] + rowinit[1]*N + rowinit[2]*N*N"
+    model = json.loads(pipe(trace, "fit rowinit", "--format", "json").stdout)
+    rows = [row for row in table["rows"] if row["experiment"] == "rowinit"]
+    assert [row["value"] for row in rows] == [c for piece in model["pieces"] for c in piece["constants"]]
+    assert [row["median |error| %"] for row in rows[::3]] == \
+        [100 * piece["median_rel_error"] for piece in model["pieces"]]
+    assert all(isinstance(row["warnings"], int) and isinstance(row["interval"], int) for row in rows)
     assert "had no model: fitted it" in done.stderr                  # news goes to stderr
     text = pipe(trace, "report").stdout
     assert len(text.splitlines()) < 25 and max(map(len, text.splitlines())) < 160
+    assert re.search(r"^rowinit\s+rowinit\[0\].*\d, \S+, \S+\s+\d+\.\d\d%\s+\d+\.\d\d%\s+\d+$", text, re.M)
+    rows = list(csv.reader(io.StringIO(pipe(trace, "report", "--format", "csv").stdout)))
+    assert rows[0] == table["columns"] and len(rows) == 1 + len(table["rows"])
+    assert [float(r[5]) for r in rows[1:]] == [row["value"] for row in table["rows"]]
+
+
+def test_every_machine_table_has_named_columns_and_numbers_not_text(trace):
+    """set, suggest, describe: no column without a name, percentages as numbers (issue: a
+    new-user review found "7.21%" strings and unnamed columns)."""
+    done = pipe(trace, "set; suggest rowinit; describe rowinit", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    settings, ranking, columns, points = [json.loads(line) for line in done.stdout.splitlines()]
+    assert settings["columns"] == ["setting", "value", "state"]
+    assert {"setting": "threshold", "value": 0.05, "state": "default"} in settings["rows"]
+    assert ranking["columns"][-1] == "note" and [r["note"] for r in ranking["rows"]].count("yours") == 1
+    assert points["columns"][-2:] == ["spread %", "noisy"]
+    assert all(isinstance(r["spread %"], float) for r in points["rows"])
+    text = pipe(trace, "set; suggest rowinit; describe rowinit").stdout
+    assert re.search(r"^setting\s+value\s+state$", text, re.M)
+    assert re.search(r"^rank\s+formula.*intervals\s+note$", text, re.M)
+    assert re.search(r"^\s*16\s+5\s+\d+\.\d%", text, re.M)            # people still read percentages
 
 
 # ---------------------------------------------------------------- item 16: help, show, JSON, --format
@@ -190,12 +215,13 @@ def test_format_csv_gives_parseable_rows_for_fit_and_predict(trace):
     assert done.returncode == 0, done.stderr
     rows = list(csv.reader(io.StringIO(done.stdout)))
     assert rows[0] == ["model", "interval", "region", "constant", "value", "stderr", "p"]
-    start = rows.index(["N", "predicted [s]", "low [s]", "high [s]", "interval"])
+    start = rows.index(["N", "predicted [s]", "low [s]", "high [s]", "interval", "extrapolated"])
     constants = rows[1:start]
     assert {r[3] for r in constants} == {"colinit[0]", "colinit[1]", "colinit[2]"}
     assert all(float(r[4]) == float(r[4]) for r in constants)
     assert [float(r[0]) for r in rows[start + 1:]] == [1000, 2000]
     assert all(float(r[1]) > 0 for r in rows[start + 1:])
+    assert all(r[4].isdigit() and r[5] in ("True", "False") for r in rows[start + 1:])  # one field each
     assert "created colinit" in done.stderr and "created colinit" not in done.stdout
 
 
@@ -309,3 +335,11 @@ def test_predict_alone_after_its_model_was_deleted_and_json_of_an_experiment_say
         list(session.execute("predict"))
     with pytest.raises(LlacError, match=r"json is for models, e.g. export rowinit\.model"):
         list(session.execute('export rowinit "x.json"'))
+
+
+def test_a_table_column_without_a_name_is_refused():
+    from llac.commands.results import Table
+    with pytest.raises(ValueError, match="without a name"):
+        Table("t", ("a", ""), (("x", "y"),))
+    with pytest.raises(ValueError, match="without a name"):
+        Table("t", ("a",), (("x",),), machine=(("a", ""), ()))

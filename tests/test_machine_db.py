@@ -2,6 +2,8 @@
 llac's `machine` commands as a user types them (list, show, compare, mountain, bsp, export,
 import), with their errors."""
 import json
+import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -242,3 +244,15 @@ def test_no_database_yet_says_how_to_make_one(tmp_path):
     done = llac("machine list", tmp_path / "none.sqlite")
     assert done.returncode == 1
     assert "no machine database here" in done.stderr and "`call probe`" in done.stderr
+
+
+def test_machine_show_for_a_program_gives_spreads_as_numbers_and_a_missing_knee_as_null(db_path):
+    done = llac("machine show node1@1", db_path)
+    assert done.returncode == 0 and re.search(r"^timer\s+20\s+2\.0%$", done.stdout, re.M)
+    env = {**os.environ, "LLAC_MACHINE_DB": str(db_path)}
+    done = subprocess.run([sys.executable, "-m", "llac", "--format", "json", "-c", "machine show node1@1"],
+                          capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=60)
+    assert done.returncode == 0, done.stderr
+    tables = {t["table"].split(":")[0].split(" (")[0]: t for t in map(json.loads, done.stdout.splitlines())}
+    assert {"operation": "timer", "ns": 20.0, "spread %": 2.0} in tables["operations"]["rows"]
+    assert [row["measured"] for row in tables["caches"]["rows"]] == [None, None, 491520, None]

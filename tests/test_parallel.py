@@ -203,6 +203,10 @@ def test_predict_at_by_p_prints_the_table3_layout_with_llacs_one_sign(sweep_with
     assert ["oversubscribed" in f for f in flags] == [False, False, True, True]
     assert all("extrapolated" in f for f in flags)
     assert any("P = 4, 8 exceed the 2 cores of host node-a" in line for line in t.footer)
+    from llac.render import tabular                          # --format csv|json: one field per flag
+    headers, rows = tabular(t)
+    assert headers[-3:] == ("interval", "extrapolated", "oversubscribed")
+    assert [row[-3:] for row in rows] == [(1, True, False), (1, True, False), (1, True, True), (1, True, True)]
 
 
 def test_table3_by_another_variable_names_its_column_and_judges_oversubscription_on_p(sweep_with_test):

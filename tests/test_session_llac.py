@@ -162,7 +162,7 @@ def test_settings_show_change_and_reject(session):
     settings = session.fit_settings()
     assert (settings.threshold, settings.split, settings.aggregate) == (0.02, False, "min")
     table = run(session, "set")[0]
-    assert ("threshold", "0.02", "changed") in table.rows
+    assert ("threshold", 0.02, "changed") in table.rows
     assert "did you mean 'threshold'" in error_of(session, "set treshold 3").message
     assert "between 0 and 1" in error_of(session, "set alpha 2").message
     assert "on or off" in error_of(session, "set split maybe").message

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
+from cll_grammar.outputs import missing_folder
 from llac import ast
 from llac.commands import command
-from llac.commands.results import ModelReport, Note, Table
+from llac.commands.results import ModelReport, Note, Percent, Table
 from llac.errors import LlacError
 from llac.experiment import Experiment
 from llac.noise import noisy, point_spread, spread_summary
@@ -230,7 +231,7 @@ def _spread_table(experiment: Experiment, points: dict, counts: np.ndarray) -> T
     marked = noisy(spread)
     shown = min(len(counts), SHOW_LIMIT)
     rows = tuple((*(points[v][i] for v in points), counts[i],
-                  f"{spread[i]:.1%}" if np.isfinite(spread[i]) else "-", "noisy" if marked[i] else "")
+                  Percent(spread[i], 1) if np.isfinite(spread[i]) else None, "noisy" if marked[i] else "")
                  for i in range(shown))
     footer = ([f"first {shown} of {len(counts)} sample points"] if shown < len(counts) else []) \
         + spread_summary(points, spread)
@@ -264,8 +265,11 @@ def delete(session, statement: ast.Delete):
 
 
 def refuse_overwrite(path: str, replace: bool, again: str) -> None:
-    """An error before writing `path` when it is a folder, or when it exists and `replace`
-    was not given (saying the statement `again` with `replace` that would overwrite it)."""
+    """An error before writing `path` when its folder does not exist (cll_grammar.outputs),
+    when it is a folder, or when it exists and `replace` was not given (saying the statement
+    `again` with `replace` that would overwrite it)."""
+    if problem := missing_folder(path):
+        raise LlacError(f"cannot write {path!r}: {problem}")
     if os.path.isdir(path):
         raise LlacError(f"{path!r} is a folder: name a file in it, e.g. {os.path.join(path, 'out.json')!r}")
     if not replace and os.path.lexists(path):
@@ -276,7 +280,7 @@ def refuse_overwrite(path: str, replace: bool, again: str) -> None:
          experiment to a file: CSV (the default for .csv files) or Extra-P's text input format
          (`as extrap`); or a model as JSON (formula, intervals, constants, settings, errors,
          sample points), which `load` reads back. An existing file is left alone unless
-         `replace` is given.""",
+         `replace` is given; the file's folder must exist (docs/call.md, Files you name).""",
          ['export colinit "colinit.csv"', 'export colinit "colinit.txt" as extrap',
           'export colinit.model "colinit.json"', 'export colinit "colinit.csv" replace'], ast.Export)
 def export(session, statement: ast.Export):

@@ -7,7 +7,7 @@ from pathlib import Path
 from llac import ast
 from llac.commands import command
 from llac.commands.data import refuse_overwrite
-from llac.commands.results import Note, Table, Text
+from llac.commands.results import Note, Percent, Table, Text
 from llac.errors import LlacError
 from llac.machines import (MEMORY, access_cost, export_machine, import_machine, level_edges,
                            open_machines, resolve)
@@ -84,7 +84,7 @@ def _show(name: str, run, others) -> list:
     if run.caches:
         results.append(Table("caches (bytes): reported by the system, measured at the mountain's knees",
                              ("level", "kind", "reported", "measured", "line"),
-                             tuple((c.level, c.kind, c.reported_bytes, c.measured_bytes or "-", c.line_bytes)
+                             tuple((c.level, c.kind, c.reported_bytes, c.measured_bytes or None, c.line_bytes)
                                    for c in run.caches)))
     if run.mountain:
         results.append(_level_table(run))
@@ -110,7 +110,7 @@ def _level_table(run) -> Table:
     """ns per access in each level, reads at stride 8 and 64 bytes, writes at 8 and the
     random chase (`-` for a run probed before the chase was)."""
     rows = tuple((label, int(ws), *(float(access_cost(run, ws, s)) * NANO for s in READ_STRIDES),
-                  float(access_cost(run, ws, 8, "write")) * NANO, _chase_ns(run, ws) or "-")
+                  float(access_cost(run, ws, 8, "write")) * NANO, _chase_ns(run, ws))
                  for label, ws in _level_sets(run))
     return Table("memory: ns per access (from the mountain)",
                  ("level", "working set", "read, stride 8", "read, stride 64", "write, stride 8",
@@ -186,7 +186,7 @@ def _bsp_chart(name: str, run) -> str:
     return line_chart(f"BSP parameters of {name}@{run.run_id} by P", procs, series, "P")
 
 
-def _percent(spread: float) -> str:
-    """A spread as a percentage."""
-    return f"{spread * 100:.1f}%"
+def _percent(spread: float) -> Percent:
+    """A spread, shown as a percentage."""
+    return Percent(spread, 1)
 

@@ -8,10 +8,11 @@ import sys
 
 import numpy as np
 
+from cll_grammar.outputs import missing_folder
 from cll_grammar.span import suggest
 from llac import ast
 from llac.commands import command
-from llac.commands.results import ModelReport, Note, Produced, Table, Text
+from llac.commands.results import ModelReport, Note, Percent, Produced, Table, Text
 from llac.errors import LlacError
 from llac.experiment import Experiment
 from llac.render import region_text
@@ -40,10 +41,16 @@ def set_(session, statement: ast.Set):
         value = session.change_setting(statement.setting, statement.value)
         return [Note(f"{statement.setting.text} = {_setting_text(value)}")]
     settings = session.fit_settings()
-    rows = tuple((f.name, _setting_text(getattr(settings, f.name)),
+    rows = tuple((f.name, _setting_value(getattr(settings, f.name)),
                   "changed" if f.name in session.changed_settings else "default")
                  for f in dataclasses.fields(settings))
-    return [Table("settings", ("setting", "value", ""), rows)]
+    return [Table("settings", ("setting", "value", "state"), rows)]
+
+
+def _setting_value(value):
+    """A setting's value in the settings table: on/off for a switch, the value otherwise (a
+    number stays a number for `llac --format json|csv`)."""
+    return _setting_text(value) if isinstance(value, (bool, str)) else value
 
 
 def _setting_text(value) -> str:
@@ -220,7 +227,7 @@ def suggest_(session, statement: ast.Suggest):
               *([f"{found.failed} candidates could not be fitted to these points"] if found.failed else []),
               f'apply the best: {experiment.name}_best = {statement.obj.text} formula "{best}"')
     return [Table(f"formulas for {experiment.name}, best predictions of its largest points first",
-                  ("rank", "formula", "held-out |error| %", "in-range |error| %", "intervals", ""),
+                  ("rank", "formula", "held-out |error| %", "in-range |error| %", "intervals", "note"),
                   rows, footer)]
 
 
@@ -332,7 +339,17 @@ def _prediction_table(model, points: dict, measured=None, machine: ast.Name | No
             footer.append(f"{aware_name}: |error| median {np.nanmedian(errors):.3g}%, max {np.nanmax(errors):.3g}%")
     footer += list(prediction.notes) + aware_notes
     return Table(f"prediction by the model of {model.name} ({model.formula})", tuple(headers),
-                 tuple(rows), tuple(footer))
+                 tuple(rows), tuple(footer),
+                 interval_fields(headers, rows, prediction.piece, {"extrapolated": prediction.extrapolated}))
+
+
+def interval_fields(headers, rows, pieces, flags: dict) -> tuple:
+    """The machine form (`Table.machine`) of a prediction table whose last column joins the
+    interval used and its flags for people ('2 extrapolated'): the interval's number (None
+    outside every interval) and one true/false field per flag (name -> a value per row)."""
+    return ((*headers[:-1], "interval", *flags),
+            tuple((*row[:-1], int(piece) + 1 if piece >= 0 else None, *(bool(f[i]) for f in flags.values()))
+                  for i, (row, piece) in enumerate(zip(rows, pieces))))
 
 
 def _level_marks(model, x_name: str) -> list[tuple[str, float]]:
@@ -390,21 +407,27 @@ def report(session, statement: ast.Report):
              or isinstance(obj, Model) and obj.name not in experiments]
     if not names:
         raise LlacError("no experiments or models to report on: load a trace first")
-    notes, rows = [], []
+    notes, rows, machine_rows = [], [], []
     for name in names:
         model, fitted_now = model_for(session, ast.Name(name, statement.span))
         notes += fitted_now
         for i, piece in enumerate(model.pieces):
             constants = ", ".join(f"{value:.3g}" for value in piece.constants)
             first = i == 0
+            errors = (Percent(piece.median_rel_error), Percent(piece.max_rel_error))
             rows.append((name if first else "", str(model.formula) if first else "",
-                         region_text(piece.region), constants,
-                         f"{piece.median_rel_error:.2%}", f"{piece.max_rel_error:.2%}",
+                         region_text(piece.region), constants, *errors,
                          str(len(model.warnings)) if first else ""))
+            machine_rows += [(name, str(model.formula), i + 1, region_text(piece.region), constant, value,
+                              *errors, len(model.warnings))
+                             for constant, value in zip(model.formula.constants, piece.constants)]
+    # for programs, one row per constant and interval with every field filled, as `show`'s
+    machine = (("experiment", "formula", "interval", "region", "constant", "value", "median |error|",
+                "max |error|", "warnings"), tuple(machine_rows))
     return [*notes, Table("models", ("experiment", "formula", "interval", "constants",
                                      "median |error|", "max |error|", "warnings"), tuple(rows),
                           ("|error| = |predicted - measured| / measured, per interval; "
-                           "constants in index order",))]
+                           "constants in index order",), machine)]
 
 
 @command("plot", 'plot NAME [vs VAR] [by VAR] [log|loglog] [residuals] [to "FILE" [replace]]', """Plot of
@@ -422,7 +445,8 @@ def report(session, statement: ast.Report):
          on a log axis). On a terminal the plot fills its width; in a script
          or a pipe it is 80 columns of plain text. `to "FILE.txt"` saves the text, `to
          "FILE.html"` a web page with the figure in colour and the table of the data; an
-         existing file is kept unless `replace` follows its name.""",
+         existing file is kept unless `replace` follows its name, and the file's folder must
+         exist (docs/call.md, Files you name).""",
          ["plot colinit", "plot fft vs N by P loglog", "plot colinit residuals",
           'plot colinit loglog to "colinit.html"', 'plot colinit to "colinit.txt" replace'], ast.Plot)
 def plot(session, statement: ast.Plot):
@@ -456,6 +480,8 @@ def save_figure(statement, verb: str, what: str, text, page) -> Note:
     if kind not in (".txt", ".html", ".htm"):
         raise LlacError(f"{verb} to {statement.path!r}: name a .txt file (text) or an .html file "
                         f"(a web page)", statement.span)
+    if problem := missing_folder(statement.path):
+        raise LlacError(f"cannot write {statement.path!r}: {problem}", statement.span)
     body = text() if kind == ".txt" else page()
     try:
         with open(statement.path, "w" if statement.replace else "x", encoding="utf-8") as out:

@@ -83,7 +83,7 @@ def _program_table(session, statement: ast.Obsp) -> list:
 
 
 FIGURES = (f"TIME {SECONDS}", f"OBSP* {SECONDS}", "OBSP* ERROR %", f"BSP {SECONDS}", "BSP ERROR %")
-NOT_EVALUATED = ("-",) * (len(FIGURES) + 3)      # supersteps, the figures, g and L of a row not evaluated
+NOT_EVALUATED = (None,) * (len(FIGURES) + 3)      # supersteps, the figures, g and L of a row not evaluated
 
 
 def _figures(result, measured: float | None = None) -> tuple:

@@ -135,7 +135,7 @@ def comm(session, statement: ast.Comm):
          (the trace header's `cores`, or this machine's when the trace was made here).""",
          ["predict f at big by P"], ast.PredictTable, starts_statement=False)
 def table3(session, statement: ast.PredictTable):
-    from llac.commands.modeling import model_for
+    from llac.commands.modeling import interval_fields, model_for
     model, notes = model_for(session, statement.obj)
     variables = model.formula.variables
     procs = statement.procs.text
@@ -161,11 +161,12 @@ def table3(session, statement: ast.PredictTable):
     error = 100 * (prediction.values - measured) / measured
     processors = points.get(PROCESSORS)      # oversubscription is judged on P, whatever VAR is
     cores, host = cores_of(experiment)
+    oversubscribed = [bool(cores and processors is not None and processors[i] > cores) for i in range(len(measured))]
     rows = []
     for i in range(len(measured)):
         flags = [str(int(prediction.piece[i]) + 1) if prediction.piece[i] >= 0 else "-"]
         flags += ["extrapolated"] * bool(prediction.extrapolated[i])
-        flags += ["oversubscribed"] * bool(cores and processors is not None and processors[i] > cores)
+        flags += ["oversubscribed"] * oversubscribed[i]
         rows.append((points[procs][i], *(points[v][i] for v in others), measured[i],
                      prediction.values[i], error[i], " ".join(flags)))
     footer = [f"TIME: the {model.settings.aggregate} of the records at each point (as in the fit); "
@@ -175,8 +176,10 @@ def table3(session, statement: ast.PredictTable):
               *([oversubscription_note(processors, cores, host, PROCESSORS)] if processors is not None else []),
               *prediction.notes]
     headers = ("PROCS" if procs == PROCESSORS else procs, *others, f"TIME {SECONDS}", f"PREDICTED {SECONDS}", "ERROR %", "interval")
+    machine = interval_fields(headers, rows, prediction.piece, {"extrapolated": prediction.extrapolated,
+                                                                "oversubscribed": oversubscribed})
     return [*notes, Table(f"real and predicted times of {experiment.name} by the model of {model.name} "
-                          f"({model.formula})", headers, tuple(rows), tuple(footer))]
+                          f"({model.formula})", headers, tuple(rows), tuple(footer), machine)]
 
 
 def _checked(session, statement: ast.ParallelReport):

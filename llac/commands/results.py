@@ -13,12 +13,30 @@ class Note:
 
 
 @dataclass(frozen=True)
+class Percent:
+    """A table cell holding a fraction that people read as a percentage ('7.21%', `digits`
+    decimals); `llac --format csv|json` writes it in percent at full precision, under its
+    column's name with ' %' added."""
+    fraction: float
+    digits: int = 2
+
+
+@dataclass(frozen=True)
 class Table:
-    """A titled table of values (numbers are formatted by the renderer)."""
+    """A titled table of values (numbers are formatted by the renderer; None is a value that
+    does not exist, '-' in text, empty in CSV, null in JSON). Every column has a name.
+    `machine`: (headers, rows) for `llac --format csv|json` when the text's layout does not
+    suit a program (the report's constants in one text cell become one row per constant)."""
     title: str
     headers: tuple[str, ...]
     rows: tuple[tuple[Any, ...], ...]
     footer: tuple[str, ...] = ()
+    machine: tuple[tuple[str, ...], tuple[tuple[Any, ...], ...]] | None = None
+
+    def __post_init__(self):
+        unnamed = [h for h in (*self.headers, *(self.machine[0] if self.machine else ())) if not h]
+        if unnamed:
+            raise ValueError(f"table {self.title!r} has a column without a name")
 
 
 @dataclass(frozen=True)
