@@ -18,7 +18,7 @@ from lark import Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from cll_grammar.grammars import open_grammar
-from cll_grammar.span import Span
+from cll_grammar.span import Span, quoted
 
 FUNCTIONS: dict[str, tuple[int, Callable]] = {
     "log": (1, np.log), "log2": (1, np.log2), "log10": (1, np.log10), "sqrt": (1, np.sqrt),
@@ -257,9 +257,9 @@ def _describe_syntax_error(err: UnexpectedInput, text: str) -> str:
     if isinstance(err, UnexpectedEOF) or (isinstance(err, UnexpectedToken) and err.token.type == "$END"):
         return "the expression ends too early"
     if isinstance(err, UnexpectedCharacters):
-        return f"unexpected character {text[err.pos_in_stream]!r}"
+        return f"unexpected character {quoted(text[err.pos_in_stream])}"
     if isinstance(err, UnexpectedToken):
-        return f"unexpected {str(err.token)!r}"
+        return f"unexpected {quoted(str(err.token))}"
     return "syntax error"
 
 
