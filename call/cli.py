@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import argparse
+import codecs
 import sys
 import traceback
 
 from call.build import compile_program, read_source, translate
 from call.check import Program, check_file
 from call.diagnostics import CallError
+from cll_grammar.span import printable
 
 USAGE = """call translate PROG.c [-o DIR]     write PROG.cll.c and PROG.cll.h
 call cc [CC ARGS...] PROG.c ...    translate and compile with the tracing runtime ($CC, default cc)
@@ -19,6 +21,17 @@ call probe [--quick] [--label NAME] [--db PATH] [--procs 1,2,4] [--no-oversubscr
                                    costs) and store the run in the machine database
 call --debug COMMAND ...           an internal error shows its Python traceback
 call --version                     the version of call and where its tracing runtime is"""
+
+
+def _bytes_as_escapes(err: UnicodeEncodeError) -> tuple[str, int]:
+    """Codec error handler for call's output: a byte of a file name or source line that is
+    not UTF-8 (read as a lone surrogate) prints as `\\xe9` (cll_grammar.span.printable),
+    anything else the terminal cannot encode as Python's backslash escape."""
+    shown = printable(err.object[err.start:err.end])
+    return shown.encode("ascii", "backslashreplace").decode("ascii"), err.end
+
+
+codecs.register_error("call_bytes", _bytes_as_escapes)
 
 
 def print_warnings(program: Program) -> None:
@@ -102,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run `call`; returns the exit status: 0 on success, 1 on a diagnosed error, 2 on an
     internal error (one line; its traceback only after a leading `--debug`)."""
     argv = sys.argv[1:] if argv is None else argv
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="call_bytes")
     debug = argv[:1] == ["--debug"]
     argv = argv[1:] if debug else argv
     try:

@@ -21,7 +21,7 @@ def c_string(text: str) -> str:
         elif ch.isprintable() and ch.isascii():
             out.append(ch)
         else:
-            out.extend(f"\\{b:03o}" for b in ch.encode())
+            out.extend(f"\\{b:03o}" for b in ch.encode("utf-8", "surrogateescape"))
     return '"' + "".join(out) + '"'
 
 

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from call.clex import CodeToken
 
+# C keywords that may stand as `WORD (...) {`: their statements are not loop macros.
+NOT_MACROS = frozenset({"if", "return", "sizeof", "_Alignof", "_Generic", "_Static_assert"})
+
 def jump_targets(tokens: list[CodeToken]) -> dict[CodeToken, CodeToken | None]:
     """For each `break`/`continue` token, the keyword token (`for`, `while`, `do`, `switch`)
     of the construct it leaves, or None when it stands in no loop (no loop or switch for a
@@ -83,7 +86,7 @@ class _Walker:
     def macro_header(self) -> bool:
         """`NAME ( ... ) {` at the start of a statement: no C statement begins so, a macro
         that expands to a loop header (`list_for_each(p, head) { ... }`) does."""
-        if self.peek(1) != "(":
+        if self.peek(1) != "(" or self.peek() in NOT_MACROS:
             return False
         depth, index = 0, self.i + 1
         while index < len(self.tokens):

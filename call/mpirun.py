@@ -74,20 +74,23 @@ def prepare_mpi(program: Program, procs: tuple[int, int, int] | None, cflags: li
                 arguments: list[str], oversubscribe: bool,
                 progress: Progress) -> tuple[MpiLaunch, list[int]]:
     """The launch and the rank counts of `program`'s sweep over `procs` (default: one run on
-    every core), after refusing counts this machine will not start, building, and writing
-    the sweep scripts."""
+    every core), after building and writing the sweep scripts; a CallError naming the Slurm
+    script when the counts are more than this machine will start (the sweep runs on a
+    cluster instead)."""
     source = program.file
     counts = procs_sequence(procs) if procs else [cores()]
     limit = MAX_RANKS_PER_CORE * cores()
-    if max(counts) > limit:
+    launcher = mpirun_command() if max(counts) <= limit else None
+    executable = ensure_built(program, cflags, progress)
+    shell, sbatch = write_scripts(source, executable, counts, arguments, Path.cwd())
+    progress.note(f"sweep scripts: {shell} (sh), {sbatch} (Slurm sbatch)")
+    if launcher is None:   # the scripts are written: the large counts can run elsewhere
         raise CallError([Diagnostic(
             "error", source, program.parallel.line, program.parallel.column,
             f"procs asks for P={max(counts)}: more processes than MPI will start here "
             f"({cores()} cores, at most {MAX_RANKS_PER_CORE} ranks per core oversubscribed); "
-            f"run the large counts on a cluster with the sbatch script (docs/mpi.md)")],
+            f"nothing was run. Run the large counts on a cluster with the Slurm script "
+            f"{sbatch} written for this sweep (docs/mpi.md), or give --procs with counts up "
+            f"to {limit}")],
             program.lines)
-    launcher = mpirun_command()
-    executable = ensure_built(program, cflags, progress)
-    shell, sbatch = write_scripts(source, executable, counts, arguments, Path.cwd())
-    progress.note(f"sweep scripts: {shell} (sh), {sbatch} (Slurm sbatch)")
     return MpiLaunch(launcher, executable, arguments, oversubscribe), counts

@@ -12,7 +12,7 @@ from call.diagnostics import CallError, Diagnostic
 from cll_grammar.columns import reject_record_columns
 from cll_grammar.formula import Formula, FormulaError, parse_expression, parse_formula
 from cll_grammar.grammars import open_grammar
-from cll_grammar.span import nearest, suggest
+from cll_grammar.span import nearest, quoted, suggest
 from cll_grammar.workingset import WorkingSet, parse_working_set
 
 KEYWORDS = ("end", "for", "sync", "parallel", "report")
@@ -87,16 +87,16 @@ def _syntax_message(err: UnexpectedInput, body: str) -> str:
     if isinstance(err, UnexpectedEOF) or (isinstance(err, UnexpectedToken) and err.token.type == "$END"):
         return "this '#pragma cll' line ends too early"
     if isinstance(err, UnexpectedCharacters):
-        return f"unexpected character {body[err.pos_in_stream]!r} in '#pragma cll' line"
+        return f"unexpected character {quoted(body[err.pos_in_stream])} in '#pragma cll' line"
     word = str(err.token)
     if "BYTES" in err.expected and err.token.type == "NAME":
-        return (f"unexpected {word!r} after the formula: only the clause 'bytes EXPR' (the "
+        return (f"unexpected {quoted(word)} after the formula: only the clause 'bytes EXPR' (the "
                 f"experiment's working set) may follow it{suggest(word, ['bytes'])}")
     after_header = re.search(r"\)\s*(shuffle\s*)?$", body[:err.token.start_pos])
     if body.split("(")[0].strip() == "for" and after_header:
-        return (f"unexpected {word!r} after the 'for' header: only the clause 'shuffle' may "
+        return (f"unexpected {quoted(word)} after the 'for' header: only the clause 'shuffle' may "
                 f"follow it{suggest(word, ['shuffle'])}")
-    return f"unexpected {word!r} in '#pragma cll' line"
+    return f"unexpected {quoted(word)} in '#pragma cll' line"
 
 
 def _program_formula(text: str, experiment: str) -> Formula:

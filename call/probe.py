@@ -274,15 +274,35 @@ def summary(run: ProbeRun, name: str, where: Path) -> str:
 def probe_command(quick: bool, label: str | None, db: str | None, progress: Progress,
                   procs: list[int] | None = None, oversubscribe: bool = True) -> str:
     """`call probe`: measure this machine (with `procs`, also BSP's g and L for each P) and
-    store the run; returns the summary to print."""
+    store the run; returns the summary to print. When the BSP probe fails at some P, what
+    was measured before it is stored all the same, and a ProbeError says which P failed,
+    why, and where the rest went."""
     with open_database(db) as database:
+        if procs:
+            from call.probe_bsp import check_ready
+            check_ready(procs)   # a count that cannot run, or no MPI: before measuring anything
         start = time.monotonic()
         caches, mountain, operations = sequential_probe(quick, progress)
-        bsp = []
+        bsp, stopped = [], None
         if procs:
-            from call.probe_bsp import measure_bsp
-            bsp = measure_bsp(procs, quick, progress, oversubscribe)
+            from call.probe_bsp import BspIncomplete, measure_bsp
+            try:
+                bsp = measure_bsp(procs, quick, progress, oversubscribe)
+            except BspIncomplete as incomplete:
+                bsp, stopped = incomplete.points, incomplete
         run = assemble_run(caches, mountain, operations, quick, label, time.monotonic() - start, bsp)
         name = store_run(database, run)
+        if stopped is not None:
+            raise ProbeError(_incomplete_message(stopped, run, name, database.path))
         progress.note("probe done")
         return summary(run, name, database.path)
+
+
+def _incomplete_message(stopped, run: ProbeRun, name: str, where: Path) -> str:
+    """Which P of the BSP probe failed and why, and what was stored instead."""
+    at = f"at P={stopped.failed}" if stopped.failed is not None else "before its first run"
+    measured = sorted({point.procs for point in run.bsp})
+    kept = "the memory mountain and the operation costs" + (
+        f", and g and L for P={','.join(map(str, measured))}" if measured else "")
+    return (f"the BSP probe failed {at}: {stopped.diagnostics[0].message}. What was measured "
+            f"is stored as run {run.run_id} of machine {name} in {where}: {kept}")

@@ -127,22 +127,42 @@ def run_probe(executable: Path, procs: int, quick: bool, oversubscribe: bool,
     return done.stdout
 
 
+class BspIncomplete(CallError):
+    """measure_bsp stopped at a failure (`failed`: the P it was measuring, None before any):
+    the error, and the `points` of the counts measured before it, which are worth keeping."""
+
+    def __init__(self, error: CallError, points: list[BspPoint], failed: int | None):
+        super().__init__(error.diagnostics)
+        self.points = points
+        self.failed = failed
+
+
+def check_ready(procs: list[int]) -> None:
+    """Refuse counts that cannot run here and say that MPI is missing, before any measuring."""
+    check_procs(procs)
+    mpirun_command(WHO)
+
+
 def measure_bsp(procs: list[int], quick: bool, progress: Progress,
                 oversubscribe: bool = True) -> list[BspPoint]:
     """g (small and large messages) and L for each processor count in `procs`, measured by
     building bsp_probe.c with mpicc and running it once per P with a progress line; two
     BspPoints per P, in the order of `procs`. A CallError (one clear message) when MPI is
-    missing, a count cannot run here, or a run fails or is cut short."""
-    check_procs(procs)
-    mpirun_command(WHO)   # say that MPI is missing before building anything
-    points, said = [], set()
+    missing or a count cannot run here; a BspIncomplete, with the points measured so far,
+    when the build or a run fails or is cut short."""
+    check_ready(procs)
+    points, said, count = [], set(), None
     with tempfile.TemporaryDirectory(prefix="call-bsp-probe-") as directory:
-        progress.step("building the BSP probe with mpicc")
-        executable = build_probe(Path(directory))
-        for number, count in enumerate(procs, 1):
-            progress.step(f"BSP probe {number} of {len(procs)}: mpirun -np {count} bsp_probe "
-                          f"{'quick' if quick else 'full'}")
-            points += parse_output(run_probe(executable, count, quick, oversubscribe, progress, said), count)
+        try:
+            progress.step("building the BSP probe with mpicc")
+            executable = build_probe(Path(directory))
+            for number, count in enumerate(procs, 1):
+                progress.step(f"BSP probe {number} of {len(procs)}: mpirun -np {count} bsp_probe "
+                              f"{'quick' if quick else 'full'}")
+                points += parse_output(run_probe(executable, count, quick, oversubscribe, progress, said),
+                                       count)
+        except CallError as err:
+            raise BspIncomplete(err, points, count) from None
     return points
 
 

@@ -102,7 +102,7 @@ def sbatch_script(source: str, executable: Path, counts: list[int], arguments: l
 #SBATCH --time=01:00:00
 #SBATCH --output={stem}.cll.sweep.%j.out
 # The MPI sweep of {source}, written by `call run`, for a Slurm cluster.
-#   1. copy the source there and build it: mkdir -p {shlex.quote(os.path.dirname(os.path.relpath(executable)) or ".")} && call cc -O2 {source} -o {exe}
+#   1. copy the source there and build it: mkdir -p {shlex.quote(os.path.dirname(os.path.relpath(executable)) or ".")} && call cc -O2 {shlex.quote(source)} -o {exe}
 #   2. one allocation runs every P:   sbatch {stem}.cll.sbatch
 #      or one job per P:              for P in {ps}; do sbatch --ntasks=$P --export=ALL,PROCS=$P {stem}.cll.sbatch; done
 # Each run writes {stem}.cll.<P>.dat in the submission directory; copy them back for llac.
@@ -123,7 +123,7 @@ def write_scripts(source: str, executable: Path, counts: list[int], arguments: l
     for name, text in ((f"{stem}.cll.sweep.sh", shell_script(source, executable, counts, arguments)),
                        (f"{stem}.cll.sbatch", sbatch_script(source, executable, counts, arguments))):
         path = directory / name
-        path.write_text(text, encoding="utf-8")
+        path.write_text(text, encoding="utf-8", errors="surrogateescape")   # a non-UTF-8 name
         path.chmod(0o755)
         written.append(path)
     return written

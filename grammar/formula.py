@@ -18,7 +18,7 @@ from lark import Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from cll_grammar.grammars import open_grammar
-from cll_grammar.span import Span
+from cll_grammar.span import Span, quoted
 
 FUNCTIONS: dict[str, tuple[int, Callable]] = {
     "log": (1, np.log), "log2": (1, np.log2), "log10": (1, np.log10), "sqrt": (1, np.sqrt),
@@ -257,9 +257,9 @@ def _describe_syntax_error(err: UnexpectedInput, text: str) -> str:
     if isinstance(err, UnexpectedEOF) or (isinstance(err, UnexpectedToken) and err.token.type == "$END"):
         return "the expression ends too early"
     if isinstance(err, UnexpectedCharacters):
-        return f"unexpected character {text[err.pos_in_stream]!r}"
+        return f"unexpected character {quoted(text[err.pos_in_stream])}"
     if isinstance(err, UnexpectedToken):
-        return f"unexpected {str(err.token)!r}"
+        return f"unexpected {quoted(str(err.token))}"
     return "syntax error"
 
 
@@ -391,19 +391,50 @@ def parse_formula(text: str, experiment: str | None = None) -> Formula:
     Raises FormulaError with the span of the offending part.
     """
     root = _parse(text)
-    terms = [_split_term(node, sign) for node, sign in _signed_terms(root, 1)]
+    _check_divisions(root)
+    if experiment:   # before the terms: a[3] is a foreign constant, not a term's second one
+        foreign = next((n for n in walk(root) if isinstance(n, Constant) and n.name != experiment), None)
+        if foreign is not None:
+            raise _foreign_constant(foreign, experiment, f"experiment {experiment!r}")
+    example = experiment or "f"
+    terms = [_split_term(node, sign, example) for node, sign in _signed_terms(root, 1)]
     if not terms:
-        raise FormulaError("a formula needs at least one constant such as f[0]", Span.point(1, 1))
+        raise FormulaError(f"a formula needs at least one constant such as {example}[0]", Span.point(1, 1))
     name = experiment or terms[0].constant.name
     for term in terms:
         if term.constant.name != name:
-            whose = f"experiment {name!r}" if experiment else f"the first term ({name}[...])"
-            raise FormulaError(f"constant {term.constant} does not belong to {whose}: "
-                               f"its constants are {name}[0], {name}[1], ...", term.constant.span)
+            raise _foreign_constant(term.constant, name, f"the first term ({name}[...])")
     _check_indices(terms, name)
     terms.sort(key=lambda t: t.constant.index)
     variables = tuple(dict.fromkeys(v for t in terms for v in variables_of(t.factor)))
     return Formula(text.strip(), name, tuple(terms), variables)
+
+
+def _foreign_constant(constant: Constant, name: str, whose: str) -> FormulaError:
+    """The error for `constant`, a NAME[i] of another name than the formula's `name`: only
+    name[i] are constants, and a program variable is a plain name (an array element is
+    neither)."""
+    return FormulaError(f"constant {constant} does not belong to {whose}: its constants are "
+                        f"{name}[0], {name}[1], ... (only they are indexed: a program variable "
+                        f"in a formula is a plain name such as N, s.n or p->n, so copy an array "
+                        f"element into one)", constant.span)
+
+
+def _check_divisions(root: Node) -> None:
+    """A division by an operand that is 0 whatever the variables (`N/0`, `N/(2-2)`) makes its
+    term infinite on every record: an error at that operand."""
+    for node in walk(root):
+        for op, operand in node.rest if isinstance(node, Chain) else ():
+            if op == "/" and _is_constant_zero(operand):
+                raise FormulaError(f"division by zero: the divisor {operand} is 0 whatever the variables",
+                                   operand.span)
+
+
+def _is_constant_zero(node: Node) -> bool:
+    if variables_of(node) or any(isinstance(n, Constant) for n in walk(node)):
+        return False
+    with np.errstate(all="ignore"):
+        return bool(np.all(evaluate(node, {}) == 0))
 
 
 def _signed_terms(node: Node, sign: int):
@@ -416,11 +447,12 @@ def _signed_terms(node: Node, sign: int):
         yield node, sign
 
 
-def _split_term(node: Node, sign: int) -> Term:
+def _split_term(node: Node, sign: int, example: str) -> Term:
+    """The Term of one summand `node`; `example` names the constants the messages show."""
     constants = [n for n in walk(node) if isinstance(n, Constant)]
     if not constants:
         raise FormulaError(f"term {node} has no constant: in canonical form every term is "
-                           f"multiplied by exactly one constant such as f[1]", node.span)
+                           f"multiplied by exactly one constant such as {example}[1]", node.span)
     if len(constants) > 1:
         raise FormulaError(f"term {node} has {len(constants)} constants ({', '.join(map(str, constants))}): "
                            f"in canonical form each term has exactly one", constants[1].span)

@@ -13,7 +13,9 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# Control characters, bidirectional overrides, and the lone surrogates U+DC80..U+DCFF that
+# stand for the bytes of a file (or file name) that are not UTF-8 (errors="surrogateescape").
+UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\udc80-\udcff]")
 
 
 @dataclass(frozen=True)
@@ -43,8 +45,21 @@ class Span:
 def printable(text: str) -> str:
     """`text` with control characters written as escapes (`\\x1b`, `\\t`): text from a trace,
     a CSV file or a source file (names, header values, quoted lines) cannot move the cursor,
-    recolour or rewrite the terminal it is printed on."""
-    return UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    recolour or rewrite the terminal it is printed on. A byte that is not UTF-8 (read as a
+    lone surrogate) is shown as the byte it is: `\\xe9`."""
+    return UNPRINTABLE.sub(lambda m: _escape(m.group()), text)
+
+
+def _escape(char: str) -> str:
+    if 0xDC80 <= ord(char) <= 0xDCFF:
+        return f"\\x{ord(char) - 0xDC00:02x}"
+    return char.encode("unicode_escape").decode("ascii")
+
+
+def quoted(text: str) -> str:
+    """`text` in single quotes for a message, shown as `printable` shows it (unlike repr, a
+    byte that is not UTF-8 reads `\\xe9`, not `\\udce9`)."""
+    return f"'{printable(text)}'"
 
 
 def excerpt(text: str, span: Span, indent: str = "") -> str:

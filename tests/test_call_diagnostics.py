@@ -88,6 +88,12 @@ def test_same_formula_at_two_sites_is_fine(tmp_path):
     ("N + f[0]", 19, "term N has no constant"),
     ("f[0] + f[2]*N", 26, "f[1] is missing"),
     ("f[0] + g[1]*N", 26, "constant g[1] does not belong to experiment 'f'"),
+    ("f[0] + f[1]*a[3]", 31, "constant a[3] does not belong to experiment 'f': its constants are "
+                             "f[0], f[1], ... (only they are indexed: a program variable in a "
+                             "formula is a plain name such as N, s.n or p->n, so copy an array "
+                             "element into one)"),
+    ("f[0] + f[1]*N/0", 33, "division by zero: the divisor 0 is 0 whatever the variables"),
+    ("f[0] + f[1]*N/(4-2*2)", 34, "division by zero: the divisor 4 - 2*2 is 0 whatever the variables"),
     ("N*N", 19, "has no constant"),
     ("f[0] +", 25, "ends too early"),
     ("f[0] + f[1]*N*time", 33, "'time' is a column of every trace record, not a program variable"),
@@ -99,6 +105,20 @@ def test_non_canonical_formulas_point_at_the_column(tmp_path, formula, column, w
     first = err.splitlines()[0]
     assert first.startswith(f"prog.c:3:{column}: error: ") and words in first
     assert err.splitlines()[2] == " " * (column - 1) + "^"
+
+
+def test_formula_messages_show_the_experiments_own_constants(tmp_path):
+    status, _, err = check(tmp_path, in_main("#pragma cll K K[0] + N", "#pragma cll end K"))
+    assert status == 1
+    assert err.startswith("prog.c:3:26: error: formula of experiment 'K': term N has no constant: "
+                          "in canonical form every term is multiplied by exactly one constant "
+                          "such as K[1]\n")
+
+
+def test_division_by_a_variable_or_nonzero_constant_is_fine(tmp_path):
+    status, _, err = check(tmp_path, in_main("#pragma cll f f[0] + f[1]*N/(2-1) + f[2]/N",
+                                             "#pragma cll end f"))
+    assert (status, err) == (0, "")
 
 
 def test_formula_error_on_a_continuation_line_maps_to_that_line(tmp_path):

@@ -56,6 +56,7 @@ COUNT = """    int i, j, rep, size = 1, outer = 0;
     "for (j = 0; j < 5; j++) if (j == 1) break; if (i == j + 1) break;",
     "while (1) { if (i >= 0) break; } if (i > 2) { continue; } else if (i == 1) break;",
     "do { continue; } while (0); if (i == 3) break;",
+    "if (i == 2) { break; }",                                  # braces: `if (...) {` is no loop macro
 ])
 @pytest.mark.parametrize("pragmas, ends", [
     ("#pragma cll for(rep = 0; rep < 3; rep++)", "#pragma cll end for"),
@@ -99,6 +100,27 @@ def test_break_leaving_an_experiment_is_warned(tmp_path):
     assert "prog.c:6:21: warning: 'break' inside experiment 'f': on this path the experiment is never ended" in stderr
 
 
+def test_break_leaving_an_experiment_inside_a_sampling_loop_is_warned(tmp_path):
+    body = """    int i, n = 0, x = 0;
+    for (i = 0; i < 3; i++) {
+        #pragma cll for(n = 1; n <= 4; n++)
+        #pragma cll f f[0]*n
+        {
+            x += n;
+            if (x > 5) { break; }
+        }
+        #pragma cll end f
+        #pragma cll end for
+    }
+    printf("i %d x %d\\n", i, x);
+    return 0;"""
+    plain, instrumented, stderr = plain_and_instrumented(tmp_path, body)
+    assert plain == "i 3 x 0\n" and instrumented == "i 0 x 6\n"   # the sampling loop runs n
+    assert stderr.count("warning") == 1
+    assert "prog.c:9:26: warning: 'break' inside experiment 'f': on this path the experiment is never ended" in stderr
+    assert "prog.c:6:9: note: experiment 'f' begins here" in stderr
+
+
 def test_jump_in_no_loop_inside_a_sampling_loop_is_a_positioned_error(tmp_path):
     (tmp_path / "prog.c").write_text("int main(void) {\n    int rep;\n"
                                      "    #pragma cll for(rep = 0; rep < 3; rep++)\n"
@@ -123,6 +145,7 @@ def test_jump_targets_follow_unbraced_bodies_labels_and_cases():
         if (i) break;
         label: continue;
         FOREACH(n, i) { if (n) break; }
+        if (i) { break; } else if (n) { continue; }
     }
     break;
 }"""
@@ -130,7 +153,8 @@ def test_jump_targets_follow_unbraced_bodies_labels_and_cases():
                              ("break", 4): ("while", 4), ("continue", 4): ("while", 4),
                              ("break", 5): ("do", 5), ("break", 6): ("for", 2),
                              ("continue", 7): ("for", 2), ("break", 8): ("FOREACH", 8),
-                             ("break", 10): None}
+                             ("break", 9): ("for", 2), ("continue", 9): ("for", 2),
+                             ("break", 11): None}
 
 
 @pytest.mark.parametrize("code", ["}}} break; ) ] { for ( ; while do", "int f() { if (", "{" * 5000 + "break;"])

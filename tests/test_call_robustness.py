@@ -106,6 +106,31 @@ def test_non_ascii_name_keeps_compiler_positions(tmp_path):
     assert done.returncode != 0 and "ñ.c:4:" in done.stderr
 
 
+def test_source_name_that_is_not_utf8_builds_and_is_shown_as_its_bytes(tmp_path):
+    """A Latin-1 file name (byte 0xe9) builds and traces (#line holds it as a C escape);
+    call's messages show the byte as \\xe9."""
+    name = os.fsdecode(b"lat\xe9.c")
+    shutil.copy(REPO / "samples" / "matinit" / "matinit.c", tmp_path / name)
+    done = run("call", "translate", name, cwd=tmp_path)
+    assert done.returncode == 0 and done.stderr == "call: wrote lat\\xe9.cll.c and lat\\xe9.cll.h\n"
+    assert b'#line 1 "lat\\351.c"' in (tmp_path / os.fsdecode(b"lat\xe9.cll.c")).read_bytes()
+    done = run("call", "run", name, "--", "64", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "call: trace: " in done.stderr and "lat\\xe9.cll.1.dat" in done.stderr
+    trace = (tmp_path / os.fsdecode(b"lat\xe9.cll.1.dat")).read_bytes()
+    assert b"#source: lat\xe9.c\n" in trace and b"\ncolinit 0 " in trace
+
+
+def test_pragma_byte_that_is_not_utf8_is_shown_as_its_bytes_at_its_column(tmp_path):
+    (tmp_path / "p.c").write_bytes(b"int main(void) {\n#pragma cll f f[0]*n\xe9 + f[1]\n"
+                                   b"#pragma cll end f\nreturn 0; }\n")
+    done = run("call", "check", "p.c", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == ("p.c:2:21: error: unexpected '\\xe9 + f[1]' in '#pragma cll' line\n"
+                           "#pragma cll f f[0]*n\\xe9 + f[1]\n"
+                           "                    ^^^^\n")
+
+
 def test_source_name_an_include_cannot_hold_is_one_error(tmp_path):
     (tmp_path / 'q"x.c').write_text("int main(void) { return 0; }\n")
     done = run("call", "translate", 'q"x.c', cwd=tmp_path)

@@ -268,6 +268,11 @@ def test_process_counts_mpi_will_not_start_are_refused(faults, tmp_path):
     done = call("run", "faults.c", "--procs", f"{huge}:{huge}:2", cwd=faults)
     assert done.returncode == 1
     assert f"error: procs asks for P={huge}: more processes than MPI will start here" in done.stderr
+    # the advice is true: the Slurm script for the large counts is written before refusing
+    sbatch = faults / "faults.cll.sbatch"
+    assert f"with the Slurm script {sbatch}" in done.stderr and "nothing was run" in done.stderr
+    assert f"#SBATCH --ntasks={huge}" in sbatch.read_text()
+    assert not list(faults.glob(f"faults.cll.{huge}.dat"))
     if len(os.sched_getaffinity(0)) < 4:
         done = call("run", "faults.c", "--no-oversubscribe", cwd=faults)
         assert done.returncode != 0

@@ -20,6 +20,7 @@ from call.diagnostics import CallError
 from call.progress import Progress
 from call.runtime_paths import bsp_probe_source
 from call.scripts import cores
+from cll_grammar.machine import this_host
 
 mpi = pytest.mark.skipif(shutil.which("mpicc") is None or shutil.which("mpirun") is None,
                          reason="MPI is not installed (apt-get install libopenmpi-dev openmpi-bin)")
@@ -199,3 +200,25 @@ def test_call_probe_with_procs_stores_g_and_L_that_llac_shows(tmp_path):
     assert shown.returncode == 0, shown.stderr
     rows = [line.split() for line in shown.stdout.splitlines() if line[:1] in "12" and "large" in line]
     assert [row[0] for row in rows] == ["1", "2"] and all(float(row[2]) > 0 for row in rows)
+
+
+@mpi
+def test_call_probe_keeps_what_was_measured_when_a_count_fails(tmp_path):
+    """--procs 1,N with N > cores and --no-oversubscribe: mpirun refuses N, and the run is
+    stored with the mountain, the operations and P=1, as the message says."""
+    db, count = tmp_path / "machines.sqlite", cores() + 1
+    env = {k: v for k, v in os.environ.items() if k != "OMPI_MCA_rmaps_base_oversubscribe"}
+    done = subprocess.run([sys.executable, "-m", "call", "probe", "--quick", "--procs", f"1,{count}",
+                           "--no-oversubscribe", "--db", str(db)], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert done.returncode == 1 and done.stdout == ""
+    error = done.stderr.splitlines()[-1]
+    assert error.startswith(f"call probe: error: the BSP probe failed at P={count}: mpirun refused "
+                            f"to start {count} processes")
+    assert error.endswith(f"What was measured is stored as run 1 of machine {this_host()} in {db}: "
+                          f"the memory mountain and the operation costs, and g and L for P=1")
+    shown = subprocess.run([sys.executable, "-m", "llac", "-c", "machine show"], capture_output=True,
+                           text=True, timeout=60, env={**os.environ, "LLAC_MACHINE_DB": str(db)})
+    assert shown.returncode == 0, shown.stderr
+    rows = [line.split() for line in shown.stdout.splitlines() if "large" in line]
+    assert [row[0] for row in rows] == ["1"]
