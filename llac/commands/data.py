@@ -251,8 +251,9 @@ def rename(session, statement: ast.Rename):
     obj = session.get(statement.old)
     if statement.new.text in session.objects:
         raise LlacError(f"{statement.new.text!r} is already in use; delete it first", statement.new.span)
+    note = session.store(statement.new.text, obj, f"renamed {statement.old.text} to")  # may refuse the name
     del session.objects[statement.old.text]
-    return [session.store(statement.new.text, obj, f"renamed {statement.old.text} to")]
+    return [note]
 
 
 @command("delete", "delete NAME [, NAME ...]", "Forget objects.", ["delete small, big"], ast.Delete)

@@ -1,0 +1,76 @@
+"""The llac-side findings of the new-user review (19): predictions over a product of ranges
+are capped, `X.model` holds X's model and nothing else, records loaded or merged twice are
+refused, hand-edited traces are read strictly, and messages say the right thing."""
+import contextlib
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from llac.errors import LlacError
+from llac.experiment import Experiment
+from llac.session import Session
+from support.traces import write_matinit
+from test_llac_cli import llac
+from test_session_llac import error_of, run, session, text_of  # noqa: F401 (session: the fixture)
+
+
+# ---- 1. the product of ranges
+def test_a_product_of_ranges_beyond_the_cap_is_one_error_naming_it(tmp_path):
+    write_matinit(tmp_path / "m.dat")
+    done = llac("-c", 'load "m.dat"; c = colinit with P = N; c = c formula "c[0] + c[1]*N*P"; '
+                'predict c N=1..100000 step 1 P=1..100000 step 1', cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "100,000 x 100,000 = 10,000,000,000 points to predict: at most 100,000" in done.stderr
+    assert done.stdout.count("\n") < 10
+
+
+def test_a_product_within_the_cap_predicts_every_combination(session):
+    run(session, 'c = colinit with P = N; c = c formula "c[0] + c[1]*N*P"')
+    assert len(run(session, "predict c N=1..100 P=1..1000")[-1].rows) == 100_000
+    assert "1,000 x 101 = 101,000 points" in error_of(session, "predict c N=1..1000 P=0..100").message
+
+
+# ---- 2. X.model
+def test_only_xs_model_may_be_called_x_model(session):
+    for statement, message in [
+            ("colinit.model = rowinit", "colinit.model is the name of colinit's model: an experiment cannot"),
+            ("rename rowinit colinit.model", "colinit.model is the name of colinit's model: an experiment cannot"),
+            ("colinit.model = fit rowinit", "colinit.model is the name of colinit's model, and this is a model of rowinit"),
+            ("m = fit rowinit; rename m colinit.model", "and this is a model of rowinit")]:
+        assert message in error_of(session, statement).message
+        assert "rowinit" in session.objects and not isinstance(session.objects.get("colinit.model"), Experiment)
+    run(session, "m = fit colinit; rename m colinit.model")
+    assert session.objects["colinit.model"].name == "colinit" and "m" not in session.objects
+    assert "predicted" in text_of(run(session, "predict colinit N=100; report"))
+
+
+def test_a_refused_rename_keeps_the_object(tmp_path):
+    write_matinit(tmp_path / "m.dat")
+    done = llac("-c", 'load "m.dat"; rename rowinit colinit.model', cwd=tmp_path)
+    assert done.returncode == 1 and "internal error" not in done.stderr
+    done = llac("-c", 'load "m.dat"; colinit.model = fit rowinit; predict colinit N=100', cwd=tmp_path)
+    assert "this is a model of rowinit" in done.stderr and "predicted" not in done.stdout
+
+
+NAMES = ["colinit", "rowinit", "colinit.model", "rowinit.model", "m", "m.model", "x"]
+name = st.sampled_from(NAMES)
+model_statement = st.one_of(
+    st.builds("{} = {}".format, name, name), st.builds("{} = fit {}".format, name, name),
+    st.builds("{} = drop {}".format, name, name), st.builds("rename {} {}".format, name, name),
+    st.builds("fit {}".format, name), st.builds("delete {}".format, name),
+    st.builds("predict {} N=100".format, name), st.builds("predict {} at {}".format, name, name),
+    st.builds("describe {}".format, name), st.just("report"), st.just("predict"))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(statements=st.lists(model_statement, min_size=1, max_size=6))
+def test_no_statement_sequence_puts_anything_but_xs_model_under_x_model(tmp_path, statements):
+    write_matinit(tmp_path / "m.dat")
+    with contextlib.chdir(tmp_path):
+        session = Session()
+        run(session, 'load "m.dat"')
+        for statement in statements:
+            with contextlib.suppress(LlacError):
+                run(session, statement)
+            for key, obj in session.objects.items():
+                if key.endswith(".model"):
+                    assert not isinstance(obj, Experiment) and obj.name == key.removesuffix(".model")
