@@ -74,3 +74,32 @@ def test_no_statement_sequence_puts_anything_but_xs_model_under_x_model(tmp_path
             for key, obj in session.objects.items():
                 if key.endswith(".model"):
                     assert not isinstance(obj, Experiment) and obj.name == key.removesuffix(".model")
+
+
+# ---- 3. records loaded or merged twice
+def test_a_copy_of_a_trace_in_one_load_is_left_out_with_a_warning(tmp_path):
+    write_matinit(tmp_path / "m.dat")
+    (tmp_path / "m2.dat").write_bytes((tmp_path / "m.dat").read_bytes())
+    done = llac("-c", 'load "m.dat", "m2.dat"; describe colinit', cwd=tmp_path)
+    assert "warning: m2.dat: its colinit holds the same records as m.dat's" in done.stderr + done.stdout
+    assert "created colinit: 24 records" in done.stdout
+    piped = llac("-c", 'load "-", "m.dat"', cwd=tmp_path, stdin=(tmp_path / "m.dat").read_text())
+    assert "m.dat: its colinit holds the same records as <stdin>'s" in piped.stderr + piped.stdout
+    assert "created colinit: 24 records" in piped.stdout
+
+
+def test_another_run_merges_and_a_copy_loaded_later_is_flagged(session, tmp_path):
+    write_matinit(tmp_path / "other.dat", seed=5)
+    (tmp_path / "copy.dat").write_bytes((tmp_path / "matinit.cll.1.dat").read_bytes())
+    assert "same records" not in text_of(run(session, 'load "other.dat"; x = merge colinit, colinit@other'))
+    out = text_of(run(session, 'load "copy.dat"'))
+    assert "copy.dat: its colinit holds records of colinit (loaded already from matinit.cll.1.dat)" in out
+    assert "would count twice" in error_of(session, "x = merge colinit, colinit@copy").message
+
+
+def test_overlapping_subsets_and_derived_copies_are_not_merged(session):
+    run(session, "a = colinit where N < 64; b = colinit where N >= 32; e = colinit with extra = 1")
+    assert "a and b share" in error_of(session, "x = merge a, b").message
+    assert "e and colinit share 24 of their records" in error_of(session, "x = merge e, colinit").message
+    run(session, "b = colinit where not (N < 64); x = merge a, b")
+    assert len(session.objects["x"]) == len(session.objects["colinit"])

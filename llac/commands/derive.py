@@ -2,6 +2,8 @@
 formula (the table operations they use are in `llac.tables`)."""
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from cll_grammar.span import suggest
@@ -11,7 +13,7 @@ from llac.commands.results import Note, Produced
 from llac.errors import LlacError
 from llac.fit_data import AGGREGATES
 from llac.parse import checked_formula
-from llac.tables import aggregate_experiment, column_values, merge_experiments
+from llac.tables import aggregate_experiment, column_values, merge_experiments, shared_records
 
 
 @command("=", "NAME = SOURCE", """Name the result of an object-making command (where, with,
@@ -84,6 +86,12 @@ def merge(session, source: ast.Merge):
         if str(experiment.formula) != str(experiments[0].formula):
             raise LlacError(f"cannot merge {source.obj.text} ({experiments[0].formula}) with "
                             f"{name.text} ({experiment.formula}): their formulas differ", name.span)
+    for i, j in itertools.combinations(range(len(names)), 2):
+        if shared := shared_records(experiments[i], experiments[j]):
+            raise LlacError(f"{names[i].text} and {names[j].text} share {shared} of their records (read from "
+                            f"{experiments[i].origin or 'the same data'}): merged, they would count twice; "
+                            f"merge parts that do not overlap (split one with `where C` and `where not C`)",
+                            names[j].span)
     return Produced(merge_experiments(experiments))
 
 
