@@ -182,3 +182,12 @@ def test_a_machine_database_that_is_not_sqlite_says_what_to_do(tmp_path):
                           env={**os.environ, "LLAC_MACHINE_DB": str(tmp_path / "db.sqlite")})
     assert "not a usable machine database" in done.stderr and "measures this machine" not in done.stderr
     assert "move that file away and run `call probe` to make a new one" in done.stderr
+
+
+def test_predict_at_another_experiment_says_so_and_at_a_subset_does_not(session):
+    out = text_of(run(session, "predict colinit at rowinit by N"))
+    assert "the model of colinit (colinit[0] + colinit[1]*N*N) is compared with the times of rowinit, " \
+           "another experiment" in out
+    assert "another experiment" in text_of(run(session, "predict colinit at rowinit"))
+    run(session, "small = colinit where N < 512; big = colinit where N >= 512")
+    assert "another experiment" not in text_of(run(session, "predict small at big; predict small at big by N"))

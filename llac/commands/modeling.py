@@ -274,13 +274,31 @@ def predict(session, statement):
         data = aggregate_experiment(experiment.replace(formula=model.formula), model.settings.aggregate,
                                     statement.data.span)
         points = {v: data.columns[v] for v in model.formula.variables}
-        return [*notes, _prediction_table(model, points, data.columns["time"], statement.machine)]
+        return [*notes, *across_note(session, model, experiment),
+                _prediction_table(model, points, data.columns["time"], statement.machine)]
     if not statement.points:
         points = {v: model.sample_points[v] for v in model.formula.variables}
         return [*notes, _prediction_table(model, points, model.sample_points["time"], statement.machine,
                                           statement.parameters)]
     return [*notes, _prediction_table(model, _grid(model, statement.points), None, statement.machine,
                                       statement.parameters)]
+
+def across_note(session, model, experiment: Experiment) -> list[Note]:
+    """A note when `predict MODEL at EXPERIMENT` compares the model with the times of another
+    experiment (another declaration in its trace, not a subset or a reformulation of the
+    model's own; for a model whose experiment is gone, another formula): the errors then say
+    how well one experiment predicts another, easily taken for the model's own accuracy."""
+    own = session.objects.get(model.name)
+    if isinstance(own, Experiment):
+        same = own.header.get("experiment", own.name) == experiment.header.get("experiment", experiment.name)
+    else:
+        same = str(model.formula) == str(experiment.formula)
+    if same:
+        return []
+    return [Note(f"the model of {model.name} ({model.formula}) is compared with the times of "
+                 f"{experiment.name}, another experiment ({experiment.formula}): the errors say how well "
+                 f"{model.name}'s model predicts {experiment.name}")]
+
 
 # the most points one `predict` evaluates: as many as one range may give. 100,000 rows take
 # about 3 s and some 10 MB; a product of ranges (10^5 x 10^5) would need terabytes
