@@ -36,7 +36,8 @@ def copy(session, source: ast.Copy):
 
 @command("where", "NAME = EXPERIMENT where CONDITION", """Keep the records where the condition
          holds (comparisons < <= == != >= >, and, or, not, arithmetic over columns). A condition
-         that selects nothing is an error and makes no object.""",
+         that selects nothing is an error and makes no object; a compared value that is not
+         finite (NaN, inf) at a record kept is a warning, as in `with`.""",
          ["small = colinit where N <= 512 and rank == 0"], ast.Where, starts_statement=False)
 def where(session, source: ast.Where):
     experiment = session.experiment(source.obj)
@@ -98,7 +99,9 @@ def with_(session, source: ast.With):
 
 
 @command("merge", "NAME = merge A, B [, ...]", """Put the records of experiments that share a
-         formula into one (e.g. runs on different machines or processor counts).""",
+         formula into one (e.g. runs on different machines or processor counts). Experiments
+         that share records (overlapping subsets of one, a copy `with` a column) are refused:
+         their records would count twice.""",
          ["both = merge run1, run2"], ast.Merge)
 def merge(session, source: ast.Merge):
     names = (source.obj, *source.others)

@@ -236,7 +236,7 @@ def suggest_(session, statement: ast.Suggest):
 @command("predict", "predict [NAME [VAR=VALUES ...] [on MACHINE] [with g=G, L=L]]  |  predict NAME at EXPERIMENT [on MACHINE]", """Predict
          times with the model of NAME (fitted first if needed). VALUES is a number, a list
          `1,2,4`, a range `1024..65536 *2` (multiply) or `100..1000 step 100`; several
-         variables give every combination. With no values: at the fitted sample points, against
+         variables give every combination, at most 100,000 points. With no values: at the fitted sample points, against
          the measurements. `predict` alone: the last model fitted, at its sample points. `at
          EXPERIMENT`: at that experiment's sample points, with the measured time (aggregated as in the fit);
          `at EXPERIMENT by VAR`: the CALL paper's Table 3 layout (help table3). Times are in
