@@ -72,4 +72,4 @@ def shared_records(a: Experiment, b: Experiment) -> int:
     either's are unknown): merged, they would count twice."""
     if a.ids is None or b.ids is None:
         return 0
-    return len(np.intersect1d(a.ids, b.ids))
+    return int(np.count_nonzero(np.isin(a.ids, b.ids)))
