@@ -1,6 +1,7 @@
 """An experiment's records as an immutable column table, with its formula and provenance."""
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Mapping
@@ -20,7 +21,9 @@ class Experiment:
     (file names), `header` keeps the trace header's fields (procs, timer, status, ...).
     `working_set` is the canonical text of the experiment's working set in bytes, an
     expression of its variables (the pragma's `bytes` clause, `working_set_bytes` evaluates
-    it), or None. Operations return new experiments; nothing is changed in place.
+    it), or None. `ids` identifies each record (`identify`: the same record read twice, from
+    a copy of its trace, has the same id) so that merging cannot count one twice; None when
+    unknown (CSV data, aggregates). Operations return new experiments; nothing is changed in place.
     """
     name: str
     formula: Formula
@@ -28,6 +31,7 @@ class Experiment:
     origin: str = ""
     header: Mapping[str, str] = field(default_factory=dict)
     working_set: str | None = None
+    ids: np.ndarray | None = None
 
     def __post_init__(self):
         cols = {k: np.asarray(v, dtype=float) for k, v in self.columns.items()}
@@ -38,6 +42,10 @@ class Experiment:
             v.flags.writeable = False
         object.__setattr__(self, "columns", MappingProxyType(cols))
         object.__setattr__(self, "header", MappingProxyType(dict(self.header)))
+        if self.ids is not None:
+            ids = np.asarray(self.ids, dtype=np.uint64)
+            ids.flags.writeable = False
+            object.__setattr__(self, "ids", ids)
 
     def __len__(self) -> int:
         return len(next(iter(self.columns.values()))) if self.columns else 0
@@ -55,19 +63,35 @@ class Experiment:
         return tuple(self.columns)
 
     def replace(self, **changes) -> "Experiment":
-        """A copy with some fields changed (name, formula, columns, origin, header, working_set)."""
+        """A copy with some fields changed (name, formula, columns, origin, header, working_set,
+        ids); new columns without new ids are records of unknown identity."""
+        if "columns" in changes:
+            changes.setdefault("ids", None)
         return replace(self, **changes)
 
     def select(self, mask: np.ndarray) -> "Experiment":
         """The records where the boolean `mask` is true."""
         mask = np.asarray(mask, dtype=bool)
-        return self.replace(columns={k: v[mask] for k, v in self.columns.items()})
+        return self.replace(columns={k: v[mask] for k, v in self.columns.items()},
+                            ids=None if self.ids is None else self.ids[mask])
 
     def with_column(self, name: str, values) -> "Experiment":
         """A copy with column `name` added or replaced (a scalar is broadcast)."""
         cols = dict(self.columns)
         cols[name] = np.broadcast_to(np.asarray(values, dtype=float), (len(self),)).copy()
-        return self.replace(columns=cols)
+        return self.replace(columns=cols, ids=self.ids)
+
+    def identify(self) -> "Experiment":
+        """A copy whose records have ids: a hash of the experiment's name, its trace header
+        (program, command, date, host, ...) and its records, plus each record's position. Two
+        copies of one trace give the same ids; another run's records (other times) do not."""
+        digest = hashlib.blake2b(digest_size=8)
+        digest.update(repr((self.name, sorted(self.header.items()), self.column_names)).encode())
+        for values in self.columns.values():
+            digest.update(np.ascontiguousarray(values).tobytes())
+        base = np.uint64(int.from_bytes(digest.digest(), "little"))
+        with np.errstate(over="ignore"):
+            return self.replace(ids=base + np.arange(len(self), dtype=np.uint64))
 
 
 class NoWorkingSet(ValueError):

@@ -18,7 +18,7 @@ import numpy as np
 
 from cll_grammar.machine import (ACCESSES, BspPoint, CacheLevel, MountainPoint, Operation,
                                  ProbeRun, label_problem, this_cpu_model, this_host)
-from cll_grammar.machinedb import ENVIRONMENT_VARIABLE, MachineDB, MachineDBError
+from cll_grammar.machinedb import ENVIRONMENT_VARIABLE, MachineDB, MachineDBError, default_path
 from llac.errors import LlacError
 
 EXPORT_FORMAT = "llac-machine 1"
@@ -32,6 +32,9 @@ def open_machines(create: bool = False) -> MachineDB:
     try:
         return MachineDB(create=create)
     except MachineDBError as error:
+        if default_path().exists():   # a file llac cannot use: `call probe` refuses it too
+            raise LlacError(f"{error}; set ${ENVIRONMENT_VARIABLE} to another database, or move that file "
+                            f"away and run `call probe` to make a new one") from None
         raise LlacError(f"{error}; `call probe` measures this machine "
                         f"(${ENVIRONMENT_VARIABLE} names another database)") from None
 

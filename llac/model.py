@@ -128,16 +128,20 @@ class Model:
 
     def _no_value_notes(self, columns: dict, design: np.ndarray, values: np.ndarray, bounds: np.ndarray,
                         intervals: np.ndarray) -> list[str]:
-        """A line where a finite prediction has no interval because its arithmetic overflows, and
+        """A line where a finite prediction has no interval (a prediction of 0, whose relative
+        interval is none, or arithmetic that overflows), and
         a warning per term of the formula that has no finite value at some point (log of a number
         <= 0, a division by zero, an overflow): the formula says nothing there. Blanks (nan)
         without a word read as a tool failure."""
         notes = []
-        unbounded = np.flatnonzero(np.isfinite(values) & intervals & ~np.all(np.isfinite(bounds), axis=0))
-        if len(unbounded):
-            where = " ".join(f"{v}={columns[v][unbounded[0]]:g}" for v in self.formula.variables)
-            notes.append(f"no prediction interval at {where}" + (f" and {len(unbounded) - 1} more point(s)"
-                         if len(unbounded) > 1 else "") + ": its arithmetic overflows so far beyond the data")
+        unbounded = np.isfinite(values) & intervals & ~np.all(np.isfinite(bounds), axis=0)
+        for points, why in ((np.flatnonzero(unbounded & (values == 0)), "the prediction there is 0 s, and the "
+                             "interval is relative (a factor of the prediction): 0 has none"),
+                            (np.flatnonzero(unbounded & (values != 0)), "its arithmetic overflows so far beyond the data")):
+            if len(points):
+                where = " ".join(f"{v}={columns[v][points[0]]:g}" for v in self.formula.variables)
+                notes.append(f"no prediction interval at {where}" + (f" and {len(points) - 1} more point(s)"
+                             if len(points) > 1 else "") + f": {why}")
         for k, term in enumerate(self.formula.terms):
             bad = np.flatnonzero(~np.isfinite(design[:, k]))
             if len(bad):
@@ -293,7 +297,7 @@ def _timer_notes(experiment: Experiment, points: SamplePoints) -> tuple[str, ...
     low = int(np.sum(points.time < TIMER_FLOOR_FACTOR * floor))
     if not low:
         return ()
-    return (f"warning: {low} of {len(points.time)} sample points take less than {TIMER_FLOOR_FACTOR}x the "
+    return (f"{low} of {len(points.time)} sample points take less than {TIMER_FLOOR_FACTOR}x the "
             f"timer's own cost ({floor:.3g} s, the trace's overhead or resolution): their times measure the "
             f"timer, not the code; time a larger region (a loop of many executions) for them",)
 

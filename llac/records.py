@@ -23,6 +23,8 @@ MAX_REPORTED = 50          # damaged records reported one by one; the rest are s
 MAX_RUNS = 1000           # more runs of one experiment's lines than this: gather by mask
 BISECT_BELOW = 64          # a damaged block smaller than this is parsed line by line
 NEWLINE, SPACE, HASH, CR = 10, 32, 35, 13
+WHOLE_COLUMNS = ("rank", "thread")    # columns that count: a record with rank 0.5 cannot be placed
+NOT_FINITE, NOT_WHOLE = "is not a finite number", "is not a whole number >= 0"
 CONTROL_SPACE = {9: "a TAB", 11: "a vertical tab", 12: "a form feed", 13: "a carriage return"}
 
 
@@ -175,10 +177,14 @@ def parse_records(body: bytes, first_line: int, layouts: Sequence[RecordLayout],
             blank.append(first_line + i)
     for name, (rows, indices) in parsed.items():
         if len(rows) == 1:
-            result.values[name] = rows[0]
+            values, at = rows[0], indices[0]
         elif rows:
-            order = np.argsort(np.concatenate(indices), kind="stable")
-            result.values[name] = np.concatenate(rows)[order]
+            at = np.concatenate(indices)
+            order = np.argsort(at, kind="stable")
+            values, at = np.concatenate(rows)[order], at[order]
+        else:
+            continue
+        result.values[name] = _valid_values(by_name[name], values, at, damaged, first_line)
     result.problems += _summarise(damaged, skipped, invalid)
     if blank:
         more = f" (and {len(blank) - 1} more)" if len(blank) > 1 else ""
@@ -264,6 +270,27 @@ def _parse_line(i: int, line: bytes, lay: RecordLayout, out, damaged, first_line
         return
     out[0].append(np.array([row]))
     out[1].append(np.array([i]))
+
+
+def _valid_values(lay: RecordLayout, values: np.ndarray, at: np.ndarray, damaged, first_line: int) -> np.ndarray:
+    """The rows of `values` (records at line indices `at`) whose formula variables are finite
+    and whose rank and thread are whole numbers >= 0; each other one is noted in `damaged` and
+    left out (a record that cannot be placed; a NaN time is kept here and left out by the fit)."""
+    checks = [(lay.columns.index(v), NOT_FINITE) for v in lay.formula.variables]
+    checks += [(lay.columns.index(c), NOT_WHOLE) for c in WHOLE_COLUMNS if c in lay.columns]
+    failing = [(column, why, _fails(values[:, column], why)) for column, why in checks]
+    bad = np.logical_or.reduce([f for _, _, f in failing]) if failing else np.zeros(len(values), bool)
+    for row in np.flatnonzero(bad):
+        column, why = next((c, w) for c, w, f in failing if f[row])
+        damaged.append((first_line + int(at[row]), f"record of {lay.name!r}: {lay.columns[column]} = "
+                                                   f"{values[row, column]:g} {why}; it is left out"))
+    return values[~bad] if bad.any() else values
+
+
+def _fails(x: np.ndarray, why: str) -> np.ndarray:
+    """Where the values `x` fail the check `why` (NOT_FINITE or NOT_WHOLE)."""
+    finite = np.isfinite(x)
+    return ~finite if why == NOT_FINITE else ~(finite & (x >= 0) & (x == np.floor(x)))
 
 
 def spacing_fault(line: bytes) -> str:

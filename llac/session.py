@@ -93,7 +93,10 @@ class Session:
 
     def store(self, name: str, obj, verb: str | None = None) -> Note:
         """Keep `obj` under `name`; a replaced experiment's stale model is removed. The news
-        says `verb` (default: created or replaced) NAME: what it is."""
+        says `verb` (default: created or replaced) NAME: what it is. `X.model` holds X's model
+        and nothing else (predict, plot and report look X's model up there), so anything else
+        under that name is refused."""
+        _check_model_name(name, obj)
         replaced = name in self.objects
         if isinstance(obj, Experiment):
             obj = obj.replace(name=name)
@@ -124,6 +127,19 @@ class Session:
         value = _setting_value(name.text, text, defaults[name.text])
         self.changed_settings[name.text] = value
         return value
+
+
+def _check_model_name(name: str, obj) -> None:
+    """Refuse to keep under `X.model` anything but a model of experiment X."""
+    if not name.endswith(".model"):
+        return
+    owner = name.removesuffix(".model")
+    if isinstance(obj, Experiment):
+        raise LlacError(f"{name} is the name of {owner}'s model: an experiment cannot be called so; "
+                        f"choose a name without .model")
+    if obj.name != owner:
+        raise LlacError(f"{name} is the name of {owner}'s model, and this is a model of {obj.name}: "
+                        f"call it {obj.name}.model or a name without .model (m = fit {obj.name})")
 
 
 def _setting_value(name: str, text: str, default):

@@ -62,5 +62,14 @@ def merge_experiments(experiments: list[Experiment]) -> Experiment:
                                         for part in e.header["mpi_uncounted"].split("; ")))
     header = {**first.header, "mpi_uncounted": uncounted} if uncounted else first.header
     working_sets = {e.working_set for e in experiments}
-    return first.replace(columns=columns, origin=origin, header=header,
+    ids = None if any(e.ids is None for e in experiments) else np.concatenate([e.ids for e in experiments])
+    return first.replace(columns=columns, origin=origin, header=header, ids=ids,
                          working_set=first.working_set if len(working_sets) == 1 else None)
+
+
+def shared_records(a: Experiment, b: Experiment) -> int:
+    """How many records `a` and `b` both hold (by their ids, `Experiment.identify`; 0 when
+    either's are unknown): merged, they would count twice."""
+    if a.ids is None or b.ids is None:
+        return 0
+    return int(np.count_nonzero(np.isin(a.ids, b.ids)))

@@ -32,6 +32,7 @@ QUOTED = 40                # characters of a refused file's first line quoted in
 PARALLEL = ("none", "OpenMP", "MPI", "PUB")
 DATA_LINE = re.compile(rb"^#data[ \t\r]*$", re.M)
 HEADER_RUN = re.compile(rb"(?:#[^\n]*(?:\n|$))*")
+BOM = b"\xef\xbb\xbf"      # a UTF-8 byte-order mark, which some editors put before the first line
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class _Declared:
     line: int
     fields: dict[str, str] = field(default_factory=dict)
     lines: dict[str, int] = field(default_factory=dict)
+    repeated: tuple[str, int, int] | None = None     # the first key given twice: its two lines
 
 
 def read_file_bytes(path: str | os.PathLike, binary: bool = False) -> bytes:
@@ -92,7 +94,7 @@ def _read_checked(path: str, stream: BinaryIO) -> bytes:
     first line is checked in the first HEAD_BYTES (a binary, 2 GB of zeros: refused there),
     and a `#data` line must come within MAX_HEADER bytes before the rest is read."""
     try:
-        head = stream.read(HEAD_BYTES)
+        head = stream.read(HEAD_BYTES).removeprefix(BOM)
         _check_magic(path, head)
         head += stream.read(MAX_HEADER - len(head))
         if len(head) == MAX_HEADER and not DATA_LINE.search(head):
@@ -114,7 +116,7 @@ def read_trace(source: str | os.PathLike, text: str | None = None, stream: Binar
     """
     path = os.fspath(source)
     if text is not None:
-        data = text.encode("utf-8", "surrogateescape")
+        data = text.encode("utf-8", "surrogateescape").removeprefix(BOM)
         _check_magic(path, data)
     elif stream is not None:
         data = _read_checked(path, stream)
@@ -259,6 +261,7 @@ def _check_magic(path: str, data: bytes) -> None:
 def _parse_header(path: str, lines: list[str], problems: list[Problem]):
     """Split the header lines into the global `#key: value` fields and the experiments."""
     header: dict[str, str] = {}
+    header_lines: dict[str, int] = {}
     declared: list[_Declared] = []
     for number, line in enumerate(lines[1:], start=2):
         line = line.rstrip()
@@ -276,12 +279,17 @@ def _parse_header(path: str, lines: list[str], problems: list[Problem]):
                 value = ""
             declared.append(_Declared(value, number))
         elif indented and declared:
+            if key in declared[-1].fields and declared[-1].repeated is None:
+                declared[-1].repeated = (key, declared[-1].lines[key], number)
             declared[-1].fields[key] = value
             declared[-1].lines[key] = number
         elif indented:
             problems.append(Problem(path, number, f"'{key}' belongs to no experiment (no #experiment line before it)"))
         else:
-            header[key] = value
+            if key in header:
+                raise TraceError(f"{path}:{number}: the header gives '{key}:' twice (also at line "
+                                 f"{header_lines[key]}): it was edited or damaged; keep one of them")
+            header[key], header_lines[key] = value, number
             if key == "status" and value != "complete":
                 problems.append(Problem(path, number, f"the program did not finish normally (status: {value})"))
             if key == "parallel" and value not in PARALLEL:
@@ -311,7 +319,12 @@ class _HeaderProblem(Exception):
 
 
 def _layout(decl: _Declared) -> RecordLayout:
-    """Validate one declaration: a canonical formula, and columns naming time and its variables."""
+    """Validate one declaration: each key once, a canonical formula, and columns naming time
+    and its variables."""
+    if decl.repeated is not None:
+        key, first, second = decl.repeated
+        raise _HeaderProblem(f"'{key}:' is given twice (also at line {first}): which one holds is "
+                             f"unclear", second)
     for key in ("formula", "columns"):
         if not decl.fields.get(key):
             raise _HeaderProblem(f"its header has no '{key}:' line", decl.line)

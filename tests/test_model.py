@@ -167,7 +167,7 @@ def test_times_near_the_timers_own_cost_are_a_warning():
     tiny = synthetic("f[0] + f[1]*N", columns, [2e-8, 1e-15], seed=5)
     with_header = tiny.replace(header={"overhead": "2.3e-08", "timer_resolution": "4.5e-10"})
     [warning] = [w for w in fit_experiment(with_header).warnings if "timer's own cost" in w]
-    assert warning.startswith(f"warning: {len(N_VALUES)} of {len(N_VALUES)} sample points take less than 10x "
+    assert warning.startswith(f"{len(N_VALUES)} of {len(N_VALUES)} sample points take less than 10x "
                               "the timer's own cost (2.3e-08 s")
     slower = synthetic("f[0] + f[1]*N", columns, [1e-5, 1e-9], seed=5).replace(header=with_header.header)
     assert not [w for w in fit_experiment(slower).warnings if "timer's own cost" in w]

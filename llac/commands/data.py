@@ -17,7 +17,7 @@ from llac.experiment import Experiment
 from llac.noise import noisy, point_spread, spread_summary
 from llac.parse import checked_formula
 from llac.superstep_files import combine, same_execution
-from llac.tables import merge_experiments, repetitions
+from llac.tables import merge_experiments, repetitions, shared_records
 
 SHOW_LIMIT = 20
 STDIN = "<stdin>"
@@ -63,8 +63,10 @@ def load_traces(session, traces, name: str | None = None) -> list:
     groups: dict[str, list] = {}
     for trace in traces:
         for exp_name, experiment in trace.experiments.items():
-            groups.setdefault(name or exp_name, []).append((trace.path, experiment))
+            groups.setdefault(name or exp_name, []).append((trace.path, experiment.identify()))
     for exp_name, members in groups.items():
+        members = _once(members, results)
+        results += _held_already(session, members)
         formulas = {str(e.formula) for _, e in members}
         parts = [([e], p) for p, e in members] if len(formulas) > 1 else [([e for _, e in members], members[0][0])]
         for experiments, path in parts:
@@ -74,6 +76,35 @@ def load_traces(session, traces, name: str | None = None) -> list:
     if not groups and not any(t.supersteps for t in traces):
         results.append(Note("no experiments found", warning=True))
     return results
+
+
+def _once(members: list, warnings: list) -> list:
+    """The (path, experiment) `members` of one name, less those whose records an earlier one
+    holds (a copy of a trace, or stdin and the file it came from): each left out with a
+    warning, since merged its records would count twice."""
+    kept = []
+    for path, experiment in members:
+        twin = next((p for p, e in kept if shared_records(e, experiment)), None)
+        if twin is None:
+            kept.append((path, experiment))
+        else:
+            warnings.append(Note(f"{path}: its {experiment.name} holds the same records as {twin}'s (the same "
+                                 f"run read twice): left out, they would count twice", warning=True))
+    return kept
+
+
+def _held_already(session, members: list) -> list[Note]:
+    """Warnings for the members whose records an experiment loaded before holds (loaded
+    again, they get their own name: merged with it they would count twice)."""
+    notes = []
+    for path, experiment in members:
+        held = next((n for n, o in session.objects.items()
+                     if isinstance(o, Experiment) and shared_records(o, experiment)), None)
+        if held is not None:
+            notes.append(Note(f"{path}: its {experiment.name} holds records of {held} (loaded already from "
+                              f"{session.objects[held].origin}): the same run read twice; merged they "
+                              f"would count twice", warning=True))
+    return notes
 
 
 def store_supersteps(session, run) -> list[Note]:
@@ -251,8 +282,9 @@ def rename(session, statement: ast.Rename):
     obj = session.get(statement.old)
     if statement.new.text in session.objects:
         raise LlacError(f"{statement.new.text!r} is already in use; delete it first", statement.new.span)
+    note = session.store(statement.new.text, obj, f"renamed {statement.old.text} to")  # may refuse the name
     del session.objects[statement.old.text]
-    return [session.store(statement.new.text, obj, f"renamed {statement.old.text} to")]
+    return [note]
 
 
 @command("delete", "delete NAME [, NAME ...]", "Forget objects.", ["delete small, big"], ast.Delete)

@@ -2,16 +2,21 @@
 formula (the table operations they use are in `llac.tables`)."""
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
+from cll_grammar.formula import BinOp, walk
 from cll_grammar.span import suggest
 from llac import ast
 from llac.commands import command
 from llac.commands.results import Note, Produced
 from llac.errors import LlacError
 from llac.fit_data import AGGREGATES
+
+COMPARISONS = ("<", "<=", "==", "!=", ">=", ">")
 from llac.parse import checked_formula
-from llac.tables import aggregate_experiment, column_values, merge_experiments
+from llac.tables import aggregate_experiment, column_values, merge_experiments, shared_records
 
 
 @command("=", "NAME = SOURCE", """Name the result of an object-making command (where, with,
@@ -31,7 +36,8 @@ def copy(session, source: ast.Copy):
 
 @command("where", "NAME = EXPERIMENT where CONDITION", """Keep the records where the condition
          holds (comparisons < <= == != >= >, and, or, not, arithmetic over columns). A condition
-         that selects nothing is an error and makes no object.""",
+         that selects nothing is an error and makes no object; a compared value that is not
+         finite (NaN, inf) at a record kept is a warning, as in `with`.""",
          ["small = colinit where N <= 512 and rank == 0"], ast.Where, starts_statement=False)
 def where(session, source: ast.Where):
     experiment = session.experiment(source.obj)
@@ -42,7 +48,33 @@ def where(session, source: ast.Where):
     if not mask.any():
         raise LlacError(f"the condition selects none of the {len(experiment)} records of "
                         f"{experiment.name}; nothing was created", source.span)
-    return Produced(experiment.select(mask))
+    kept = experiment.select(mask)
+    return Produced(kept, _compared_not_finite(kept, source))
+
+
+def _compared_not_finite(kept, source: ast.Where) -> tuple:
+    """A warning for the first compared value that is not finite at some record `kept` (`time/0
+    > 1`: inf passes every `>`), as `with` warns of such a column. Records left out are not
+    looked at: `N > 100 and log(N - 100) < 10` guards its log."""
+    for node in walk(source.condition):
+        if isinstance(node, BinOp) and node.op in COMPARISONS:
+            for operand in (node.left, node.right):
+                values = np.broadcast_to(column_values(kept, operand, source.span), (len(kept),))
+                if note := _not_finite_note(kept, f"{operand} (compared)", values):
+                    return (note,)
+    return ()
+
+
+def _not_finite_note(experiment, label: str, values: np.ndarray) -> Note | None:
+    """A warning saying how many of `values` (computed over the records of `experiment`) are
+    NaN or inf, and at which record the first is; None when all are finite."""
+    bad = np.flatnonzero(~np.isfinite(values.astype(float)))
+    if not len(bad):
+        return None
+    first = ", ".join(f"{c}={experiment.columns[c][bad[0]]:g}"
+                      for c in (*experiment.formula.variables, "time") if c in experiment.columns)
+    return Note(f"{label}: {len(bad)} of {len(experiment)} values are not finite (NaN or inf; the log of a "
+                f"number <= 0, a division by zero ...), the first at {first}", warning=True)
 
 
 @command("with", "NAME = EXPERIMENT with COLUMN = EXPR [, COLUMN = EXPR ...]", """Add or replace
@@ -54,13 +86,8 @@ def with_(session, source: ast.With):
     notes = []
     for name, expr in source.definitions:
         values = np.broadcast_to(column_values(experiment, expr, source.span), (len(experiment),))
-        bad = np.flatnonzero(~np.isfinite(values.astype(float)))
-        if len(bad):
-            first = ", ".join(f"{c}={experiment.columns[c][bad[0]]:g}"
-                              for c in (*experiment.formula.variables, "time") if c in experiment.columns)
-            notes.append(Note(f"{name.text}: {len(bad)} of {len(experiment)} values are not finite (NaN or inf; "
-                              f"the log of a number <= 0, a division by zero ...), the first at {first}",
-                              warning=True))
+        if note := _not_finite_note(experiment, name.text, values):
+            notes.append(note)
         experiment = experiment.with_column(name.text, values)
         if name.text == "time" and experiment.working_set is not None:
             # a counter or another measure fitted as time: memory costs in seconds do not apply
@@ -72,7 +99,9 @@ def with_(session, source: ast.With):
 
 
 @command("merge", "NAME = merge A, B [, ...]", """Put the records of experiments that share a
-         formula into one (e.g. runs on different machines or processor counts).""",
+         formula into one (e.g. runs on different machines or processor counts). Experiments
+         that share records (overlapping subsets of one, a copy `with` a column) are refused:
+         their records would count twice.""",
          ["both = merge run1, run2"], ast.Merge)
 def merge(session, source: ast.Merge):
     names = (source.obj, *source.others)
@@ -84,6 +113,12 @@ def merge(session, source: ast.Merge):
         if str(experiment.formula) != str(experiments[0].formula):
             raise LlacError(f"cannot merge {source.obj.text} ({experiments[0].formula}) with "
                             f"{name.text} ({experiment.formula}): their formulas differ", name.span)
+    for i, j in itertools.combinations(range(len(names)), 2):
+        if shared := shared_records(experiments[i], experiments[j]):
+            raise LlacError(f"{names[i].text} and {names[j].text} share {shared} of their records (read from "
+                            f"{experiments[i].origin or 'the same data'}): merged, they would count twice; "
+                            f"merge parts that do not overlap (split one with `where C` and `where not C`)",
+                            names[j].span)
     return Produced(merge_experiments(experiments))
 
 

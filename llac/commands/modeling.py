@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import os
 import sys
 
@@ -15,6 +16,7 @@ from llac.commands import command
 from llac.commands.results import ModelReport, Note, Percent, Produced, Table, Text
 from llac.errors import LlacError
 from llac.experiment import Experiment
+from llac.parse import MAX_RANGE
 from llac.render import region_text
 from llac.tables import aggregate_experiment
 
@@ -234,7 +236,7 @@ def suggest_(session, statement: ast.Suggest):
 @command("predict", "predict [NAME [VAR=VALUES ...] [on MACHINE] [with g=G, L=L]]  |  predict NAME at EXPERIMENT [on MACHINE]", """Predict
          times with the model of NAME (fitted first if needed). VALUES is a number, a list
          `1,2,4`, a range `1024..65536 *2` (multiply) or `100..1000 step 100`; several
-         variables give every combination. With no values: at the fitted sample points, against
+         variables give every combination, at most 100,000 points. With no values: at the fitted sample points, against
          the measurements. `predict` alone: the last model fitted, at its sample points. `at
          EXPERIMENT`: at that experiment's sample points, with the measured time (aggregated as in the fit);
          `at EXPERIMENT by VAR`: the CALL paper's Table 3 layout (help table3). Times are in
@@ -272,13 +274,35 @@ def predict(session, statement):
         data = aggregate_experiment(experiment.replace(formula=model.formula), model.settings.aggregate,
                                     statement.data.span)
         points = {v: data.columns[v] for v in model.formula.variables}
-        return [*notes, _prediction_table(model, points, data.columns["time"], statement.machine)]
+        return [*notes, *across_note(session, model, experiment),
+                _prediction_table(model, points, data.columns["time"], statement.machine)]
     if not statement.points:
         points = {v: model.sample_points[v] for v in model.formula.variables}
         return [*notes, _prediction_table(model, points, model.sample_points["time"], statement.machine,
                                           statement.parameters)]
     return [*notes, _prediction_table(model, _grid(model, statement.points), None, statement.machine,
                                       statement.parameters)]
+
+def across_note(session, model, experiment: Experiment) -> list[Note]:
+    """A note when `predict MODEL at EXPERIMENT` compares the model with the times of another
+    experiment (another declaration in its trace, not a subset or a reformulation of the
+    model's own; for a model whose experiment is gone, another formula): the errors then say
+    how well one experiment predicts another, easily taken for the model's own accuracy."""
+    own = session.objects.get(model.name)
+    if isinstance(own, Experiment):
+        same = own.header.get("experiment", own.name) == experiment.header.get("experiment", experiment.name)
+    else:
+        same = str(model.formula) == str(experiment.formula)
+    if same:
+        return []
+    return [Note(f"the model of {model.name} ({model.formula}) is compared with the times of "
+                 f"{experiment.name}, another experiment ({experiment.formula}): the errors say how well "
+                 f"{model.name}'s model predicts {experiment.name}")]
+
+
+# the most points one `predict` evaluates: as many as one range may give. 100,000 rows take
+# about 3 s and some 10 MB; a product of ranges (10^5 x 10^5) would need terabytes
+MAX_POINTS = MAX_RANGE
 
 
 def _grid(model, points) -> dict[str, np.ndarray]:
@@ -294,6 +318,11 @@ def _grid(model, points) -> dict[str, np.ndarray]:
     missing = [v for v in model.formula.variables if v not in given]
     if missing:
         raise LlacError(f"give a value for {', '.join(missing)} too (the formula is {model.formula})")
+    sizes = [len(given[v]) for v in model.formula.variables]
+    if math.prod(sizes) > MAX_POINTS:
+        raise LlacError(f"{' x '.join(f'{n:,}' for n in sizes)} = {math.prod(sizes):,} points to predict: "
+                        f"at most {MAX_POINTS:,} at once (the most one range may give); take fewer "
+                        f"values, e.g. a range with *F or a larger step")
     combos = list(itertools.product(*(given[v] for v in model.formula.variables)))
     return {v: np.array([c[i] for c in combos]) for i, v in enumerate(model.formula.variables)}
 

@@ -3,6 +3,8 @@ OBSP* model and by plain BSP (`llac.obsp`), beside the measured time, per proces
 g and L given by the user or taken from the machine database."""
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
 from cll_grammar.span import suggest
@@ -68,15 +70,16 @@ def _program_table(session, statement: ast.Obsp) -> list:
     rows, footer = [], []
     for procs, trace in sorted(program_supersteps(session, statement.obj).items()):
         g, L, source = machine_parameters(trace, dict(statement.parameters), statement.machine)
+        failures = []
         for number in trace.runs() or (0,):
             try:
                 result = evaluate(trace, number, g, L, statement.combine)
             except ObspError as err:
                 rows.append((procs, number, *NOT_EVALUATED[:len(FIGURES) + 1], g, L))
-                footer.append(f"P={procs}: not evaluated: {err.message}")
+                failures.append((procs, err.message))
                 continue
             rows.append((procs, number, *_figures(result), g, L))
-        footer.append(f"P={procs}: {source}")
+        footer += [*_not_evaluated(failures, "runs"), f"P={procs}: {source}"]
     footer.append(_h_note(statement))
     return [Table(f"OBSP* and BSP predictions of {name} from its supersteps",
                   ("P", "run", "supersteps", *FIGURES, "g [s/byte]", "L [s]"), tuple(rows), tuple(footer))]
@@ -91,6 +94,13 @@ def _figures(result, measured: float | None = None) -> tuple:
     measured = result.measured if measured is None else measured
     return (result.supersteps, measured, result.obsp, _error(result.obsp, measured),
             result.bsp, _error(result.bsp, measured))
+
+
+def _not_evaluated(failures: list[tuple[int, str]], rows: str) -> list[str]:
+    """One footer line per P and cause among `failures` (P, message) of the rows not
+    evaluated, saying how many `rows` (sizes, runs) it holds back when more than one."""
+    return [f"P={procs}: not evaluated{f' ({count} {rows})' if count > 1 else ''}: {message}"
+            for (procs, message), count in Counter(failures).items()]
 
 
 def _h_note(statement: ast.Obsp) -> str:
@@ -111,7 +121,7 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
     except ObspError as err:
         raise LlacError(err.message, (statement.data or statement.obj).span) from None
     names = targets[0].names
-    rows, footer, parameters, replays = [], [], {}, {}
+    rows, footer, parameters, replays, failures = [], [], {}, {}, []
     for group in targets:
         label = (group.procs, *group.values)
         trace = traces.get(group.procs)
@@ -122,6 +132,7 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
         if group.procs not in parameters:     # one look-up in the machine database per P
             parameters[group.procs] = machine_parameters(trace, dict(statement.parameters), statement.machine)
         g, L, _ = parameters[group.procs]
+        chosen = None
         try:
             measured = _evaluable(trace, group, g, L, statement.combine, footer)
             chosen = measured[representative([m.measured for m in measured], aggregate)]
@@ -136,9 +147,11 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
             rows.append((*label, len(group.runs), *_figures(result, chosen.measured), g, L))
             replays[group.procs] = (f"; replayed run {predicted.template} with W, in and out fitted over "
                                     f"{len(same_p)} sizes")
-        except ObspError as err:
-            rows.append((*label, len(group.runs), *NOT_EVALUATED))
-            footer.append(f"P={group.procs}: not evaluated: {err.message}")
+        except ObspError as err:     # the measured run, when known, keeps its supersteps and time
+            known = (chosen.supersteps, chosen.measured) if chosen is not None else (None, None)
+            rows.append((*label, len(group.runs), *known, *NOT_EVALUATED[:len(FIGURES) - 1], g, L))
+            failures.append((group.procs, err.message))
+    footer += _not_evaluated(failures, "sizes")
     if replays:
         footer += _cache_notes(experiment, training, [t for t in targets if t.procs in replays])
     cores, host = cores_of(experiment)

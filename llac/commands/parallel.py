@@ -135,7 +135,7 @@ def comm(session, statement: ast.Comm):
          (the trace header's `cores`, or this machine's when the trace was made here).""",
          ["predict f at big by P"], ast.PredictTable, starts_statement=False)
 def table3(session, statement: ast.PredictTable):
-    from llac.commands.modeling import interval_fields, model_for
+    from llac.commands.modeling import across_note, interval_fields, model_for
     model, notes = model_for(session, statement.obj)
     variables = model.formula.variables
     procs = statement.procs.text
@@ -178,7 +178,8 @@ def table3(session, statement: ast.PredictTable):
     headers = ("PROCS" if procs == PROCESSORS else procs, *others, f"TIME {SECONDS}", f"PREDICTED {SECONDS}", "ERROR %", "interval")
     machine = interval_fields(headers, rows, prediction.piece, {"extrapolated": prediction.extrapolated,
                                                                 "oversubscribed": oversubscribed})
-    return [*notes, Table(f"real and predicted times of {experiment.name} by the model of {model.name} "
+    return [*notes, *across_note(session, model, experiment),
+            Table(f"real and predicted times of {experiment.name} by the model of {model.name} "
                           f"({model.formula})", headers, tuple(rows), tuple(footer), machine)]
 
 
