@@ -134,8 +134,9 @@ def _designs(experiment: Experiment, procs: int, training: list[RunGroup], value
         if np.linalg.matrix_rank(trial / np.abs(trial).max(axis=0)) == len(kept) + 1:
             kept.append(j)
     if len(training) < len(kept) + 1:
-        raise ObspError(f"at P={procs}, {len(training)} training sizes for {len(kept)} independent terms of "
-                        f"{experiment.name}'s formula: measure more sizes")
+        sizes, terms = len(training), len(kept)
+        raise ObspError(f"at P={procs}, {sizes} training size{'s' if sizes != 1 else ''} for {terms} independent "
+                        f"term{'s' if terms != 1 else ''} of {experiment.name}'s formula: measure more sizes")
     return full[:-1, kept], full[-1, kept]
 
 
