@@ -17,7 +17,7 @@ from typing import BinaryIO, Mapping, Sequence
 import numpy as np
 
 from cll_grammar.formula import FormulaError, parse_formula
-from cll_grammar.span import printable
+from cll_grammar.span import printable, quoted
 from cll_grammar.workingset import parse_working_set
 from llac.errors import InputError
 from llac.experiment import Experiment
@@ -83,10 +83,10 @@ def read_file_bytes(path: str | os.PathLike, binary: bool = False) -> bytes:
         with open(path, "rb") as f:
             head = f.read(HEAD_BYTES)
             if not binary and b"\0" in head:
-                raise TraceError(f"{os.fspath(path)!r} holds NUL bytes: it is not a text file")
+                raise TraceError(f"{quoted(os.fspath(path))} holds NUL bytes: it is not a text file")
             return head + f.read()
     except OSError as err:
-        raise TraceError(f"cannot read {os.fspath(path)!r}: {err.strerror or err}") from None
+        raise TraceError(f"cannot read {quoted(os.fspath(path))}: {err.strerror or err}") from None
 
 
 def _read_checked(path: str, stream: BinaryIO) -> bytes:
@@ -98,11 +98,11 @@ def _read_checked(path: str, stream: BinaryIO) -> bytes:
         _check_magic(path, head)
         head += stream.read(MAX_HEADER - len(head))
         if len(head) == MAX_HEADER and not DATA_LINE.search(head):
-            raise TraceError(f"{path!r} has no #data line in its first {MAX_HEADER >> 20} MiB: "
+            raise TraceError(f"{quoted(path)} has no #data line in its first {MAX_HEADER >> 20} MiB: "
                              "its header is damaged, or it is not a trace")
         return head + stream.read()
     except OSError as err:
-        raise TraceError(f"cannot read {path!r}: {err.strerror or err}") from None
+        raise TraceError(f"cannot read {quoted(path)}: {err.strerror or err}") from None
 
 
 def read_trace(source: str | os.PathLike, text: str | None = None, stream: BinaryIO | None = None) -> Trace:
@@ -125,7 +125,7 @@ def read_trace(source: str | os.PathLike, text: str | None = None, stream: Binar
             with open(path, "rb") as f:
                 data = _read_checked(path, f)
         except OSError as err:
-            raise TraceError(f"cannot read {path!r}: {err.strerror or err}") from None
+            raise TraceError(f"cannot read {quoted(path)}: {err.strerror or err}") from None
     match = DATA_LINE.search(data)
     head = data[:match.start()] if match else HEADER_RUN.match(data).group()
     head_lines = head.decode("utf-8", "replace").split("\n")
@@ -244,17 +244,17 @@ def _check_magic(path: str, data: bytes) -> None:
     """Raise TraceError unless `data` starts with a `#cll-trace` line of a known version; the
     message quotes at most QUOTED characters of the first line, control characters escaped."""
     if not data.strip():
-        raise EmptyInput(f"{path!r} is empty: it holds no trace")
+        raise EmptyInput(f"{quoted(path)} is empty: it holds no trace")
     first = data.split(b"\n", 1)[0].decode("utf-8", "replace")
     words = first.split()
     if not words or words[0] != MAGIC:
         shown = printable(first[:QUOTED])
         shown = shown[:QUOTED] + "..." if len(shown) > QUOTED or len(first) > QUOTED else shown
-        raise TraceError(f"{path!r} is not a CALL trace: its first line is '{shown}', "
+        raise TraceError(f"{quoted(path)} is not a CALL trace: its first line is '{shown}', "
                          f"not '{MAGIC} {VERSION}'")
     if words[1:] != [str(VERSION)]:
         version = " ".join(words[1:]) or "(none)"
-        raise TraceError(f"{path!r} is a CALL trace of version {version}; "
+        raise TraceError(f"{quoted(path)} is a CALL trace of version {version}; "
                          f"this llac reads version {VERSION} only")
 
 
@@ -364,7 +364,7 @@ def expand_paths(paths_or_globs: Sequence[str]) -> list[str]:
     for pattern in paths_or_globs:
         matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
         if not matches:
-            raise TraceError(f"no file matches {pattern!r}")
+            raise TraceError(f"no file matches {quoted(pattern)}")
         for path in matches:
             _check_file(Path(path))
         paths += matches
@@ -378,7 +378,7 @@ def named_once(paths: list[str]) -> list[str]:
     for path in paths:
         resolved = path if path == "-" else Path(path).resolve()
         if resolved in seen:
-            raise TraceError(f"{path!r} is named twice (also as {seen[resolved]!r}): its records would "
+            raise TraceError(f"{quoted(path)} is named twice (also as {quoted(seen[resolved])}): its records would "
                              f"count twice; load each file once")
         seen[resolved] = path
     return paths
@@ -389,12 +389,12 @@ def _check_file(path: Path) -> None:
     if path.is_file():
         return
     if path.is_dir():
-        raise TraceError(f"{str(path)!r} is a folder, not a trace file (a glob such as "
+        raise TraceError(f"{quoted(str(path))} is a folder, not a trace file (a glob such as "
                          f"'{path / '*.dat'}' loads the traces in it)")
     if path.exists():
-        raise TraceError(f"{str(path)!r} is not a regular file (a device, a pipe or a socket): "
+        raise TraceError(f"{quoted(str(path))} is not a regular file (a device, a pipe or a socket): "
                          f"save the trace to a file first, or pipe it into `llac -c`")
-    raise TraceError(f"no such file: {str(path)!r}")
+    raise TraceError(f"no such file: {quoted(str(path))}")
 
 
 def read_traces(paths_or_globs: Sequence[str]) -> list[Trace]:
