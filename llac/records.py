@@ -12,6 +12,7 @@ same rules and says exactly what is wrong with it, so damage costs time in propo
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -39,10 +40,12 @@ class RecordLayout:
 @dataclass
 class RecordResult:
     """The records read: per experiment an (n, columns) float array in file order, the
-    problems as (line, message), the (line, text) of the lines `collect`ed, whether `#end`
-    was found, and the line after the last one."""
+    problems as (line, message), how many of each experiment's record lines were left out
+    (each reported among the problems), the (line, text) of the lines `collect`ed, whether
+    `#end` was found, and the line after the last one."""
     values: dict[str, np.ndarray]
     problems: list[tuple[int, str]] = field(default_factory=list)
+    left_out: Counter = field(default_factory=Counter)
     collected: list[tuple[int, bytes]] = field(default_factory=list)
     complete: bool = False
     last_line: int = 0
@@ -160,7 +163,9 @@ def parse_records(body: bytes, first_line: int, layouts: Sequence[RecordLayout],
     well_formed = _well_formed(lines, owner, layouts, count)
     for k, lay in enumerate(layouts):
         fast = np.flatnonzero(well_formed & (owner == k))
+        before = len(damaged)
         _convert(lines, fast, lay, parsed[lay.name], damaged, first_line)
+        result.left_out[lay.name] += len(damaged) - before
     skipped: dict[str, list[int]] = {}
     blank: list[int] = []
     by_name = {lay.name: lay for lay in layouts}
@@ -168,7 +173,9 @@ def parse_records(body: bytes, first_line: int, layouts: Sequence[RecordLayout],
         words = lines.record(i).split()
         lay = by_name.get(words[0].decode("utf-8", "replace")) if words else None
         if lay is not None:
+            before = len(damaged)
             _parse_line(i, lines.record(i), lay, parsed[lay.name], damaged, first_line)
+            result.left_out[lay.name] += len(damaged) - before
         elif words and collect is not None and words[0] == collect.encode():
             result.collected.append((first_line + i, lines.record(i)))
         elif words:
@@ -184,7 +191,9 @@ def parse_records(body: bytes, first_line: int, layouts: Sequence[RecordLayout],
             values, at = np.concatenate(rows)[order], at[order]
         else:
             continue
+        before = len(damaged)
         result.values[name] = _valid_values(by_name[name], values, at, damaged, first_line)
+        result.left_out[name] += len(damaged) - before
     result.problems += _summarise(damaged, skipped, invalid)
     if blank:
         more = f" (and {len(blank) - 1} more)" if len(blank) > 1 else ""

@@ -156,7 +156,7 @@ def read_trace(source: str | os.PathLike, text: str | None = None, stream: Binar
         values = np.ascontiguousarray(result.values[lay.name].T)
         experiments[lay.name] = declared_experiment(path, decl, lay, dict(zip(lay.columns, values)),
                                                     header, problems)
-        _check_count(path, decl, values.shape[1], problems)
+        _check_count(path, decl, values.shape[1], result.left_out[lay.name], problems)
     problems.sort(key=lambda p: p.line)
     return Trace(path, header, experiments, tuple(problems), result.complete, supersteps)
 
@@ -344,17 +344,19 @@ def _layout(decl: _Declared) -> RecordLayout:
     return RecordLayout(decl.name, columns, formula)
 
 
-def _check_count(path: str, decl: _Declared, loaded: int, problems: list[Problem]) -> None:
-    """Report when the number of records loaded differs from the header's `records:`."""
+def _check_count(path: str, decl: _Declared, loaded: int, left_out: int, problems: list[Problem]) -> None:
+    """Report when the number of records loaded, with the `left_out` ones already reported
+    line by line, differs from the header's `records:`."""
     announced = decl.fields.get("records")
     if announced is None:
         return
     line = decl.lines["records"]
     if not announced.isdigit():
         problems.append(Problem(path, line, f"experiment {decl.name!r}: 'records: {announced}' is not a count"))
-    elif int(announced) != loaded:
+    elif int(announced) != loaded + left_out:
+        also = f" and {left_out} left out, each named with its line" if left_out else ""
         problems.append(Problem(path, line, f"experiment {decl.name!r}: the header announces "
-                                f"{announced} records but {loaded} were loaded"))
+                                f"{announced} records but {loaded} were loaded{also}"))
 
 
 def expand_paths(paths_or_globs: Sequence[str]) -> list[str]:
