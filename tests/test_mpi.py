@@ -259,7 +259,7 @@ def test_a_program_that_never_calls_mpi_init_is_told_so(faults):
     done = call("run", "faults.c", "--", "noinit", cwd=faults,
                 env={"OMPI_MCA_odls_base_sigkill_timeout": "3"})      # the other ranks have nothing to write
     assert done.returncode == 70
-    assert ("cll: error: experiment 'work' (faults.c:14:5) begins before MPI_Init: a '#pragma cll "
+    assert ("cll: error: experiment 'work' (faults.c:15:5) begins before MPI_Init: a '#pragma cll "
             "parallel MPI' program must call MPI_Init first") in done.stderr
     assert "the run failed (status 70) and wrote no trace for P=4; see the messages above" in done.stderr
 
