@@ -139,17 +139,20 @@ class Model:
                              "interval is relative (a factor of the prediction): 0 has none"),
                             (np.flatnonzero(unbounded & (values != 0)), "its arithmetic overflows so far beyond the data")):
             if len(points):
-                where = " ".join(f"{v}={columns[v][points[0]]:g}" for v in self.formula.variables)
+                where = self._point_text(columns, points[0])
                 notes.append(f"no prediction interval at {where}" + (f" and {len(points) - 1} more point(s)"
                              if len(points) > 1 else "") + f": {why}")
         for k, term in enumerate(self.formula.terms):
             bad = np.flatnonzero(~np.isfinite(design[:, k]))
             if len(bad):
-                where = ", ".join(" ".join(f"{v}={columns[v][i]:g}" for v in self.formula.variables)
-                                  for i in bad[:3]) + (", ..." if len(bad) > 3 else "")
+                where = ", ".join(self._point_text(columns, i) for i in bad[:3]) + (", ..." if len(bad) > 3 else "")
                 notes.append(f"warning: the formula has no value at {where}: its term {term} is not a finite "
                              f"number there (the log of a number <= 0, a division by zero or an overflow); no prediction")
         return notes
+
+    def _point_text(self, columns: dict, i: int) -> str:
+        """Point `i` of `columns` as `N=1024 P=4` (the formula's variables)."""
+        return " ".join(f"{v}={columns[v][i]:g}" for v in self.formula.variables)
 
     def _no_time_notes(self, columns: dict, values: np.ndarray, piece: np.ndarray) -> list[str]:
         """A warning when the model predicts no time (<= 0 s) somewhere: every term that does not

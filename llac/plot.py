@@ -3,7 +3,8 @@ a terminal (sized to it, coloured where it has colour), for a file or a pipe (80
 no colour), or a web page.
 
 One figure: the measured times (per sample point, summarised as in the fit) as one marker per
-interval, or per series under `by` (noisy points, `llac.noise`, with their own marker), the
+interval, or per series under `by` (noisy points, `llac.noise`, with their own marker, except
+under `by`, where the series' marker wins and the legend counts them), the
 model as one line per interval, dotted vertical lines at the cuts of the x variable, or the
 relative residuals; the legend goes below the figure, where it hides no data. Log axes are
 drawn as log10 of the values with readable ticks (1e3, 1e4 ...), so cut lines stay visible;

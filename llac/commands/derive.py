@@ -13,10 +13,10 @@ from llac.commands import command
 from llac.commands.results import Note, Produced
 from llac.errors import LlacError
 from llac.fit_data import AGGREGATES
-
-COMPARISONS = ("<", "<=", "==", "!=", ">=", ">")
 from llac.parse import checked_formula
 from llac.tables import aggregate_experiment, column_values, merge_experiments, shared_records
+
+COMPARISONS = ("<", "<=", "==", "!=", ">=", ">")
 
 
 @command("=", "NAME = SOURCE", """Name the result of an object-making command (where, with,

@@ -283,6 +283,7 @@ def predict(session, statement):
     return [*notes, _prediction_table(model, _grid(model, statement.points), None, statement.machine,
                                       statement.parameters)]
 
+
 def across_note(session, model, experiment: Experiment) -> list[Note]:
     """A note when `predict MODEL at EXPERIMENT` compares the model with the times of another
     experiment (another declaration in its trace, not a subset or a reformulation of the
