@@ -137,14 +137,20 @@ static void signal_name(int sig, char *out, size_t size)
 
 static void on_signal(int sig, siginfo_t *info, void *context);
 
-/* Let `sig` do what it does by default (end the process), from inside a handler. */
-static void take_default_action(int sig)
+/* Let this thread receive `sig` (blocked inside its own handler, or by the program). */
+static void unblock(int sig)
 {
     sigset_t just;
     sigemptyset(&just);
     sigaddset(&just, sig);
-    signal(sig, SIG_DFL);
     pthread_sigmask(SIG_UNBLOCK, &just, NULL);
+}
+
+/* Let `sig` do what it does by default (end the process), from inside a handler. */
+static void take_default_action(int sig)
+{
+    signal(sig, SIG_DFL);
+    unblock(sig);
     raise(sig);
 }
 
@@ -164,6 +170,14 @@ static volatile sig_atomic_t still_ticks;
 static struct sigaction alarm_before;
 
 static void say(const char *text) { (void)!write(STDERR_FILENO, text, strlen(text)); }
+
+/* Stop the ticks and give SIGALRM back what it did before guard_start. */
+static void guard_stop(void)
+{
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    sigaction(SIGALRM, &alarm_before, NULL);
+}
 
 static void on_stall(int alarm)
 {
@@ -186,8 +200,7 @@ static void on_stall(int alarm)
         "heap); the records are lost. valgrind or gcc -fsanitize=address finds the fault.\n");
     cll_trace_abandon_();
     cll_store_remove_spills_();
-    struct itimerval off = {{0, 0}, {0, 0}};
-    setitimer(ITIMER_REAL, &off, NULL);
+    guard_stop();
     take_default_action(sig);
 }
 
@@ -201,19 +214,9 @@ static void guard_start(int sig)
     sa.sa_handler = on_stall;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGALRM, &sa, &alarm_before);
-    sigset_t alarm_only;
-    sigemptyset(&alarm_only);
-    sigaddset(&alarm_only, SIGALRM);
-    pthread_sigmask(SIG_UNBLOCK, &alarm_only, NULL);
+    unblock(SIGALRM);
     struct itimerval every = {{1, 0}, {1, 0}};
     setitimer(ITIMER_REAL, &every, NULL);
-}
-
-static void guard_stop(void)
-{
-    struct itimerval off = {{0, 0}, {0, 0}};
-    setitimer(ITIMER_REAL, &off, NULL);
-    sigaction(SIGALRM, &alarm_before, NULL);
 }
 
 /* Our handler on an alternate stack (a stack overflow is a SIGSEGV too) for `sig`, keeping

@@ -305,16 +305,20 @@ int cll_records_text(const char *const *names, int nnames, size_t chunk,
     return rc;
 }
 
-/* Close the trace's stream and free it; the reserve's stream is only flushed (it stays). */
+/* Free the trace and its writer's arrays (the reserve's stay). */
+static void release(cll_trace_file *t)
+{
+    writer_free(&t->w);
+    if (t != &reserve.file)
+        free(t);
+}
+
+/* Close the trace's stream and release it; the reserve's stream is only flushed (it stays). */
 static int finish(cll_trace_file *t)
 {
-    if (t != &reserve.file) {
-        int rc = fclose(t->w.f);
-        writer_free(&t->w);
-        free(t);
-        return rc;
-    }
-    return fflush(t->w.f);
+    int rc = t == &reserve.file ? fflush(t->w.f) : fclose(t->w.f);
+    release(t);
+    return rc;
 }
 
 /* Give up a trace being written: its file removed, errno kept. */
@@ -363,9 +367,7 @@ static cll_trace_file *open_trace(const char *status, const char *const *names, 
         int saved = errno;
         if (fd >= 0)
             close(fd), unlink(t->tmp);
-        writer_free(&t->w);
-        if (t != &reserve.file)
-            free(t);
+        release(t);
         errno = saved;
         return NULL;
     }
