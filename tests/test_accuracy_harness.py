@@ -22,7 +22,7 @@ from accuracy_harness.catalogue import KERNEL_SAMPLES, REPO, kernel, run_sample 
 from accuracy_harness.evaluate import (Row, extrap_rows, interval_scores, llac_rows,  # noqa: E402
                                        negative_constants, relative_errors)
 from accuracy_harness.load import background_load  # noqa: E402
-from accuracy_harness.noise import NoiseResult  # noqa: E402
+from accuracy_harness.noise import CPU_EVENT, QUICK_NOISE_KERNELS, NoiseResult, cpu_time  # noqa: E402
 from accuracy_harness.report import noise_table, percent, table, targets, targets10  # noqa: E402
 from cll_grammar.formula import parse_formula  # noqa: E402
 from llac.experiment import Experiment  # noqa: E402
@@ -207,6 +207,36 @@ def test_a_kernel_is_built_run_and_made_a_case_with_odd_sizes_and_reps_outermost
     case = make_case("kernels/karatsuba", records, {"N": 1001})
     assert all(case.training_records.columns["N"] <= 1001) and len(case.training_records) == 2 * sum(sizes <= 1001)
     assert all(case.heldout.columns["N"] > 1001) and str(records.formula) == "karatsuba[0] + karatsuba[1]*N^log2(3)"
+
+
+def test_cpu_time_replaces_the_time_by_the_task_clock_in_seconds_or_is_none_without_it():
+    exp = experiment([2.0, 4.0], [9.0, 9.0], perf_TASK_CLOCK=np.array([1.5e9, 3e9]))
+    assert list(cpu_time(exp).columns["time"]) == [1.5, 3.0]
+    assert list(cpu_time(exp).columns["N"]) == [2.0, 4.0]
+    assert cpu_time(experiment([2.0], [1.0])) is None
+
+
+def _runtime_counts() -> bool:
+    from call import runtime_paths
+    libs = runtime_paths.RUNTIME_DIR / "libs.txt"
+    return libs.exists() and "-lpapi" in libs.read_text()
+
+
+@pytest.mark.skipif(not _runtime_counts(), reason="the runtime was built without PAPI")
+def test_a_noise_kernel_run_with_the_task_clock_gives_its_cpu_time_beside_its_wall_time(tmp_path):
+    k = QUICK_NOISE_KERNELS[0]
+    chain = run_sample(k.sample(k.fit_n), tmp_path, {"CLL_COUNTERS": CPU_EVENT})[k.experiment]
+    wall, cpu = chain.columns["time"], cpu_time(chain).columns["time"]
+    # a compute-bound kernel alone: its CPU time is its wall time, but for being descheduled
+    assert np.median(cpu / wall) == pytest.approx(1.0, abs=0.1) and np.all(cpu <= wall * 1.05)
+
+
+def test_noise_rows_name_what_was_fitted_when_it_is_not_the_wall_time():
+    text = noise_table([NoiseResult("chain", 4e6, (0.01,), (False,)),
+                        NoiseResult("chain", 4e6, (0.02,), (False,), measure="CPU time")])
+    assert "| chain | 4000000 |" in text and "| chain (CPU time) | 4000000 |" in text
+    lines = targets10([], {}, [NoiseResult("chain", 4e6, (0.02,), (False,), measure="CPU time")])
+    assert lines[0].startswith("ok   noise chain (CPU time): worst error at N=4000000 2.0%")
 
 
 def rows():

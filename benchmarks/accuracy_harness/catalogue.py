@@ -3,6 +3,7 @@ function, and real measurements of the samples and of the benchmark's own kernel
 (benchmarks/kernels), made on this machine with `call run`."""
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -99,12 +100,15 @@ KERNEL_SAMPLES = [kernel("jacobi", 2407), kernel("trisolve", 4001), kernel("spmv
                   kernel("msort", 250001), kernel("hash", 2000001), kernel("karatsuba", 16001)]
 
 
-def run_sample(sample: Sample, workdir: Path) -> dict[str, Experiment]:
-    """Build and run `sample` with `call run` in `workdir`; its experiments, merged over all
-    trace files (one per processor count). Raises RuntimeError if the run fails."""
+def run_sample(sample: Sample, workdir: Path, environment: dict[str, str] | None = None
+               ) -> dict[str, Experiment]:
+    """Build and run `sample` with `call run` in `workdir` (with `environment` added to the
+    program's, e.g. CLL_COUNTERS); its experiments, merged over all trace files (one per
+    processor count). Raises RuntimeError if the run fails."""
     workdir.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "call", "run", str(REPO / sample.source), *sample.options]
-    done = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True)
+    done = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True,
+                          env={**os.environ, **(environment or {})})
     if done.returncode != 0:
         raise RuntimeError(f"call run {sample.source} failed: {done.stderr.strip()[-500:]}")
     merged: dict[str, Experiment] = {}

@@ -43,6 +43,7 @@ class NoiseKernel:
 NOISE_KERNELS = [NoiseKernel("noise_chain", "chain", 121001, 1000001, 4000001, 11),
                  NoiseKernel("noise_stream", "stream", 4000001, 32000001, 128000001, 15)]
 QUICK_NOISE_KERNELS = [NoiseKernel("noise_chain", "chain", 12101, 100001, 400001, 5)]
+CPU_EVENT, CPU_COLUMN = "perf::TASK-CLOCK", "perf_TASK_CLOCK"   # nanoseconds on the CPU
 CO_RUNNER_ORDERS = {"repetitions inside the size sweep": "noise_chain_inner",
                     "repetitions outermost": "noise_chain"}
 
@@ -59,6 +60,12 @@ class NoiseResult:
     splits: tuple[bool, ...]
     failures: tuple[str, ...] = ()
     quiet: float = float("nan")   # the same error of the reference run fitted on the same sizes
+    measure: str = "wall time"    # what the loaded runs were fitted on
+
+    @property
+    def label(self) -> str:
+        """The kernel, and what was fitted when it is not the wall time."""
+        return self.kernel if self.measure == "wall time" else f"{self.kernel} ({self.measure})"
 
     @property
     def worst(self) -> float:
@@ -84,27 +91,47 @@ def fit_defaults(experiment: Experiment) -> Model:
     return fit_experiment(experiment, FitSettings())
 
 
-def loaded_runs(k: NoiseKernel, workdir: Path, runs: int) -> NoiseResult:
+def cpu_time(experiment: Experiment) -> Experiment | None:
+    """`experiment` with its time replaced by its CPU time in seconds (the perf::TASK-CLOCK
+    counter), or None when its trace has no such counter."""
+    if CPU_COLUMN not in experiment.columns:
+        return None
+    return experiment.with_column("time", experiment.columns[CPU_COLUMN] * 1e-9)
+
+
+def loaded_runs(k: NoiseKernel, workdir: Path, runs: int) -> list[NoiseResult]:
     """The reference run of `k`, then `runs` runs under bursty load (2 processes, bursts and
     sleeps of 20-300 ms, seeded by the run's number), each fitted and scored at the
-    reference's largest size."""
+    reference's largest size: on their wall time, and also on their CPU time where the runtime
+    could count it."""
     reference = run_sample(k.sample(k.reference_n), workdir / k.name / "reference")[k.experiment]
     target, measured = measured_at_largest(reference)
     quiet = fit_defaults(reference.select(reference.columns["N"] <= k.fit_n))
     quiet_error = abs(float(quiet.predict({"N": target}).values[0]) - measured) / measured
-    errors, splits, failures = [], [], []
+    scores: dict[str, tuple[list, list, list]] = {"wall time": ([], [], []), "CPU time": ([], [], [])}
     for i in range(runs):
         try:
             with background_load(processes=2, low=0.02, high=0.3, seed=i):
-                loaded = run_sample(k.sample(k.fit_n), workdir / k.name / f"loaded{i}")
-            model = fit_defaults(loaded[k.experiment])
-        except (RuntimeError, FitError) as error:
-            failures.append(f"run {i + 1}: {error}")
+                loaded = run_sample(k.sample(k.fit_n), workdir / k.name / f"loaded{i}",
+                                    {"CLL_COUNTERS": CPU_EVENT})[k.experiment]
+        except RuntimeError as error:
+            for _, _, failures in scores.values():
+                failures.append(f"run {i + 1}: {error}")
             continue
-        predicted = float(model.predict({"N": target}).values[0])
-        errors.append(abs(predicted - measured) / measured)
-        splits.append(bool(model.cuts))
-    return NoiseResult(k.experiment, target, tuple(errors), tuple(splits), tuple(failures), quiet_error)
+        for measure, experiment in (("wall time", loaded), ("CPU time", cpu_time(loaded))):
+            errors, splits, failures = scores[measure]
+            if experiment is None:
+                continue
+            try:
+                model = fit_defaults(experiment)
+            except FitError as error:
+                failures.append(f"run {i + 1}: {error}")
+                continue
+            predicted = float(model.predict({"N": target}).values[0])
+            errors.append(abs(predicted - measured) / measured)
+            splits.append(bool(model.cuts))
+    return [NoiseResult(k.experiment, target, tuple(errors), tuple(splits), tuple(failures), quiet_error, measure)
+            for measure, (errors, splits, failures) in scores.items() if measure == "wall time" or errors]
 
 
 def co_runner_runs(k: NoiseKernel, workdir: Path) -> list[str]:
@@ -134,8 +161,8 @@ def splits_text(model: Model) -> str:
 
 
 def noise_mode(workdir: Path, runs: int = 20, quick: bool = False) -> tuple[list[NoiseResult], list[str]]:
-    """The noise mode: every noise kernel's loaded runs and (not when `quick`) the mid-sweep
-    co-runner lines."""
+    """The noise mode: every noise kernel's loaded runs (on wall time, and on CPU time where it
+    was counted) and (not when `quick`) the mid-sweep co-runner lines."""
     kernels = QUICK_NOISE_KERNELS if quick else NOISE_KERNELS
-    results = [loaded_runs(k, workdir, runs) for k in kernels]
+    results = [result for k in kernels for result in loaded_runs(k, workdir, runs)]
     return results, [] if quick else co_runner_runs(NOISE_KERNELS[0], workdir)

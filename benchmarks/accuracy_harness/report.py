@@ -54,7 +54,7 @@ def noise_table(results: list[NoiseResult]) -> str:
              "| without load |", "|---|---|---|---|---|---|---|"]
     for r in results:
         runs = len(r.errors) + len(r.failures)
-        lines.append(f"| {r.kernel} | {r.target:.0f} | {runs} | {percent(r.median)} | "
+        lines.append(f"| {r.label} | {r.target:.0f} | {runs} | {percent(r.median)} | "
                      f"{percent(r.worst)} | {sum(r.splits)} | {percent(r.quiet)} |")
     return "\n".join(lines)
 
@@ -107,7 +107,7 @@ def targets10(rows: list[Row], noise: Mapping[tuple[str, int], float],
     lines = []
     for r in noise_results:
         ok = r.worst <= NOISE_TARGET and not any(r.splits) and not r.failures
-        lines.append(_judged(ok, f"noise {r.kernel}: worst error at N={r.target:.0f} {percent(r.worst)}, "
+        lines.append(_judged(ok, f"noise {r.label}: worst error at N={r.target:.0f} {percent(r.worst)}, "
                                  f"median {percent(r.median)} (target <= {percent(NOISE_TARGET)}); "
                                  f"false splits in {sum(r.splits)} of {len(r.splits)} loaded runs (target 0)"
                                  + "".join(f"; {f}" for f in r.failures)))
