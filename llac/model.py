@@ -23,7 +23,7 @@ from llac.fit import (CONSTANT_BOUNDS, FitError, FitSettings, bounded_columns, f
                       noise_factors, relative_fit)
 from llac.fit_data import SamplePoints, aggregate_points, check_identifiable
 from llac.extrapolation import drift_rates, log_distance
-from llac.noise import spread_warning
+from llac.noise import descheduled_warning, spread_warning
 from llac.split import Cut, Leaf, split_points
 
 __all__ = ["FitSettings", "FitError", "Piece", "Cut", "Prediction", "Model", "fit_experiment"]
@@ -234,7 +234,8 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
     noise = noise_factors(points.spread)
     return replace(model, sample_points={**model.sample_points, "spread": points.spread},
                    warnings=model.warnings + _unmodelled_notes(experiment) + _timer_notes(experiment, points)
-                   + tuple(spread_warning(points.spread, settings.aggregate, settings.threshold)),
+                   + tuple(spread_warning(points.spread, settings.aggregate, settings.threshold))
+                   + tuple(descheduled_warning(experiment, settings.aggregate)),
                    drift=drift_rates(points.variables, points.time, noise, refit))
 
 

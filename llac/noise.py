@@ -15,12 +15,15 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from llac.fit_data import by_group_then_time, group_rows, repetition_spread
+from llac.fit_data import FitError, aggregate_points, by_group_then_time, group_rows, repetition_spread
 
 NOISY_FACTOR = 5.0      # a noisy point's spread is above this many times the typical spread ...
 NOISY_FLOOR = 0.05      # ... and above this absolute spread
 WARN_FLOOR = 0.01       # the typical spread is compared with max(threshold, WARN_FLOOR)
 NAMED = 5               # a line names at most this many noisy points
+CPU_CLOCK = "perf_TASK_CLOCK"   # the column of CLL_COUNTERS=perf::TASK-CLOCK: ns on the CPU
+DESCHEDULED = 0.10      # the wall time above the CPU time by more than this: descheduled
+COUNTED_FROM = 1e-3     # points faster than this (s) are left out: the counter reads count there
 
 
 def point_spread(points: Mapping[str, np.ndarray], columns: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -137,3 +140,36 @@ def spread_summary(points: Mapping[str, np.ndarray], spread: np.ndarray) -> list
         lines.append(f"noisy (spread > {NOISY_FACTOR:g}x the median and > {NOISY_FLOOR:.0%}): "
                      f"{len(marked)} of {len(spread)} sample points")
     return lines
+
+
+def descheduled_warning(experiment, aggregate: str) -> list[str]:
+    """A warning when a sequential program's fitted time (its wall time) is more than
+    DESCHEDULED above its CPU time (the task clock, when the trace counted it) at some sample
+    point: the program was descheduled, its cores shared with other programs, which the
+    wall time counts and the CPU time does not (docs/method.md §10). Both columns are
+    summarised by the fit's estimator; points under COUNTED_FROM are left out."""
+    if CPU_CLOCK not in experiment.columns or experiment.header.get("parallel", "none") != "none" \
+            or not experiment.formula.variables:
+        return []
+    columns = experiment.columns
+    try:
+        wall = aggregate_points(experiment.formula, columns, aggregate)
+        cpu = aggregate_points(experiment.formula, {**columns, "time": columns[CPU_CLOCK] * 1e-9}, aggregate)
+    except FitError:
+        return []
+    variables = experiment.formula.variables
+    cpu_at = {tuple(cpu.variables[v][i] for v in variables): t for i, t in enumerate(cpu.time)}
+    excess = {}
+    for i, t in enumerate(wall.time):
+        point = tuple(wall.variables[v][i] for v in variables)
+        if t >= COUNTED_FROM and point in cpu_at:
+            excess[point] = t / cpu_at[point] - 1
+    if not excess or max(excess.values()) <= DESCHEDULED:
+        return []
+    worst = max(excess, key=excess.get)
+    where = " ".join(f"{v}={x:g}" for v, x in zip(variables, worst))
+    return [f"the wall time is {excess[worst]:.0%} above the CPU time ({CPU_CLOCK}) at {where} "
+            f"(median over the points {np.median(list(excess.values())):.0%}): the program was "
+            f"descheduled, its cores shared with other programs; the CPU time is not: fit a copy "
+            f"whose time it is, `cpu = {experiment.name} with time = {CPU_CLOCK} * 1e-9` "
+            f"(docs/method.md §10)"]

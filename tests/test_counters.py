@@ -176,6 +176,52 @@ def test_llac_fits_a_counter_like_time(software):
     assert "error" not in done.stderr.lower()
 
 
+SHARED = r"""
+int main(void) {
+    int N, rep;
+    #pragma cll for(rep = 0; rep < 3; rep++)
+    #pragma cll for(N = 1; N <= 4; N++)
+    #pragma cll spin spin[0] + spin[1]*N
+    { volatile double x = 0; for (long i = 0; i < N * 6000000L; i++) x += i; }
+    #pragma cll end spin
+    #pragma cll end for
+    #pragma cll end for
+    #pragma cll report all
+    return 0;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("taskset") is None, reason="needs taskset (util-linux)")
+def test_a_program_sharing_its_core_is_told_to_fit_its_cpu_time(software, tmp_path):
+    """A compute-bound program pinned to one core beside a busy loop pinned there too: every
+    repetition (tens of ms, several time slices) is descheduled about half the time, so even
+    the fastest one's wall time is well above its CPU time. `fit` says so and names the
+    remedy, which then fits without the warning."""
+    (tmp_path / "shared.c").write_text(SHARED)
+    built = call("cc", "-O1", "shared.c", "-o", "shared", cwd=tmp_path)
+    assert built.returncode == 0, built.stderr
+    busy = subprocess.Popen(["taskset", "-c", "0", "sh", "-c", "while :; do :; done"])
+    try:
+        env = {**os.environ, "CLL_COUNTERS": "perf::TASK-CLOCK"}
+        done = subprocess.run(["taskset", "-c", "0", "./shared"], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=120)
+    finally:
+        busy.kill()
+        busy.wait()
+    assert done.returncode == 0, done.stderr
+    script = ('load "shared.cll.1.dat"\nfit spin\n'
+              "cpu = spin with time = perf_TASK_CLOCK * 1e-9\nfit cpu\n")
+    fitted = subprocess.run([sys.executable, "-m", "llac"], input=script, capture_output=True,
+                            text=True, cwd=tmp_path, timeout=120)
+    assert fitted.returncode == 0, fitted.stdout + fitted.stderr
+    assert "warning" not in fitted.stderr, fitted.stderr
+    said = [line for line in fitted.stdout.splitlines() if "above the CPU time" in line]
+    assert len(said) == 1, fitted.stdout + fitted.stderr
+    excess = int(re.search(r"the wall time is (\d+)% above", said[0]).group(1))
+    assert 30 <= excess <= 200 and "`cpu = spin with time = perf_TASK_CLOCK * 1e-9`" in said[0]
+
+
 def test_unusable_events_are_dropped_with_one_message(tmp_path):
     (tmp_path / "work.c").write_text(WORK)
     done = call("run", "work.c", cwd=tmp_path,

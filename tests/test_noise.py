@@ -17,7 +17,8 @@ from hypothesis import given, settings, strategies as st
 from cll_grammar.formula import parse_formula
 from llac.experiment import Experiment
 from llac.model import FitSettings, fit_experiment
-from llac.noise import NOISY_FACTOR, NOISY_FLOOR, noisy, point_spread, spread_warning, typical
+from llac.noise import (NOISY_FACTOR, NOISY_FLOOR, descheduled_warning, noisy, point_spread, spread_warning,
+                        typical)
 from llac.plot import Canvas, plot_model
 from llac.render import render
 from llac.commands.results import ModelReport
@@ -248,3 +249,35 @@ def test_session_on_a_real_sample_trace(tmp_path):
     for n, s in zip(saved["N"], saved["spread"]):
         if n in shown:
             assert round(100 * s, 1) == pytest.approx(shown[n], abs=0.051)    # describe and fit agree
+
+
+def clocked(slowdown: np.ndarray, parallel: str = "none", scale: float = 1.0) -> Experiment:
+    """Three repetitions at N = 1..len(slowdown): CPU time 0.01*N s (times `scale`), wall time
+    that times 1 + slowdown[N-1] (the fastest repetition) and more."""
+    n = np.repeat(np.arange(1.0, len(slowdown) + 1), 3)
+    cpu = 0.01 * n * scale
+    wall = cpu * (1 + np.repeat(slowdown, 3)) * np.tile([1.0, 1.2, 1.5], len(slowdown))
+    return Experiment("k", parse_formula("k[0] + k[1]*N", experiment="k"),
+                      {"N": n, "time": wall, "perf_TASK_CLOCK": cpu * 1e9}, header={"parallel": parallel})
+
+
+def test_descheduling_is_said_where_the_fitted_time_exceeds_the_cpu_time_by_its_estimator():
+    late = np.array([0.0, 0.0, 0.02, 0.4, 0.6])      # the largest sizes descheduled every time
+    (line,) = descheduled_warning(clocked(late), "min")
+    assert line.startswith("the wall time is 60% above the CPU time (perf_TASK_CLOCK) at N=5 "
+                           "(median over the points 2%)")
+    assert "`cpu = k with time = perf_TASK_CLOCK * 1e-9`" in line
+    # the median repetition is 20% slower than the fastest everywhere: that alone is descheduling too
+    assert descheduled_warning(clocked(np.zeros(5)), "median")[0].startswith("the wall time is 20% above")
+    assert descheduled_warning(clocked(np.zeros(5)), "min") == []
+    assert descheduled_warning(clocked(np.full(5, 0.09)), "min") == []       # within 10%
+
+
+def test_descheduling_is_not_judged_for_parallel_programs_short_points_or_without_the_clock():
+    late = np.array([0.0, 0.0, 0.5, 0.5, 0.5])
+    assert descheduled_warning(clocked(late, parallel="MPI"), "min") == []   # waits are off the CPU
+    assert descheduled_warning(clocked(late, scale=0.01), "min") == []       # under 1 ms
+    plain = clocked(late)
+    plain = plain.replace(columns={k: v for k, v in plain.columns.items() if k != "perf_TASK_CLOCK"})
+    assert descheduled_warning(plain, "min") == []
+    assert any("above the CPU time" in w for w in fit_experiment(clocked(late)).warnings)
