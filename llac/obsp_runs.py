@@ -9,8 +9,9 @@ The prediction replays a measured run's supersteps (who waits for whom, how each
 every processor's W, in and out bytes of every superstep fitted, over the training runs, by
 the experiment's own formula: each superstep's work is a part of the experiment's cost, so it
 lies in the span of the formula's terms (at the run's P, terms that only depend on P are
-constants). The fit is the project's relative least squares with non-negative constants
-(llac.fit); g and L then give each superstep's communication, as the model says.
+constants). The fit is the project's relative least squares, its constants non-negative
+unless `set constants free` (llac.fit, as `fit` does); g and L then give each superstep's
+communication, as the model says.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from llac.experiment import Experiment
-from llac.fit import relative_fit
+from llac.fit import FitSettings, bounded_columns, relative_fit
 from llac.fit_data import summary
 from llac.obsp import ObspError
 from llac.supersteps import Step, Supersteps
@@ -81,10 +82,12 @@ class Prediction:
 
 
 def predict_run(experiment: Experiment, trace: Supersteps, training: list[RunGroup],
-                values: tuple[float, ...], aggregate: str) -> Prediction:
+                values: tuple[float, ...], settings: FitSettings) -> Prediction:
     """The supersteps of a run of `experiment` at P = trace.procs and these variable values,
-    from the training groups' runs of `trace`. Raises ObspError when the training runs do not
-    share one superstep structure or are too few for the formula."""
+    from the training groups' runs of `trace` (each group's repetitions summarised by
+    `settings.aggregate`, the constants bounded as `settings.constants` says). Raises
+    ObspError when the training runs do not share one superstep structure or are too few for
+    the formula."""
     runs = trace.runs()
     missing = [r for group in training for r in group.runs if r not in runs]
     if missing:
@@ -97,10 +100,12 @@ def predict_run(experiment: Experiment, trace: Supersteps, training: list[RunGro
             raise ObspError(f"at P={trace.procs}, run {number} has other supersteps than run {template} "
                             f"(who sends to whom, how they end): a prediction replays one structure")
     design, target = _designs(experiment, trace.procs, training, values)
+    bounded = bounded_columns(design, settings)
     fitted = {}
     for key in shape:
-        fitted[key] = tuple(_fit_amount(design, target, [summary([getattr(places[r][key], field) for r in group.runs],
-                                                                 aggregate) for group in training])
+        fitted[key] = tuple(_fit_amount(design, target, bounded,
+                                        [summary([getattr(places[r][key], field) for r in group.runs],
+                                                 settings.aggregate) for group in training])
                             for field in ("W", "inbound", "outbound"))
     steps = tuple(replace(step, W=fitted[_key(step)][0], inbound=fitted[_key(step)][1],
                           outbound=fitted[_key(step)][2], end=0.0) for step in runs[template])
@@ -140,14 +145,15 @@ def _designs(experiment: Experiment, procs: int, training: list[RunGroup], value
     return full[:-1, kept], full[-1, kept]
 
 
-def _fit_amount(design: np.ndarray, target: np.ndarray, measured: list[float]) -> float:
+def _fit_amount(design: np.ndarray, target: np.ndarray, bounded: np.ndarray, measured: list[float]) -> float:
     """One superstep amount (W or bytes) at the target, fitted over the training values by the
-    formula's terms with non-negative constants; amounts that are always ~0 stay 0."""
+    formula's terms, the `bounded` constants non-negative; amounts that are always ~0 stay 0,
+    and an amount is never predicted below 0."""
     amounts = np.array(measured)
     if amounts.max() < TIMER_FLOOR:
         return 0.0
     if amounts.min() == amounts.max():
         return float(amounts[0])
     positive = np.maximum(amounts, TIMER_FLOOR)
-    fit = relative_fit(design, positive, np.ones(design.shape[1], dtype=bool))
+    fit = relative_fit(design, positive, bounded)
     return max(0.0, float(target @ fit.constants))

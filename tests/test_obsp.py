@@ -280,6 +280,20 @@ def test_table3_predicts_the_large_sizes_from_the_small_ones(tmp_path):
     assert done.stdout.count("replayed run 5 with W, in and out fitted over 3 sizes") == 1   # once per P
 
 
+def test_table3_fits_the_supersteps_with_free_constants_when_set(tmp_path):
+    """W = unit·(N - 500): a negative constant term, which the default fit holds at 0 (and then
+    misses) and `set constants free` fits exactly, as `fit` does."""
+    sweep(tmp_path, unit=1e-6, offset=500)
+    script = (f'load "fig1.cll.2.dat"; small = f where N <= 4000; big = f where N > 4000; '
+              f'obsp small at big with g={G}, L={L}')
+    bounded, free = llac(tmp_path, script), llac(tmp_path, "set constants free; " + script)
+    assert bounded.returncode == 0 and free.returncode == 0, bounded.stderr + free.stderr
+    title = "OBSP* and BSP predictions of big from the runs of small"
+    assert all(abs(float(row[6])) > 1 for row in table(bounded.stdout, title))
+    assert all(abs(float(row[6])) < 1e-6 for row in table(free.stdout, title))
+    assert "fitted over 3 sizes (constants free)" in free.stdout and "(constants free)" not in bounded.stdout
+
+
 def test_table3_warns_where_a_predicted_working_set_leaves_the_training_runs_cache(tmp_path):
     sweep(tmp_path, unit=1e-6)
     trace = tmp_path / "fig1.cll.2.dat"

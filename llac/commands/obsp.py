@@ -114,7 +114,8 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
     `at DATA`, DATA's sizes predicted from the experiment's runs (Table 3)."""
     program = experiment.header.get("program", "")
     traces = session.supersteps.get(program, {})
-    aggregate = session.fit_settings().aggregate
+    settings = session.fit_settings()
+    aggregate = settings.aggregate
     try:
         training = run_groups(experiment)
         targets = run_groups(session.experiment(statement.data)) if statement.data else training
@@ -142,11 +143,11 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
             same_p = [t for t in training if t.procs == group.procs]
             if not same_p:
                 raise ObspError(f"{statement.obj.text} has no runs at P={group.procs} to learn from")
-            predicted = predict_run(experiment, trace, same_p, group.values, aggregate)
+            predicted = predict_run(experiment, trace, same_p, group.values, settings)
             result = evaluate(predicted.steps, predicted.template, g, L, statement.combine)
             rows.append((*label, len(group.runs), *_figures(result, chosen.measured), g, L))
             replays[group.procs] = (f"; replayed run {predicted.template} with W, in and out fitted over "
-                                    f"{len(same_p)} sizes")
+                                    f"{len(same_p)} sizes" + (" (constants free)" if settings.constants == "free" else ""))
         except ObspError as err:     # the measured run, when known, keeps its supersteps and time
             known = (chosen.supersteps, chosen.measured) if chosen is not None else (None, None)
             rows.append((*label, len(group.runs), *known, *NOT_EVALUATED[:len(FIGURES) - 1], g, L))
