@@ -23,7 +23,9 @@ class Experiment:
     expression of its variables (the pragma's `bytes` clause, `working_set_bytes` evaluates
     it), or None. `ids` identifies each record (`identify`: the same record read twice, from
     a copy of its trace, has the same id) so that merging cannot count one twice; None when
-    unknown (CSV data, aggregates). Operations return new experiments; nothing is changed in place.
+    unknown (CSV data, aggregates). `wall_time`: whether `time` is still the wall time the
+    trace measured (`with time = ...` replaces it). Operations return new experiments;
+    nothing is changed in place.
     """
     name: str
     formula: Formula
@@ -32,6 +34,7 @@ class Experiment:
     header: Mapping[str, str] = field(default_factory=dict)
     working_set: str | None = None
     ids: np.ndarray | None = None
+    wall_time: bool = True
 
     def __post_init__(self):
         cols = {k: np.asarray(v, dtype=float) for k, v in self.columns.items()}
@@ -76,10 +79,11 @@ class Experiment:
                             ids=None if self.ids is None else self.ids[mask])
 
     def with_column(self, name: str, values) -> "Experiment":
-        """A copy with column `name` added or replaced (a scalar is broadcast)."""
+        """A copy with column `name` added or replaced (a scalar is broadcast); replacing
+        `time` makes it no longer the measured wall time."""
         cols = dict(self.columns)
         cols[name] = np.broadcast_to(np.asarray(values, dtype=float), (len(self),)).copy()
-        return self.replace(columns=cols, ids=self.ids)
+        return self.replace(columns=cols, ids=self.ids, wall_time=self.wall_time and name != "time")
 
     def identify(self) -> "Experiment":
         """A copy whose records have ids: a hash of the experiment's name, its trace header

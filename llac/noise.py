@@ -143,13 +143,14 @@ def spread_summary(points: Mapping[str, np.ndarray], spread: np.ndarray) -> list
 
 
 def descheduled_warning(experiment, aggregate: str) -> list[str]:
-    """A warning when a sequential program's fitted time (its wall time) is more than
-    DESCHEDULED above its CPU time (the task clock, when the trace counted it) at some sample
-    point: the program was descheduled, its cores shared with other programs, which the
-    wall time counts and the CPU time does not (docs/method.md §10). Both columns are
-    summarised by the fit's estimator; points under COUNTED_FROM are left out."""
-    if CPU_CLOCK not in experiment.columns or experiment.header.get("parallel", "none") != "none" \
-            or not experiment.formula.variables:
+    """A warning when a sequential program's measured wall time is more than DESCHEDULED
+    above its CPU time (the task clock, when the trace counted it) at some sample point, both
+    summarised by the fit's estimator: the program waited (sleep, I/O) or was descheduled
+    (its cores shared with other programs); if it does not wait, the CPU time is what its
+    code costs (docs/method.md §10). Not judged once `with` replaced the time, nor for points
+    under COUNTED_FROM."""
+    if CPU_CLOCK not in experiment.columns or not experiment.wall_time \
+            or experiment.header.get("parallel", "none") != "none" or not experiment.formula.variables:
         return []
     columns = experiment.columns
     try:
@@ -169,7 +170,7 @@ def descheduled_warning(experiment, aggregate: str) -> list[str]:
     worst = max(excess, key=excess.get)
     where = " ".join(f"{v}={x:g}" for v, x in zip(variables, worst))
     return [f"the wall time is {excess[worst]:.0%} above the CPU time ({CPU_CLOCK}) at {where} "
-            f"(median over the points {np.median(list(excess.values())):.0%}): the program was "
-            f"descheduled, its cores shared with other programs; the CPU time is not: fit a copy "
-            f"whose time it is, `cpu = {experiment.name} with time = {CPU_CLOCK} * 1e-9` "
-            f"(docs/method.md §10)"]
+            f"(median over the points {np.median(list(excess.values())):.0%}): the program waited "
+            f"(sleep, I/O) or was descheduled (its cores shared with other programs); if it does not "
+            f"wait, its CPU time is what its code costs: fit a copy whose time it is, "
+            f"`cpu = {experiment.name} with time = {CPU_CLOCK} * 1e-9` (docs/method.md §10)"]

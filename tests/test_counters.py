@@ -211,7 +211,8 @@ def test_a_program_sharing_its_core_is_told_to_fit_its_cpu_time(software, tmp_pa
         busy.wait()
     assert done.returncode == 0, done.stderr
     script = ('load "shared.cll.1.dat"\nfit spin\n'
-              "cpu = spin with time = perf_TASK_CLOCK * 1e-9\nfit cpu\n")
+              "cpu = spin with time = perf_TASK_CLOCK * 1e-9\nfit cpu\n"
+              "ms = spin with time = time * 1000\nfit ms\n")
     fitted = subprocess.run([sys.executable, "-m", "llac"], input=script, capture_output=True,
                             text=True, cwd=tmp_path, timeout=120)
     assert fitted.returncode == 0, fitted.stdout + fitted.stderr

@@ -281,3 +281,6 @@ def test_descheduling_is_not_judged_for_parallel_programs_short_points_or_withou
     plain = plain.replace(columns={k: v for k, v in plain.columns.items() if k != "perf_TASK_CLOCK"})
     assert descheduled_warning(plain, "min") == []
     assert any("above the CPU time" in w for w in fit_experiment(clocked(late)).warnings)
+    # once `with time = ...` replaced the wall time (other units, a counter) there is nothing to judge
+    assert descheduled_warning(clocked(late).with_column("time", clocked(late).columns["time"] * 1000), "min") == []
+    assert clocked(late).select(np.ones(15, bool)).wall_time and clocked(late).with_column("x", 1.0).wall_time
