@@ -212,6 +212,9 @@ def test_drop_refits_without_constants(session):
 def test_predict_fits_first_and_marks_extrapolation(session):
     results = run(session, "predict colinit N=8192")
     assert "had no model: fitted it" in render(results[0])
+    warnings = len(session.objects["colinit.model"].warnings)    # said, since predict does not show them
+    assert render(results[1]) == ("the fit of colinit gave 1 warning: `fit colinit` shows it" if warnings == 1 else
+                                  f"the fit of colinit gave {warnings} warnings: `fit colinit` shows them")
     table = results[-1]
     assert table.rows[0][0] == 8192 and "extrapolated" in table.rows[0][-1]
     assert table.rows[0][2] <= table.rows[0][1] <= table.rows[0][3]

@@ -81,7 +81,10 @@ def model_for(session, name: ast.Name):
         return session.objects[key], []
     model = fitted(session, obj)
     note = session.store(key, model)
-    return model, [Note(f"{name.text} had no model: fitted it with the current settings; {note.text}")]
+    count = len(model.warnings)
+    warned = [Note(f"the fit of {name.text} gave {count} warning{'s' * (count != 1)}: `fit {name.text}` "
+                   f"shows {'them' if count != 1 else 'it'}")] if count else []
+    return model, [Note(f"{name.text} had no model: fitted it with the current settings; {note.text}"), *warned]
 
 
 @command("fit", "fit EXPERIMENT  |  fit  |  NAME = fit EXPERIMENT", """Fit the experiment's formula by
