@@ -1,5 +1,6 @@
 """The noise of the measurements: how much each sample point's repetitions vary (its spread),
-which points are noisy, and the warning a fit gives about them (docs/method.md, §10).
+which points are noisy, and the warning a fit gives about them (docs/method.md, §10); and,
+where the trace counted the task clock, whether the wall time was lost off the CPU.
 The one place that measures the spread of repetitions; `describe`, the fit report and the
 plots use it.
 
@@ -22,7 +23,7 @@ NOISY_FLOOR = 0.05      # ... and above this absolute spread
 WARN_FLOOR = 0.01       # the typical spread is compared with max(threshold, WARN_FLOOR)
 NAMED = 5               # a line names at most this many noisy points
 CPU_CLOCK = "perf_TASK_CLOCK"   # the column of CLL_COUNTERS=perf::TASK-CLOCK: ns on the CPU
-DESCHEDULED = 0.10      # the wall time above the CPU time by more than this: descheduled
+DESCHEDULED = 0.10      # the wall time above the CPU time by more than this: time off the CPU
 COUNTED_FROM = 1e-3     # points faster than this (s) are left out: the counter reads count there
 
 
