@@ -418,7 +418,9 @@ def _aware(model, points: dict, prediction, machine: ast.Name | None, parameters
             raise error.at(machine.span) from None
     values, notes = aware_prediction(model, view, points, prediction.values, prediction.piece,
                                      run if machine is not None else None)
-    levels = [level_of(run, w) for w in working_set_bytes(model, points)]
+    # no cache level beside a prediction the formula cannot give (nan)
+    levels = [level_of(run, w) if np.isfinite(v) else "" for w, v in
+              zip(working_set_bytes(model, points), prediction.values)]
     name = f"on {target}" if machine is not None else "machine-aware"
     return (values, levels), [f"{name}: the larger of the computation and the memory traffic (ρ={view.share:.2f}), "
                               f"the traffic costed by {target}'s memory mountain (docs/machine.md)"] + notes, name
