@@ -10,6 +10,7 @@ import pytest
 
 from cll_grammar.machinedb import MachineDB
 from support.machines import probe_run, write_stream_trace
+from support.parallel import write_sweep
 from test_whatif_bsp import SIZES, write_fft_like_trace
 
 
@@ -63,3 +64,36 @@ def test_no_cache_level_beside_a_prediction_that_has_no_value(probed):
     assert rows["1e+308"].split()[1] == "nan"           # an overflowing term: no value, not inf
     assert "no value at N=0, N=1e+308: its term s[1]*N*log(N) is not a finite number" in done.stdout
     assert "inf GiB" not in done.stdout and "warning: at N=1e+308 the working set" not in done.stdout
+
+
+# ---- 3. describe of an experiment merged from several trace files
+def describe_lines(folder, script: str) -> list[str]:
+    """The output lines of `llac -c script` (which must succeed)."""
+    done = llac_in(folder, script)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_describe_of_a_sweep_shows_the_files_and_only_the_fields_they_agree_on(tmp_path):
+    write_sweep(tmp_path, procs=(1, 2, 4))
+    lines = describe_lines(tmp_path, 'load "prog.cll.*.dat"; describe work')
+    assert "merged from 3 trace files (table below); the header fields they all agree on:" in lines
+    assert "program: prog" in lines and "parallel: MPI" in lines
+    assert not [line for line in lines if line.startswith(("procs:", "records:", "ranks:", "clock_offsets:"))], lines
+    head = lines.index("work: trace files") + 1
+    assert lines[head].split() == ["file", "records", "procs", "clock_offsets", "ranks"]
+    rows = [line.split()[:3] for line in lines[head + 2:head + 5]]
+    # rank r runs r+1 records per N (5 sizes), rank 3 none at P = 4
+    assert rows == [["prog.cll.1.dat", "5", "1"], ["prog.cll.2.dat", "15", "2"], ["prog.cll.4.dat", "30", "4"]]
+    assert "50 records at 5 sample points; repetitions per point: 10..10" in lines
+
+
+def test_describe_of_one_file_keeps_its_header_and_a_merge_lists_every_file(tmp_path):
+    write_sweep(tmp_path, procs=(1, 2, 4))
+    lines = describe_lines(tmp_path, 'load "prog.cll.1.dat"; describe f')
+    assert "procs: 1" in lines and "records: 15" in lines and "work: trace files" not in lines
+    lines = describe_lines(tmp_path, 'load "prog.cll.1.dat", "prog.cll.2.dat"; rename f a; '
+                                     'load "prog.cll.4.dat"; both = merge a, f; describe both')
+    head = lines.index("both: trace files") + 1
+    assert [line.split()[:3] for line in lines[head + 2:head + 5]] == [
+        ["prog.cll.1.dat", "15", "1"], ["prog.cll.2.dat", "30", "2"], ["prog.cll.4.dat", "60", "4"]]
