@@ -6,9 +6,14 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
+from cll_grammar.formula import parse_formula
 from cll_grammar.machinedb import MachineDB
+from llac.experiment import Experiment
+from llac.fit import FitSettings
+from llac.suggest import suggest, tie_groups
 from support.machines import probe_run, write_stream_trace
 from support.parallel import write_sweep
 from test_whatif_bsp import SIZES, write_fft_like_trace
@@ -20,6 +25,72 @@ def llac_in(folder, script: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "LLAC_MACHINE_DB": str(folder / "machines.sqlite"), "PYTHONWARNINGS": "always"}
     return subprocess.run([sys.executable, "-m", "llac", "-c", script], cwd=folder, env=env,
                           capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+
+
+# ---- 1. suggest with a variable of two values
+def sweep(procs, seed=7) -> Experiment:
+    """f = 1e-5 + 1e-9*N + 2e-5*P over N = 2^10..2^17 and `procs`, 3 repetitions, 1% noise."""
+    n, p = np.meshgrid(2.0 ** np.arange(10, 18), np.asarray(procs, dtype=float), indexing="ij")
+    n, p = np.repeat(n.ravel(), 3), np.repeat(p.ravel(), 3)
+    time = (1e-5 + 1e-9 * n + 2e-5 * p) * np.random.default_rng(seed).lognormal(0, 0.01, len(n))
+    return Experiment("f", parse_formula("f[0] + f[1]*N*P", experiment="f"), {"N": n, "P": p, "time": time})
+
+
+@pytest.mark.parametrize("seed", [7, 8])
+def test_suggest_says_two_values_of_p_cannot_tell_its_terms_apart(seed):
+    found = suggest(sweep((1, 2), seed), FitSettings())
+    assert found.scarce == (("P", (1.0, 2.0)),)
+    first, last = found.ranked[0].tied
+    tied = found.ranked[:last]
+    assert first == 1 and last >= 3 and all(r.tied == (1, last) for r in tied)
+    assert max(r.held_out for r in tied) - min(r.held_out for r in tied) < 1e-9
+    # powers of P beside N, the simplest first: any function of P is a line through 2 points
+    # (P^(1/2) is not among them: through 1 and 2 it needs f[0] < 0, held at its bound 0)
+    assert [r.formula for r in tied] == ["f[0] + f[1]*N + f[2]*P", "f[0] + f[1]*N + f[2]*P^2",
+                                         "f[0] + f[1]*N + f[2]*P^(3/2)"]
+    assert found.ranked[last].tied is None or found.ranked[last].tied[0] > last
+
+
+def test_suggest_with_constants_free_ties_every_power_of_p():
+    found = suggest(sweep((1, 2)), FitSettings(constants="free"))
+    assert found.ranked[0].tied == (1, 4) and [r.formula for r in found.ranked[:4]] == [
+        f"f[0] + f[1]*N + f[2]*{p}" for p in ("P", "P^2", "P^(1/2)", "P^(3/2)")]
+
+
+def test_exact_data_tie_the_formulas_that_fit_it_exactly():
+    n = np.repeat(2.0 ** np.arange(10, 18), 3)
+    exact = Experiment("f", parse_formula("f[0] + f[1]*N", experiment="f"), {"N": n, "time": 1e-6 * n})
+    found = suggest(exact, FitSettings())
+    assert found.ranked[0].formula == "f[0] + f[1]*N" and found.ranked[0].tied[0] == 1 and found.scarce == ()
+
+
+def test_suggest_with_three_values_of_p_ranks_without_a_tie():
+    found = suggest(sweep((1, 2, 4)), FitSettings())
+    assert found.scarce == () and found.ranked[0].tied is None
+    assert found.ranked[0].formula == "f[0] + f[1]*N + f[2]*P"
+
+
+def test_tied_candidates_share_a_tie_and_go_simplest_first():
+    ordered = tie_groups([(0.2, "f[0] + f[1]*N^(1/2)"), (0.1, "f[0] + f[1]*N + f[2]*N^2"),
+                          (0.1 * (1 + 1e-9), "f[0] + f[1]*N^2"), (0.3, "f[0] + f[1]*N")])
+    assert ordered == [(0.1 * (1 + 1e-9), "f[0] + f[1]*N^2", (1, 2)), (0.1, "f[0] + f[1]*N + f[2]*N^2", (1, 2)),
+                       (0.2, "f[0] + f[1]*N^(1/2)", None), (0.3, "f[0] + f[1]*N", None)]
+
+
+def test_llac_suggest_on_a_sweep_of_two_p_names_the_tie(tmp_path):
+    write_sweep(tmp_path, procs=(1, 2), sizes=[1024 * 2 ** k for k in range(8)])
+    # the sweep's FFT formula predicts best; with a formula of N*P, sums of N and P terms do
+    done = llac_in(tmp_path, 'load "prog.cll.*.dat"; g = f formula "g[0] + g[1]*N*P"; suggest g')
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    lines = done.stdout.splitlines()
+    assert "P has 2 values (1, 2): formulas that differ only in P's terms are tied (through 2 points any term " \
+           "in P fits like another, unless a constant is held at its bound 0); measure more P to tell them apart" in lines
+    rows = [line.split() for line in lines if line.strip()[:1].isdigit()]
+    last = int(rows[0][-1].split("-")[1])
+    assert last > 1 and all(row[-1] == f"1-{last}" for row in rows[:last]), done.stdout
+    [apply] = [line for line in lines if line.startswith("apply the ")]
+    assert apply.startswith(f"apply the simplest of the tied best (ranks 1-{last}, none better than the "
+                            f'others): g_best = g formula "g[0] + g[1]*') and "apply the best" not in done.stdout
 
 
 # ---- 2. a prediction where the formula has no value

@@ -212,7 +212,9 @@ def drop(session, source: ast.Drop):
          to 3, j from 0 to 2) and c0 + c1*N + c2*N^i*log(N)^j for one variable, products and
          sums of such factors for several. The table shows the best 8 and the experiment's own
          formula (marked), with the median |error| in range and the intervals of the fit on
-         every point, and the command that applies the best.""",
+         every point, and the command that applies the best. Candidates with equal held-out
+         errors are tied (marked, the simplest first; none is the best); a variable with too
+         few values to tell its terms apart (P measured at 1 and 2 only) is named.""",
          ["suggest colinit"], ast.Suggest)
 def suggest_(session, statement: ast.Suggest):
     from llac.suggest import FitError, suggest
@@ -222,14 +224,23 @@ def suggest_(session, statement: ast.Suggest):
     except FitError as err:
         raise LlacError(f"cannot suggest a formula for {experiment.name}: {err}", statement.obj.span) from None
     rows = tuple((r.rank, r.formula, 100 * r.held_out, 100 * r.in_range, r.intervals,
-                  "yours" if r.yours else "") for r in found.ranked)
-    best = found.ranked[0].formula
+                  f"{r.tied[0]}-{r.tied[1]}" if r.tied else "", "yours" if r.yours else "") for r in found.ranked)
+    first = found.ranked[0]
+    apply = f'{experiment.name}_best = {statement.obj.text} formula "{first.formula}"'
     footer = (f"held out: the {found.held_points} largest sample points; fitted on the other "
               f"{found.fitted_points}; |error| = |predicted - measured| / measured, median",
               *([f"{found.failed} candidates could not be fitted to these points"] if found.failed else []),
-              f'apply the best: {experiment.name}_best = {statement.obj.text} formula "{best}"')
+              *(f"{v} has {len(values)} value{'s' * (len(values) != 1)} ({', '.join(f'{u:g}' for u in values)}): "
+                f"formulas that differ only in {v}'s terms are tied (through {len(values)} point{'s' * (len(values) != 1)} "
+                f"any term in {v} fits like another, unless a constant is held at its bound 0); measure "
+                f"more {v} to tell them apart"
+                for v, values in found.scarce),
+              *(["tied: the ranks of the formulas with equal held-out errors, which the ranking cannot tell "
+                 "apart; the simplest is listed first"] if any(r.tied for r in found.ranked) else []),
+              f"apply the simplest of the tied best (ranks {first.tied[0]}-{first.tied[1]}, none better than "
+              f"the others): {apply}" if first.tied else f"apply the best: {apply}")
     return [Table(f"formulas for {experiment.name}, best predictions of its largest points first",
-                  ("rank", "formula", "held-out |error| %", "in-range |error| %", "intervals", "note"),
+                  ("rank", "formula", "held-out |error| %", "in-range |error| %", "intervals", "tied", "note"),
                   rows, footer)]
 
 
