@@ -132,9 +132,9 @@ class Model:
                         intervals: np.ndarray) -> list[str]:
         """A line where a finite prediction has no interval (a prediction of 0, whose relative
         interval is none, or arithmetic that overflows), and
-        one warning naming the points where a term of the formula has no finite value (log of a
-        number <= 0, a division by zero, an overflow) and those terms: the formula says nothing
-        there. Blanks (nan) without a word read as a tool failure."""
+        one warning per set of terms of the formula that have no finite value at some points (log
+        of a number <= 0, a division by zero, an overflow), naming the points and those terms:
+        the formula says nothing there. Blanks (nan) without a word read as a tool failure."""
         notes = []
         unbounded = np.isfinite(values) & intervals & ~np.all(np.isfinite(bounds), axis=0)
         for points, why in ((np.flatnonzero(unbounded & (values == 0)), "the prediction there is 0 s, and the "
@@ -145,13 +145,15 @@ class Model:
                 notes.append(f"no prediction interval at {where}" + (f" and {len(points) - 1} more point(s)"
                              if len(points) > 1 else "") + f": {why}")
         finite = np.isfinite(design)
-        bad = np.flatnonzero(~np.all(finite, axis=1))
-        if len(bad):
+        kinds: dict[tuple, list[int]] = {}      # the terms without a value -> the points where
+        for i in np.flatnonzero(~np.all(finite, axis=1)):
+            kinds.setdefault(tuple(np.flatnonzero(~finite[i])), []).append(i)
+        for which, bad in kinds.items():
             where = ", ".join(self._point_text(columns, i) for i in bad[:3]) + (", ..." if len(bad) > 3 else "")
-            terms = [str(term) for k, term in enumerate(self.formula.terms) if not finite[:, k].all()]
-            which = f"term {terms[0]} is not a finite number" if len(terms) == 1 else \
+            terms = [str(self.formula.terms[k]) for k in which]
+            what = f"term {terms[0]} is not a finite number" if len(terms) == 1 else \
                 f"terms {', '.join(terms)} are not finite numbers"
-            notes.append(f"warning: the formula has no value at {where}: its {which} "
+            notes.append(f"warning: the formula has no value at {where}: its {what} "
                          f"there (the log of a number <= 0, a division by zero or an overflow); no prediction")
         return notes
 

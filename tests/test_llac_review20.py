@@ -168,3 +168,13 @@ def test_describe_of_one_file_keeps_its_header_and_a_merge_lists_every_file(tmp_
     head = lines.index("both: trace files") + 1
     assert [line.split()[:3] for line in lines[head + 2:head + 5]] == [
         ["prog.cll.1.dat", "15", "1"], ["prog.cll.2.dat", "30", "2"], ["prog.cll.4.dat", "60", "4"]]
+
+
+def test_one_warning_per_set_of_terms_without_a_value(probed):
+    done = llac_in(probed, 'load "s.cll.1.dat"; s = stream formula "s[0] + s[1]*N*log(N) + s[2]/N"; fit s; '
+                           'predict s N=0,-1,-2,4096')
+    assert done.returncode == 0 and "Warning" not in done.stderr, done.stderr
+    warnings = [line for line in done.stdout.splitlines() if "has no value" in line]
+    assert [w.split(" there ")[0] for w in warnings] == [
+        "warning: the formula has no value at N=0: its terms s[1]*N*log(N), s[2]*1/N are not finite numbers",
+        "warning: the formula has no value at N=-1, N=-2: its term s[1]*N*log(N) is not a finite number"], done.stdout
