@@ -178,3 +178,12 @@ def test_one_warning_per_set_of_terms_without_a_value(probed):
     assert [w.split(" there ")[0] for w in warnings] == [
         "warning: the formula has no value at N=0: its terms s[1]*N*log(N), s[2]*1/N are not finite numbers",
         "warning: the formula has no value at N=-1, N=-2: its term s[1]*N*log(N) is not a finite number"], done.stdout
+
+
+@pytest.mark.parametrize("layout", ["", " by P"])
+def test_predict_at_points_none_of_which_has_a_value_says_so(probed, layout):
+    (probed / "zero.csv").write_text("N,P,time\n0,0,1e-5\n1024,0,2e-5\n")
+    done = llac_in(probed, f'load "y.cll.4.dat"; load "zero.csv" as z formula "z[0] + z[1]*N*P"; '
+                           f'predict f at z{layout}')
+    assert done.returncode == 0 and "Warning" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert "|error|: none, no point has a prediction" in done.stdout and "nan%" not in done.stdout

@@ -373,15 +373,25 @@ def _prediction_table(model, points: dict, measured=None, machine: ast.Name | No
         errors = np.abs(prediction.values - measured) / measured * 100
         footer.append(f"measured = the {model.settings.aggregate} of each sample point's repetitions, "
                       f"as in the fit")
-        footer.append(f"{ERROR_SIGN}; |error|: median {np.nanmedian(errors):.3g}%, "
-                      f"max {np.nanmax(errors):.3g}%")
+        footer.append(f"{ERROR_SIGN}; |error|: {error_summary(errors)}")
         if aware is not None:
             errors = np.abs(aware[0] - measured) / measured * 100
-            footer.append(f"{aware_name}: |error| median {np.nanmedian(errors):.3g}%, max {np.nanmax(errors):.3g}%")
+            footer.append(f"{aware_name}: |error| {error_summary(errors)}")
     footer += list(prediction.notes) + aware_notes
     return Table(f"prediction by the model of {model.name} ({model.formula})", tuple(headers),
                  tuple(rows), tuple(footer),
                  interval_fields(headers, rows, prediction.piece, {"extrapolated": prediction.extrapolated}))
+
+
+def error_summary(errors) -> str:
+    """`median X%, max Y%` of the |error| % values that exist (nan: a point without a
+    prediction), or that there are none: numpy's nan-statistics would print nan and a Python
+    warning when no point has a prediction."""
+    errors = np.abs(np.asarray(errors, dtype=float))
+    errors = errors[~np.isnan(errors)]
+    if not len(errors):
+        return "none, no point has a prediction"
+    return f"median {np.median(errors):.3g}%, max {errors.max():.3g}%"
 
 
 def interval_fields(headers, rows, pieces, flags: dict) -> tuple:
