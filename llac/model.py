@@ -120,7 +120,6 @@ class Model:
                     relative_var += (rate * log_distance(columns[v][rows], data.min(), data.max())) ** 2
                 q = student_t.quantile(self.settings.alpha / 2, p.df) if p.df > 0 else np.nan
                 spread[rows] = q * np.sqrt(relative_var)
-        values[~np.all(np.isfinite(design), axis=1)] = np.nan   # a term has no value: neither has the formula
         with np.errstate(invalid="ignore"):   # a value of 0 with an infinite spread has no bounds (nan)
             bounds = np.sort(np.stack([values * np.exp(-spread), values * np.exp(spread)]), axis=0)
         extrapolated, notes = self._extrapolation(columns, piece)
