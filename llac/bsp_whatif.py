@@ -44,7 +44,7 @@ def communication_scale(model, columns: dict[str, np.ndarray], prediction,
     latency, bandwidth, reading = _reading(model, columns, design)
     result, used = np.full(n, np.nan), {"L": False, "g": False}
     for row, index in enumerate(prediction.piece):
-        if index < 0:
+        if index < 0 or not np.isfinite(prediction.values[row]):   # no plain prediction: none here
             continue
         parts = design[row] * model.pieces[index].constants
         used["L"] |= bool(np.any(parts[latency[row]] != 0))
@@ -56,8 +56,8 @@ def communication_scale(model, columns: dict[str, np.ndarray], prediction,
         source = f"{there_ref}@{there.run_id}'s g and L" + (f", with {source}" if source else "")
     note = f"{source}: {reading}, scaled from {here_ref}@{here.run_id}'s probed g and L at the point's P"
     unused = [k for k in given if not used[k]]
-    if unused:
-        note += (f"; {' and '.join(unused)} changes nothing here: no term read as "
+    if unused and np.isfinite(result).any():      # (where no point has a prediction, nothing to say)
+        note += (f"; {' and '.join(unused)} change{'s' if len(unused) == 1 else ''} nothing here: no term read as "
                  f"{' or '.join(unused)} has a constant other than 0 at these points")
     return result, note
 

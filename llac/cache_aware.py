@@ -231,7 +231,7 @@ def aware_prediction(model, view: MemoryView, columns: dict[str, np.ndarray], va
     # within the fitted working sets the plain prediction stands; beyond, the traffic may dominate
     beyond = sets > reference
     here = np.where(beyond, np.maximum(values, view.traffic(view.run, sets)), values)
-    notes = _leaving_notes(model, view, columns, sets)
+    notes = _leaving_notes(model, view, columns, np.where(np.isfinite(values), sets, np.nan))  # not where no value
     if other is None:
         return here, notes
     compute = _compute_ratio(view.run, other)
@@ -268,10 +268,10 @@ def leaving_notes(run: ProbeRun, learned: np.ndarray, columns: dict, sets: np.nd
                   keeps: str) -> list[str]:
     """One warning for the points (`columns`, working sets `sets`) whose working set lies in
     a cache level of `run` beyond every level that the working sets `learned` from reached
-    (`what` names those, `keeps` says what the prediction does there, with `{level}`)."""
+    (a working set of nan: a point to leave out; `what` names those, `keeps` says what the prediction does there, with `{level}`)."""
     order = [label for label, _ in level_edges(run)] + [MEMORY]
     deepest = max(order.index(level_of(run, w)) for w in learned)
-    beyond = [i for i, w in enumerate(sets) if order.index(level_of(run, w)) > deepest]
+    beyond = [i for i, w in enumerate(sets) if np.isfinite(w) and order.index(level_of(run, w)) > deepest]
     if not beyond:
         return []
     shown = ", ".join(" ".join(f"{v}={columns[v][i]:g}" for v in columns) for i in beyond[:3])

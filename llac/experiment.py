@@ -13,6 +13,15 @@ from cll_grammar.workingset import parse_working_set
 
 
 @dataclass(frozen=True)
+class Source:
+    """One trace file of an experiment merged from several: the file, its header (with the
+    experiment's declaration) and how many of the experiment's records were read from it."""
+    origin: str
+    header: Mapping[str, str]
+    records: int
+
+
+@dataclass(frozen=True)
 class Experiment:
     """The records of one experiment: equal-length float64 columns keyed by name.
 
@@ -24,7 +33,9 @@ class Experiment:
     it), or None. `ids` identifies each record (`identify`: the same record read twice, from
     a copy of its trace, has the same id) so that merging cannot count one twice; None when
     unknown (CSV data, aggregates). `wall_time`: whether `time` is still the wall time the
-    trace measured (`with time = ...` replaces it). Operations return new experiments;
+    trace measured (`with time = ...` replaces it). `sources`: for an experiment merged from
+    several files, each file (`Source`), since `header` is then the first file's (`describe`
+    shows what holds for the whole); () for one file. Operations return new experiments;
     nothing is changed in place.
     """
     name: str
@@ -35,6 +46,7 @@ class Experiment:
     working_set: str | None = None
     ids: np.ndarray | None = None
     wall_time: bool = True
+    sources: tuple[Source, ...] = ()
 
     def __post_init__(self):
         cols = {k: np.asarray(v, dtype=float) for k, v in self.columns.items()}
@@ -67,7 +79,7 @@ class Experiment:
 
     def replace(self, **changes) -> "Experiment":
         """A copy with some fields changed (name, formula, columns, origin, header, working_set,
-        ids); new columns without new ids are records of unknown identity."""
+        ids, sources); new columns without new ids are records of unknown identity."""
         if "columns" in changes:
             changes.setdefault("ids", None)
         return replace(self, **changes)

@@ -111,7 +111,8 @@ class Model:
             rows = piece == i
             intervals[rows] = p.df > 0
             x = design[rows]
-            values[rows] = x @ p.constants
+            with np.errstate(invalid="ignore", over="ignore"):   # a term with no value: see below
+                values[rows] = x @ p.constants
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 relative_var = np.einsum("ij,jk,ik->i", x, p.cov, x) / values[rows] ** 2 + p.scale ** 2
                 for v, rate in self.drift.items():
@@ -130,9 +131,9 @@ class Model:
                         intervals: np.ndarray) -> list[str]:
         """A line where a finite prediction has no interval (a prediction of 0, whose relative
         interval is none, or arithmetic that overflows), and
-        a warning per term of the formula that has no finite value at some point (log of a number
-        <= 0, a division by zero, an overflow): the formula says nothing there. Blanks (nan)
-        without a word read as a tool failure."""
+        one warning per set of terms of the formula that have no finite value at some points (log
+        of a number <= 0, a division by zero, an overflow), naming the points and those terms:
+        the formula says nothing there. Blanks (nan) without a word read as a tool failure."""
         notes = []
         unbounded = np.isfinite(values) & intervals & ~np.all(np.isfinite(bounds), axis=0)
         for points, why in ((np.flatnonzero(unbounded & (values == 0)), "the prediction there is 0 s, and the "
@@ -142,12 +143,17 @@ class Model:
                 where = self._point_text(columns, points[0])
                 notes.append(f"no prediction interval at {where}" + (f" and {len(points) - 1} more point(s)"
                              if len(points) > 1 else "") + f": {why}")
-        for k, term in enumerate(self.formula.terms):
-            bad = np.flatnonzero(~np.isfinite(design[:, k]))
-            if len(bad):
-                where = ", ".join(self._point_text(columns, i) for i in bad[:3]) + (", ..." if len(bad) > 3 else "")
-                notes.append(f"warning: the formula has no value at {where}: its term {term} is not a finite "
-                             f"number there (the log of a number <= 0, a division by zero or an overflow); no prediction")
+        finite = np.isfinite(design)
+        kinds: dict[tuple, list[int]] = {}      # the terms without a value -> the points where
+        for i in np.flatnonzero(~np.all(finite, axis=1)):
+            kinds.setdefault(tuple(np.flatnonzero(~finite[i])), []).append(i)
+        for which, bad in kinds.items():
+            where = ", ".join(self._point_text(columns, i) for i in bad[:3]) + (", ..." if len(bad) > 3 else "")
+            terms = [str(self.formula.terms[k]) for k in which]
+            what = f"term {terms[0]} is not a finite number" if len(terms) == 1 else \
+                f"terms {', '.join(terms)} are not finite numbers"
+            notes.append(f"warning: the formula has no value at {where}: its {what} "
+                         f"there (the log of a number <= 0, a division by zero or an overflow); no prediction")
         return notes
 
     def _point_text(self, columns: dict, i: int) -> str:

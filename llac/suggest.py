@@ -7,6 +7,9 @@ c0 + c1*N + c2*N^i*log(N)^j of a linear term and a faster-growing one; for sever
 products of one such factor per variable and sums of two factors, from a coarser set of exponents.
 Each is fitted with the session's settings by `fit_experiment`, on the sample points
 outside the largest quarter, and judged by its median relative error on that quarter.
+Candidates whose errors are equal are tied, listed simplest first and marked: the data cannot
+tell them apart (a pruned extra term; or a variable with too few values, e.g. P measured at
+1 and 2 only, on which any function of P is a line through two points).
 """
 from __future__ import annotations
 
@@ -33,27 +36,36 @@ HELD_OUT = 0.25           # the share of the sample points held out (the largest
 MIN_HELD_OUT = 2
 MIN_FITTED = 3            # fewest sample points a candidate is fitted on
 SHOWN = 8
+# held-out errors this close (relative, or absolute: exact data err by 1e-14 or 0) are tied:
+# the data cannot tell the formulas apart
+TIE, TIE_ABSOLUTE = 1e-6, 1e-9
 
 
 @dataclass(frozen=True)
 class Ranked:
     """One candidate's place in the ranking (1 = best) and figures: median relative errors on the held-out points and (fitted on
-    every point) in range, with its number of intervals; `yours`: the experiment's formula."""
+    every point) in range, with its number of intervals; `yours`: the experiment's formula;
+    `tied`: the first and last rank of the candidates whose held-out error equals its own
+    (None when no other's does)."""
     rank: int
     formula: str
     held_out: float
     in_range: float
     intervals: int
     yours: bool
+    tied: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
 class Suggestion:
-    """The ranking (best first, the user's formula among them) and the split it was judged on."""
+    """The ranking (best first, the user's formula among them) and the split it was judged on;
+    `scarce`: the variables (with their values) that have too few distinct values for the
+    candidates' terms in them to be told apart."""
     ranked: tuple[Ranked, ...]
     fitted_points: int
     held_points: int
     failed: int              # candidates that could not be fitted
+    scarce: tuple[tuple[str, tuple[float, ...]], ...] = ()
 
 
 def factor(variable: str, power: Fraction, logs: int) -> str:
@@ -132,19 +144,52 @@ def suggest(experiment: Experiment, settings: FitSettings) -> Suggestion:
             failed += text != own
         else:
             scores.append((error, text))
-    scores.sort(key=lambda s: (round(s[0], 9), s[1].count("["), s[1]))   # ties: the simpler first
-    shown = [(r, s) for r, s in enumerate(scores, 1) if r <= SHOWN or s[1] == own]
+    ordered = tie_groups(scores)
+    shown = [(r, s) for r, s in enumerate(ordered, 1) if r <= SHOWN or s[1] == own]
     ranked = []
-    for rank, (error, text) in shown:
+    for rank, (error, text, tied) in shown:
         try:
             candidate = experiment.replace(formula=parse_formula(text))
             whole = fit_experiment(candidate, settings, quick=True, points=whole_points(candidate))
             in_range, intervals = whole.median_rel_error, len(whole.pieces)
         except FitError:
             in_range, intervals = float("nan"), 0
-        ranked.append(Ranked(rank, text, error, in_range, intervals, text == own))
+        ranked.append(Ranked(rank, text, error, in_range, intervals, text == own, tied))
     fitted = len(aggregate_points(formula, training.columns, settings.aggregate))
-    return Suggestion(tuple(ranked), fitted, len(truth), failed)
+    return Suggestion(tuple(ranked), fitted, len(truth), failed, scarce(whole_points(experiment)))
+
+
+def simplicity(text: str) -> tuple:
+    """The order among tied formulas, the simplest first: fewest constants, then fewest
+    fractional powers, fewest logs, the shortest."""
+    return text.count("["), text.count("^("), text.count("log"), len(text), text
+
+
+def tie_groups(scores: list[tuple[float, str]]) -> list[tuple[float, str, tuple[int, int] | None]]:
+    """The (error, formula) `scores` best first, those of equal errors (within TIE) together
+    and simplest first, each with the first and last rank of its tie (None alone)."""
+    groups: list[list[tuple[float, str]]] = []
+    for score in sorted(scores):
+        if groups and score[0] - groups[-1][0][0] <= max(TIE * groups[-1][0][0], TIE_ABSOLUTE):
+            groups[-1].append(score)
+        else:
+            groups.append([score])
+    ordered, rank = [], 1
+    for group in groups:
+        tied = (rank, rank + len(group) - 1) if len(group) > 1 else None
+        ordered += [(error, text, tied) for error, text in sorted(group, key=lambda s: simplicity(s[1]))]
+        rank += len(group)
+    return ordered
+
+
+def scarce(points: SamplePoints) -> tuple[tuple[str, tuple[float, ...]], ...]:
+    """The variables of `points` with too few distinct values to tell the candidates apart:
+    with k values, at most k - 1 terms in a variable can be told apart (through k points any
+    k - 1 terms and the constant fit alike), and a candidate has up to 2 terms in the variable
+    alone (1 when there are several variables)."""
+    terms = 2 if len(points.variables) == 1 else 1
+    values = {v: np.unique(x) for v, x in points.variables.items()}
+    return tuple((v, tuple(float(u) for u in x)) for v, x in values.items() if len(x) <= terms + 1)
 
 
 class SamplePointCache:

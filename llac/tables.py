@@ -10,7 +10,7 @@ from cll_grammar.formula import Variable, evaluate, walk
 from cll_grammar.span import suggest
 from llac import ast
 from llac.errors import LlacError
-from llac.experiment import Experiment
+from llac.experiment import Experiment, Source
 from llac.fit_data import FitError, aggregate_points, group_rows
 
 
@@ -51,7 +51,8 @@ def aggregate_experiment(experiment: Experiment, method: str = "median",
 def merge_experiments(experiments: list[Experiment]) -> Experiment:
     """The records of all `experiments` (same formula) in one; columns they all have. The
     header is the first's, except that `mpi_uncounted` lists what any of them did not count;
-    the working set is theirs when they all state the same one, else None."""
+    the working set is theirs when they all state the same one, else None; `sources` lists
+    every file with its own header and records."""
     first = experiments[0]
     if len(experiments) == 1:
         return first
@@ -63,7 +64,8 @@ def merge_experiments(experiments: list[Experiment]) -> Experiment:
     header = {**first.header, "mpi_uncounted": uncounted} if uncounted else first.header
     working_sets = {e.working_set for e in experiments}
     ids = None if any(e.ids is None for e in experiments) else np.concatenate([e.ids for e in experiments])
-    return first.replace(columns=columns, origin=origin, header=header, ids=ids,
+    sources = tuple(s for e in experiments for s in (e.sources or (Source(e.origin, e.header, len(e)),)))
+    return first.replace(columns=columns, origin=origin, header=header, ids=ids, sources=sources,
                          working_set=first.working_set if len(working_sets) == 1 else None)
 
 

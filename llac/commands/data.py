@@ -237,7 +237,10 @@ def show(session, statement: ast.Show):
          table of the sample points (the first 20) with their repetitions and spread: how much
          slower the typical repetition is than the fastest, (median - min) / min, with the
          noisy points marked and the median spread and the noisiest points below; of a model,
-         as `show`: its intervals, constants, errors and warnings.""",
+         as `show`: its intervals, constants, errors and warnings. Of an experiment merged
+         from several trace files (a sweep over P), the header fields the files agree on,
+         and a table of the files with the records read from each and the fields that
+         differ (procs, date, ...).""",
          ["describe colinit", "describe colinit.model"], ast.Describe)
 def describe(session, statement: ast.Describe):
     if model := _model(session, statement.obj):
@@ -250,9 +253,32 @@ def describe(session, statement: ast.Describe):
               f"{len(experiment)} record{'s' * (len(experiment) != 1)} at {len(counts)} sample "
               f"point{'s' * (len(counts) != 1)}; repetitions per point: "
               + (f"{counts.min()}..{counts.max()}" if len(counts) else "-")]
-    footer += [f"{k}: {v}" for k, v in experiment.header.items()]
-    tables = [Table(experiment.name, ("column", "min", "max", "distinct"), rows, tuple(footer))]
+    if not experiment.sources:
+        footer += [f"{k}: {v}" for k, v in experiment.header.items()]
+        files = []
+    else:
+        agreed, files = _sources_table(experiment)
+        footer += [f"merged from {len(experiment.sources)} trace files (table below); the header fields they all "
+                   f"agree on:", *agreed]
+    tables = [Table(experiment.name, ("column", "min", "max", "distinct"), rows, tuple(footer)), *files]
     return tables + ([_spread_table(experiment, points, counts)] if len(counts) else [])
+
+
+def _sources_table(experiment: Experiment) -> tuple[list[str], list[Table]]:
+    """describe of an experiment merged from several files: the header fields (`key: value`)
+    every file agrees on, and a table of the files with the records read from each and the
+    fields that differ; the first file's header alone would pass for the whole's (its
+    `procs: 1` and `records: 0` under the sweep's records). The declared `records:` is left
+    out: the table counts what was read."""
+    headers = [source.header for source in experiment.sources]
+    keys = [k for k in dict.fromkeys(k for h in headers for k in h) if k != "records"]
+    agreed = [k for k in keys if all(k in h for h in headers) and len({h[k] for h in headers}) == 1]
+    differ = [k for k in keys if k not in agreed]
+    rows = tuple((source.origin or "-", source.records, *(source.header.get(k) for k in differ))
+                 for source in experiment.sources)
+    return ([f"{k}: {headers[0][k]}" for k in agreed],
+            [Table(f"{experiment.name}: trace files", ("file", "records", *differ), rows,
+                   ("records = how many of its records were read from the file",))])
 
 
 def _spread_table(experiment: Experiment, points: dict, counts: np.ndarray) -> Table:

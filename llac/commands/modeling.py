@@ -215,7 +215,9 @@ def drop(session, source: ast.Drop):
          to 3, j from 0 to 2) and c0 + c1*N + c2*N^i*log(N)^j for one variable, products and
          sums of such factors for several. The table shows the best 8 and the experiment's own
          formula (marked), with the median |error| in range and the intervals of the fit on
-         every point, and the command that applies the best.""",
+         every point, and the command that applies the best. Candidates with equal held-out
+         errors are tied (marked, the simplest first; none is the best); a variable with too
+         few values to tell its terms apart (P measured at 1 and 2 only) is named.""",
          ["suggest colinit"], ast.Suggest)
 def suggest_(session, statement: ast.Suggest):
     from llac.suggest import FitError, suggest
@@ -225,14 +227,23 @@ def suggest_(session, statement: ast.Suggest):
     except FitError as err:
         raise LlacError(f"cannot suggest a formula for {experiment.name}: {err}", statement.obj.span) from None
     rows = tuple((r.rank, r.formula, 100 * r.held_out, 100 * r.in_range, r.intervals,
-                  "yours" if r.yours else "") for r in found.ranked)
-    best = found.ranked[0].formula
+                  f"{r.tied[0]}-{r.tied[1]}" if r.tied else "", "yours" if r.yours else "") for r in found.ranked)
+    first = found.ranked[0]
+    apply = f'{experiment.name}_best = {statement.obj.text} formula "{first.formula}"'
     footer = (f"held out: the {found.held_points} largest sample points; fitted on the other "
               f"{found.fitted_points}; |error| = |predicted - measured| / measured, median",
               *([f"{found.failed} candidates could not be fitted to these points"] if found.failed else []),
-              f'apply the best: {experiment.name}_best = {statement.obj.text} formula "{best}"')
+              *(f"{v} has {len(values)} value{'s' * (len(values) != 1)} ({', '.join(f'{u:g}' for u in values)}): "
+                f"formulas that differ only in {v}'s terms are tied (through {len(values)} point{'s' * (len(values) != 1)} "
+                f"any term in {v} fits like another, unless a constant is held at its bound 0); measure "
+                f"more {v} to tell them apart"
+                for v, values in found.scarce),
+              *(["tied: the ranks of the formulas with equal held-out errors, which the ranking cannot tell "
+                 "apart; the simplest is listed first"] if any(r.tied for r in found.ranked) else []),
+              f"apply the simplest of the tied best (ranks {first.tied[0]}-{first.tied[1]}, none better than "
+              f"the others): {apply}" if first.tied else f"apply the best: {apply}")
     return [Table(f"formulas for {experiment.name}, best predictions of its largest points first",
-                  ("rank", "formula", "held-out |error| %", "in-range |error| %", "intervals", "note"),
+                  ("rank", "formula", "held-out |error| %", "in-range |error| %", "intervals", "tied", "note"),
                   rows, footer)]
 
 
@@ -365,15 +376,25 @@ def _prediction_table(model, points: dict, measured=None, machine: ast.Name | No
         errors = np.abs(prediction.values - measured) / measured * 100
         footer.append(f"measured = the {model.settings.aggregate} of each sample point's repetitions, "
                       f"as in the fit")
-        footer.append(f"{ERROR_SIGN}; |error|: median {np.nanmedian(errors):.3g}%, "
-                      f"max {np.nanmax(errors):.3g}%")
+        footer.append(f"{ERROR_SIGN}; |error|: {error_summary(errors)}")
         if aware is not None:
             errors = np.abs(aware[0] - measured) / measured * 100
-            footer.append(f"{aware_name}: |error| median {np.nanmedian(errors):.3g}%, max {np.nanmax(errors):.3g}%")
+            footer.append(f"{aware_name}: |error| {error_summary(errors)}")
     footer += list(prediction.notes) + aware_notes
     return Table(f"prediction by the model of {model.name} ({model.formula})", tuple(headers),
                  tuple(rows), tuple(footer),
                  interval_fields(headers, rows, prediction.piece, {"extrapolated": prediction.extrapolated}))
+
+
+def error_summary(errors) -> str:
+    """`median X%, max Y%` of the |error| % values that exist (nan: a point without a
+    prediction), or that there are none: numpy's nan-statistics would print nan and a Python
+    warning when no point has a prediction."""
+    errors = np.abs(np.asarray(errors, dtype=float))
+    errors = errors[~np.isnan(errors)]
+    if not len(errors):
+        return "none, no point has a prediction"
+    return f"median {np.median(errors):.3g}%, max {errors.max():.3g}%"
 
 
 def interval_fields(headers, rows, pieces, flags: dict) -> tuple:
@@ -421,7 +442,9 @@ def _aware(model, points: dict, prediction, machine: ast.Name | None, parameters
             raise error.at(machine.span) from None
     values, notes = aware_prediction(model, view, points, prediction.values, prediction.piece,
                                      run if machine is not None else None)
-    levels = [level_of(run, w) for w in working_set_bytes(model, points)]
+    # no cache level beside a prediction the formula cannot give (nan)
+    levels = [level_of(run, w) if np.isfinite(v) else "" for w, v in
+              zip(working_set_bytes(model, points), prediction.values)]
     name = f"on {target}" if machine is not None else "machine-aware"
     return (values, levels), [f"{name}: the larger of the computation and the memory traffic (ρ={view.share:.2f}), "
                               f"the traffic costed by {target}'s memory mountain (docs/machine.md)"] + notes, name

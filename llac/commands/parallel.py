@@ -11,7 +11,7 @@ import numpy as np
 from cll_grammar.span import suggest
 from llac import ast
 from llac.commands import command
-from llac.commands.modeling import SECONDS
+from llac.commands.modeling import SECONDS, error_summary
 from llac.commands.results import Note, Table, Text
 from llac.errors import LlacError
 from llac.parallel import (UNITS, ParallelError, default_unit, distribution, groups,
@@ -171,8 +171,7 @@ def table3(session, statement: ast.PredictTable):
                      prediction.values[i], error[i], " ".join(flags)))
     footer = [f"TIME: the {model.settings.aggregate} of the records at each point (as in the fit); "
               f"ERROR % = 100 (PREDICTED - TIME) / TIME",
-              f"|error|: median {np.nanmedian(np.abs(error)):.3g}%, max {np.nanmax(np.abs(error)):.3g}%"
-              if len(rows) else "no points",
+              f"|error|: {error_summary(error)}" if len(rows) else "no points",
               *([oversubscription_note(processors, cores, host, PROCESSORS)] if processors is not None else []),
               *prediction.notes]
     headers = ("PROCS" if procs == PROCESSORS else procs, *others, f"TIME {SECONDS}", f"PREDICTED {SECONDS}", "ERROR %", "interval")
