@@ -73,21 +73,26 @@ class MpiLaunch(Launch):
 def prepare_mpi(program: Program, procs: tuple[int, int, int] | None, cflags: list[str],
                 arguments: list[str], oversubscribe: bool,
                 progress: Progress) -> tuple[MpiLaunch, list[int]]:
-    """The launch and the rank counts of `program`'s sweep over `procs` (default: one run on
-    every core), after building and writing the sweep scripts; a CallError naming the Slurm
-    script when the counts are more than this machine will start (the sweep runs on a
-    cluster instead)."""
+    """The launch and the rank counts of `program`'s sweep over `procs` (--procs; None: the
+    pragma's procs clause, default one run on every core), after building and writing the
+    sweep scripts; a CallError naming the Slurm script when the counts are more than this
+    machine will start (the sweep runs on a cluster instead), at --procs or at the pragma,
+    whichever gave the counts."""
     source = program.file
-    counts = procs_sequence(procs) if procs else [cores()]
+    sweep = procs or program.parallel.procs
+    counts = procs_sequence(sweep) if sweep else [cores()]
     limit = MAX_RANKS_PER_CORE * cores()
     launcher = mpirun_command() if max(counts) <= limit else None
     executable = ensure_built(program, cflags, progress)
-    shell, sbatch = write_scripts(source, executable, counts, arguments, Path.cwd())
+    shell, sbatch = write_scripts(source, executable, counts, arguments, cflags, Path.cwd())
     progress.note(f"sweep scripts: {shell} (sh), {sbatch} (Slurm sbatch)")
     if launcher is None:   # the scripts are written: the large counts can run elsewhere
+        # the counts came from --procs (no place in the source) or from the pragma's clause
+        where, what = ((("call run", 0, 0), "--procs") if procs else
+                       ((source, program.parallel.line, program.parallel.column), "procs"))
         raise CallError([Diagnostic(
-            "error", source, program.parallel.line, program.parallel.column,
-            f"procs asks for P={max(counts)}: more processes than MPI will start here "
+            "error", *where,
+            f"{what} asks for P={max(counts)}: more processes than MPI will start here "
             f"({cores()} cores, at most {MAX_RANKS_PER_CORE} ranks per core oversubscribed); "
             f"nothing was run. Run the large counts on a cluster with the Slurm script "
             f"{sbatch} written for this sweep (docs/mpi.md), or give --procs with counts up "

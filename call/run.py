@@ -162,7 +162,7 @@ def run_program(program: Program, procs: tuple[int, int, int] | None, cflags: st
         raise CallError([Diagnostic("error", source, 0, 0, "--procs needs a program with "
                                     "'#pragma cll parallel OpenMP', 'parallel MPI' or 'parallel PUB'")])
     if model in ("MPI", "PUB"):
-        launch, counts = prepare_mpi(program, procs or program.parallel.procs, shlex.split(cflags),
+        launch, counts = prepare_mpi(program, procs, shlex.split(cflags),
                                      arguments, oversubscribe, progress)
     else:
         launch = Launch(ensure_built(program, shlex.split(cflags), progress), arguments)
