@@ -5,6 +5,7 @@ records were not gathered)."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 from call.build import ensure_built
@@ -13,15 +14,14 @@ from call.diagnostics import CallError, Diagnostic
 from call.launch import Launch, label, trace_status
 from call.pragmas import procs_sequence
 from call.progress import Progress
-from call.scripts import cores, launch_environment, mpirun_command, write_scripts
+from call.scripts import cores, grace_seconds, launch_environment, mpirun_command, write_scripts
+from call.stop import stop_mpi
 
 MAX_RANKS_PER_CORE = 32  # beyond this a machine thrashes rather than runs the program
 
 
 class MpiLaunch(Launch):
     """Runs of an MPI program under `launcher -np P`."""
-
-    forward_interrupt = False   # a second SIGINT makes Open MPI kill the ranks at once
 
     def __init__(self, launcher: list[str], executable: Path, arguments: list[str],
                  oversubscribe: bool):
@@ -41,6 +41,12 @@ class MpiLaunch(Launch):
         """The environment with call.scripts' additions for `count` ranks, and why."""
         extra, notes = launch_environment(count, self.oversubscribe)
         return {**os.environ, **extra}, notes
+
+    def stop(self, process: subprocess.Popen, signum: int) -> None:
+        """End the running mpirun `process` on call run's SIGTERM or Ctrl-C: call signals the
+        ranks itself and ends mpirun once they are gone (call.stop: Open MPI would wait 10 s
+        before passing the signal on), giving them the grace they get when a rank fails."""
+        stop_mpi(process, signum, self.executable, grace_seconds())
 
     def kept(self, count: int | None) -> list[Path]:
         """Rank 0's trace, then the `.rank<r>` files of ranks whose records were not gathered."""

@@ -17,6 +17,16 @@ OVERSUBSCRIBE_ENV = {"OMPI_MCA_rmaps_base_oversubscribe": "1"}
 GRACE_ENV = {"OMPI_MCA_odls_base_sigkill_timeout": "10"}
 
 
+def grace_seconds() -> float:
+    """The seconds ranks get to write their records when a run is ended: Open MPI's kill
+    timeout as call run sets it (GRACE_ENV) or as the environment does."""
+    name, default = next(iter(GRACE_ENV.items()))
+    try:
+        return max(0.0, float(os.environ.get(name, default)))
+    except ValueError:
+        return float(default)
+
+
 def mpirun_command(who: str = "call run") -> list[str]:
     """The MPI launcher: $MPIRUN (default mpirun); a CallError from `who` naming the
     packages when it is not installed."""
