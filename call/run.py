@@ -54,7 +54,7 @@ def run_child(command: list[str], env: dict, progress: Progress,
     except KeyboardInterrupt:
         try:
             stop(process, signal.SIGINT)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, _Terminated):   # a second Ctrl-C, or SIGTERM meanwhile
             stop(process, signal.SIGKILL)
         status, interrupted = INTERRUPTED, True
     finally:
