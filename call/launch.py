@@ -7,7 +7,10 @@ from __future__ import annotations
 import os
 import shlex
 import signal
+import subprocess
 from pathlib import Path
+
+from call.stop import stop_program
 
 
 # A trace this large is worth a word on its trace line: llac loads about 10^6 records a
@@ -42,6 +45,12 @@ def trace_header(path: Path) -> tuple[str, dict[str, int]]:
 def trace_status(path: Path) -> str:
     """The `#status:` of a trace file's header ('?' if it has none)."""
     return trace_header(path)[0]
+
+
+def finished(path: Path) -> bool:
+    """Whether the trace at `path` exists and holds a whole run: its program ended normally
+    (`#status: complete`, or `exit-without-report` for a program without `report`)."""
+    return path.exists() and trace_status(path) in ("complete", "exit-without-report")
 
 
 def status_note(path: Path) -> str:
@@ -103,8 +112,6 @@ class Launch:
     sequential run); the base launches the program itself, with OMP_NUM_THREADS=P when
     there is a count (OpenMP)."""
 
-    forward_interrupt = True   # whether the child gets SIGINT from call run (see run_child)
-
     def __init__(self, executable: Path, arguments: list[str]):
         self.executable = executable
         self.arguments = arguments
@@ -129,6 +136,11 @@ class Launch:
         """The files holding the run's records, its trace first."""
         trace = self.trace(count)
         return [trace] if trace.exists() else []
+
+    def stop(self, process: subprocess.Popen, signum: int) -> None:
+        """End the running `process` on call run's SIGTERM or Ctrl-C (`signum` SIGTERM or
+        SIGINT; SIGKILL on a second Ctrl-C) and wait for it (call.stop)."""
+        stop_program(process, signum)
 
     def tidy(self, count: int | None) -> None:
         """Remove what an ended run leaves that holds no records (nothing here)."""

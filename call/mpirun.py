@@ -5,6 +5,7 @@ records were not gathered)."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 from call.build import ensure_built
@@ -13,15 +14,14 @@ from call.diagnostics import CallError, Diagnostic
 from call.launch import Launch, label, trace_status
 from call.pragmas import procs_sequence
 from call.progress import Progress
-from call.scripts import cores, launch_environment, mpirun_command, write_scripts
+from call.scripts import cores, grace_seconds, launch_environment, mpirun_command, write_scripts
+from call.stop import stop_mpi
 
 MAX_RANKS_PER_CORE = 32  # beyond this a machine thrashes rather than runs the program
 
 
 class MpiLaunch(Launch):
     """Runs of an MPI program under `launcher -np P`."""
-
-    forward_interrupt = False   # a second SIGINT makes Open MPI kill the ranks at once
 
     def __init__(self, launcher: list[str], executable: Path, arguments: list[str],
                  oversubscribe: bool):
@@ -41,6 +41,12 @@ class MpiLaunch(Launch):
         """The environment with call.scripts' additions for `count` ranks, and why."""
         extra, notes = launch_environment(count, self.oversubscribe)
         return {**os.environ, **extra}, notes
+
+    def stop(self, process: subprocess.Popen, signum: int) -> None:
+        """End the running mpirun `process` on call run's SIGTERM or Ctrl-C: call signals the
+        ranks itself and ends mpirun once they are gone (call.stop: Open MPI would wait 10 s
+        before passing the signal on), giving them the grace they get when a rank fails."""
+        stop_mpi(process, signum, self.executable, grace_seconds())
 
     def kept(self, count: int | None) -> list[Path]:
         """Rank 0's trace, then the `.rank<r>` files of ranks whose records were not gathered."""
@@ -73,21 +79,26 @@ class MpiLaunch(Launch):
 def prepare_mpi(program: Program, procs: tuple[int, int, int] | None, cflags: list[str],
                 arguments: list[str], oversubscribe: bool,
                 progress: Progress) -> tuple[MpiLaunch, list[int]]:
-    """The launch and the rank counts of `program`'s sweep over `procs` (default: one run on
-    every core), after building and writing the sweep scripts; a CallError naming the Slurm
-    script when the counts are more than this machine will start (the sweep runs on a
-    cluster instead)."""
+    """The launch and the rank counts of `program`'s sweep over `procs` (--procs; None: the
+    pragma's procs clause, default one run on every core), after building and writing the
+    sweep scripts; a CallError naming the Slurm script when the counts are more than this
+    machine will start (the sweep runs on a cluster instead), at --procs or at the pragma,
+    whichever gave the counts."""
     source = program.file
-    counts = procs_sequence(procs) if procs else [cores()]
+    sweep = procs or program.parallel.procs
+    counts = procs_sequence(sweep) if sweep else [cores()]
     limit = MAX_RANKS_PER_CORE * cores()
     launcher = mpirun_command() if max(counts) <= limit else None
     executable = ensure_built(program, cflags, progress)
-    shell, sbatch = write_scripts(source, executable, counts, arguments, Path.cwd())
+    shell, sbatch = write_scripts(source, executable, counts, arguments, cflags, Path.cwd())
     progress.note(f"sweep scripts: {shell} (sh), {sbatch} (Slurm sbatch)")
     if launcher is None:   # the scripts are written: the large counts can run elsewhere
+        # the counts came from --procs (no place in the source) or from the pragma's clause
+        where, what = ((("call run", 0, 0), "--procs") if procs else
+                       ((source, program.parallel.line, program.parallel.column), "procs"))
         raise CallError([Diagnostic(
-            "error", source, program.parallel.line, program.parallel.column,
-            f"procs asks for P={max(counts)}: more processes than MPI will start here "
+            "error", *where,
+            f"{what} asks for P={max(counts)}: more processes than MPI will start here "
             f"({cores()} cores, at most {MAX_RANKS_PER_CORE} ranks per core oversubscribed); "
             f"nothing was run. Run the large counts on a cluster with the Slurm script "
             f"{sbatch} written for this sweep (docs/mpi.md), or give --procs with counts up "

@@ -9,11 +9,12 @@ import signal
 import subprocess
 import threading
 from pathlib import Path
+from typing import IO, Callable
 
 from call.build import ensure_built
 from call.check import Program
 from call.diagnostics import CallError, Diagnostic
-from call.launch import Launch, label, status_note
+from call.launch import Launch, finished, label, status_note
 from call.mpirun import prepare_mpi
 from call.pragmas import procs_sequence
 from call.progress import Progress
@@ -30,62 +31,44 @@ def _raise_terminated(signum, frame):
     raise _Terminated
 
 
-def _sigint_received(pid: int) -> bool:
-    """Whether process `pid` already has SIGINT: pending, or no longer caught because the
-    runtime's one-shot handler is running (Linux /proc; False when unknown). A terminal's
-    Ctrl-C reaches the whole process group, and a second SIGINT would kill the program
-    while it writes its trace."""
-    bit = 1 << (signal.SIGINT - 1)
-    try:
-        fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-                      if ":" in line)
-        pending = int(fields["SigPnd"], 16) | int(fields["ShdPnd"], 16)
-        caught = int(fields["SigCgt"], 16)
-    except (OSError, KeyError, ValueError):
-        return False
-    return bool(pending & bit) or not caught & bit
-
-
 def run_child(command: list[str], env: dict, progress: Progress,
-              forward_interrupt: bool = True) -> tuple[int, str, bool]:
+              stop: Callable[[subprocess.Popen, int], None]) -> tuple[int, str, bool]:
     """Run a program (or mpirun) with its stdout untouched and its stderr passed on line by
-    line through `progress`; returns its status, what it said on stderr, and whether it was
-    interrupted. On Ctrl-C the child is waited for, so that it writes its trace; with
-    `forward_interrupt` it gets SIGINT too unless it has it already (mpirun does not: a
-    second SIGINT makes Open MPI kill the ranks at once, losing their records, and whether
-    it got the first one cannot be told). A second Ctrl-C kills the child. SIGTERM to call run
-    is passed on to the child (mpirun passes it to the ranks, whose runtime writes their
-    records) and the child is waited for: it is never left running without call."""
+    line through `progress` (by a thread, so that call can act while the child runs); returns
+    its status, what it said on stderr, and whether it was interrupted. On SIGTERM or Ctrl-C
+    to call run, `stop` (the launch's) ends the child with that signal so that its records
+    are written, and waits for it; a second Ctrl-C makes it kill the child. The child is
+    never left running without call."""
     process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True, errors="replace")
-    said = []
+    said: list[str] = []
+    relay = threading.Thread(target=_relay, args=(process.stderr, progress, said), daemon=True)
+    relay.start()
     watch = threading.current_thread() is threading.main_thread()   # only it may set handlers
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if watch else None
     try:
-        for line in process.stderr:
-            progress.relay(line)
-            said.append(line)
-        return process.wait(), "".join(said), False
+        status, interrupted = process.wait(), False
     except _Terminated:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        process.send_signal(signal.SIGTERM)
-        for line in process.stderr:
-            progress.relay(line)
-        process.wait()
-        return TERMINATED, "".join(said), True
+        stop(process, signal.SIGTERM)
+        status, interrupted = TERMINATED, True
     except KeyboardInterrupt:
-        if forward_interrupt and process.poll() is None and not _sigint_received(process.pid):
-            process.send_signal(signal.SIGINT)
         try:
-            for line in process.stderr:
-                progress.relay(line)
-            process.wait()
-        except KeyboardInterrupt:
-            process.kill()
-            process.wait()
-        return INTERRUPTED, "".join(said), True
+            stop(process, signal.SIGINT)
+        except (KeyboardInterrupt, _Terminated):   # a second Ctrl-C, or SIGTERM meanwhile
+            stop(process, signal.SIGKILL)
+        status, interrupted = INTERRUPTED, True
     finally:
         if watch:
             signal.signal(signal.SIGTERM, previous)
+    relay.join()
+    return status, "".join(said), interrupted
+
+
+def _relay(stream: IO[str], progress: Progress, said: list[str]) -> None:
+    """Pass each line of the child's `stream` (stderr) through `progress`, keeping it in `said`."""
+    for line in stream:
+        progress.relay(line)
+        said.append(line)
 
 
 def say_interrupted(progress: Progress, where: str, kept: list[Path], status: int) -> int:
@@ -93,18 +76,38 @@ def say_interrupted(progress: Progress, where: str, kept: list[Path], status: in
     kept; returns the exit status, `status`."""
     listing = ", ".join(f"{path.resolve()}{status_note(path)}" for path in kept)
     what = "terminated (SIGTERM)" if status == TERMINATED else "interrupted"
-    progress.note(f"{what} {where}; " + (f"the partial trace is kept: {listing}" if kept
-                                         else "the program wrote no trace"))
+    if not kept:
+        kept_note = "the program wrote no trace"
+    elif all(map(finished, kept)):   # it ended before the signal reached it
+        kept_note = f"the program had finished: its trace is kept: {listing}"
+    else:
+        kept_note = f"the partial trace is kept: {listing}"
+    progress.note(f"{what} {where}; {kept_note}")
     return status
 
 
-def set_aside(files: list[Path]) -> list[Path]:
-    """Rename the traces of an earlier run to `NAME.previous` (replacing older ones), so that
-    none passes for this run's, and none is lost if this run fails: returns the new paths."""
-    moved = []
-    for path in files:
-        moved.append(path.replace(path.with_name(path.name + ".previous")))
-    return moved
+def set_aside(files: list[Path], progress: Progress) -> list[Path]:
+    """Rename the traces of an earlier run (its trace first) to `NAME.previous`, so that none
+    passes for this run's, and none is lost if this run fails: returns the `.previous` paths.
+    A complete `.previous` is never replaced by an unfinished trace (one of a run interrupted
+    after a complete one, when this run is a second re-run): those files are removed, with a
+    note, and the complete trace stays."""
+    if not files:
+        return []
+    before = _previous(files[0])
+    if finished(before) and not finished(files[0]):
+        listing = ", ".join(f"{path.resolve()}{status_note(path)}" for path in files)
+        for path in files:
+            path.unlink()
+        progress.note(f"removed the trace of an earlier run that did not finish ({listing}): the "
+                      f"complete trace of the run before it stays in {before.resolve()}")
+        return [before]
+    return [path.replace(_previous(path)) for path in files]
+
+
+def _previous(path: Path) -> Path:
+    """Where set_aside keeps the trace `path` of an earlier run."""
+    return path.with_name(path.name + ".previous")
 
 
 def previous_note(previous: list[Path]) -> str:
@@ -126,8 +129,8 @@ def sweep(source: str, launch: Launch, counts: list[int | None], progress: Progr
                 progress.note(note)
                 said.add(note)
         # no stale trace may pass for this run's, and none is lost if this run fails
-        previous = set_aside(launch.kept(count)) if "CLL_TRACE" not in env else []
-        status, told, interrupted = run_child(launch.command(count), env, progress, launch.forward_interrupt)
+        previous = set_aside(launch.kept(count), progress) if "CLL_TRACE" not in env else []
+        status, told, interrupted = run_child(launch.command(count), env, progress, launch.stop)
         launch.tidy(count)
         kept = launch.kept(count)
         if previous and (interrupted or status != 0 or not launch.trace(count).exists()):
@@ -162,7 +165,7 @@ def run_program(program: Program, procs: tuple[int, int, int] | None, cflags: st
         raise CallError([Diagnostic("error", source, 0, 0, "--procs needs a program with "
                                     "'#pragma cll parallel OpenMP', 'parallel MPI' or 'parallel PUB'")])
     if model in ("MPI", "PUB"):
-        launch, counts = prepare_mpi(program, procs or program.parallel.procs, shlex.split(cflags),
+        launch, counts = prepare_mpi(program, procs, shlex.split(cflags),
                                      arguments, oversubscribe, progress)
     else:
         launch = Launch(ensure_built(program, shlex.split(cflags), progress), arguments)

@@ -17,6 +17,16 @@ OVERSUBSCRIBE_ENV = {"OMPI_MCA_rmaps_base_oversubscribe": "1"}
 GRACE_ENV = {"OMPI_MCA_odls_base_sigkill_timeout": "10"}
 
 
+def grace_seconds() -> float:
+    """The seconds ranks get to write their records when a run is ended: Open MPI's kill
+    timeout as call run sets it (GRACE_ENV) or as the environment does."""
+    name, default = next(iter(GRACE_ENV.items()))
+    try:
+        return max(0.0, float(os.environ.get(name, default)))
+    except ValueError:
+        return float(default)
+
+
 def mpirun_command(who: str = "call run") -> list[str]:
     """The MPI launcher: $MPIRUN (default mpirun); a CallError from `who` naming the
     packages when it is not installed."""
@@ -62,14 +72,25 @@ def _quoted(executable: Path, arguments: list[str]) -> tuple[str, str]:
     return shlex.quote(exe), " ".join(shlex.quote(a) for a in arguments)
 
 
-def shell_script(source: str, executable: Path, counts: list[int], arguments: list[str]) -> str:
+def build_command(source: str, executable: Path, cflags: list[str]) -> str:
+    """The `call cc` command that builds `executable` from `source` with `cflags` as `call run`
+    did, quoted for the shell, for a script's comment (a newline, say in a -D value, would end
+    the comment: it is shown as \\n)."""
+    exe, _ = _quoted(executable, [])
+    command = f"call cc {shlex.join([*cflags, source])} -o {exe}"
+    return command.replace("\n", "\\n")
+
+
+def shell_script(source: str, executable: Path, counts: list[int], arguments: list[str],
+                 cflags: list[str]) -> str:
     """A POSIX sh script running the sweep with mpirun, one trace per P, with the same
-    root/oversubscription handling as `call run`."""
+    root/oversubscription handling as `call run`; it says how EXE was built (`cflags`)."""
     exe, args = _quoted(executable, arguments)
     ps = " ".join(map(str, counts))
     return f"""#!/bin/sh
 # The MPI sweep of {source}, written by `call run`: P = {ps}, one trace PROG.cll.<P>.dat each.
 # Run it from this directory: sh {Path(executable).name}.cll.sweep.sh
+# EXE was built by `call run` as: {build_command(source, executable, cflags)}
 # MPIRUN chooses the launcher (default mpirun), PROCS the counts (default "{ps}").
 set -e
 EXE=${{EXE:-{exe}}}
@@ -90,9 +111,11 @@ done
 """
 
 
-def sbatch_script(source: str, executable: Path, counts: list[int], arguments: list[str]) -> str:
+def sbatch_script(source: str, executable: Path, counts: list[int], arguments: list[str],
+                  cflags: list[str]) -> str:
     """A Slurm batch script: one allocation of max(P) tasks runs the whole sweep with srun;
-    PROCS=P restricts it to one count, so one job per P is a loop of sbatch calls."""
+    PROCS=P restricts it to one count, so one job per P is a loop of sbatch calls. Its build
+    step uses `cflags`, those of `call run`'s own build."""
     exe, args = _quoted(executable, arguments)
     ps = " ".join(map(str, counts))
     stem = Path(executable).name
@@ -102,7 +125,7 @@ def sbatch_script(source: str, executable: Path, counts: list[int], arguments: l
 #SBATCH --time=01:00:00
 #SBATCH --output={stem}.cll.sweep.%j.out
 # The MPI sweep of {source}, written by `call run`, for a Slurm cluster.
-#   1. copy the source there and build it: mkdir -p {shlex.quote(os.path.dirname(os.path.relpath(executable)) or ".")} && call cc -O2 {shlex.quote(source)} -o {exe}
+#   1. copy the source there and build it: mkdir -p {shlex.quote(os.path.dirname(os.path.relpath(executable)) or ".")} && {build_command(source, executable, cflags)}
 #   2. one allocation runs every P:   sbatch {stem}.cll.sbatch
 #      or one job per P:              for P in {ps}; do sbatch --ntasks=$P --export=ALL,PROCS=$P {stem}.cll.sbatch; done
 # Each run writes {stem}.cll.<P>.dat in the submission directory; copy them back for llac.
@@ -116,12 +139,13 @@ done
 
 
 def write_scripts(source: str, executable: Path, counts: list[int], arguments: list[str],
-                  directory: Path) -> list[Path]:
-    """Write `<prog>.cll.sweep.sh` and `<prog>.cll.sbatch` into `directory`; their paths."""
+                  cflags: list[str], directory: Path) -> list[Path]:
+    """Write `<prog>.cll.sweep.sh` and `<prog>.cll.sbatch` (built with `cflags`) into
+    `directory`; their paths."""
     stem = executable.name
     written = []
-    for name, text in ((f"{stem}.cll.sweep.sh", shell_script(source, executable, counts, arguments)),
-                       (f"{stem}.cll.sbatch", sbatch_script(source, executable, counts, arguments))):
+    for name, write in ((f"{stem}.cll.sweep.sh", shell_script), (f"{stem}.cll.sbatch", sbatch_script)):
+        text = write(source, executable, counts, arguments, cflags)
         path = directory / name
         path.write_text(text, encoding="utf-8", errors="surrogateescape")   # a non-UTF-8 name
         path.chmod(0o755)

@@ -1,6 +1,7 @@
 """`call run` as a user watches it (issue 8, item 18): progress on stderr (plain lines in a
 pipe, one redrawn line on a terminal), Ctrl-C on a real sweep (the message, the kept partial
 trace), the note for a program without `report`, and `call --version`."""
+import io
 import os
 import pty
 import signal
@@ -9,7 +10,9 @@ import sys
 import time
 from pathlib import Path
 
-from call.run import _sigint_received
+from call.progress import Progress
+from call.run import say_interrupted
+from call.stop import sigint_received
 
 REPO = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, PYTHONPATH=str(REPO), TERM="xterm")
@@ -136,7 +139,7 @@ def test_ctrl_c_on_the_group_keeps_the_partial_trace_and_says_where(tmp_path):
     assert not (tmp_path / "sweep.cll.4.dat").exists()
 
 
-def test_an_interrupted_run_keeps_the_previous_complete_trace(tmp_path):
+def test_interrupted_re_runs_keep_the_previous_complete_trace(tmp_path):
     done = start_sweep(tmp_path, "--procs", "2:2:2", long_from=0)
     assert done.wait() == 0
     complete = (tmp_path / "sweep.cll.2.dat").read_text()
@@ -147,9 +150,32 @@ def test_an_interrupted_run_keeps_the_previous_complete_trace(tmp_path):
     previous = tmp_path / "sweep.cll.2.dat.previous"
     assert f"the previous run's trace is kept as {previous}" in said
     assert previous.read_text() == complete
+    # a second interrupted re-run (`timeout 3 call run ...`): the complete trace still stays
+    second = start_sweep(tmp_path, "--procs", "2:2:2", long_from=2)
+    assert second.stdout.readline() == "started P=2\n"
+    os.kill(second.pid, signal.SIGTERM)
+    said = second.stderr.read()
+    assert second.wait() == 143 and "Traceback" not in said, said
+    assert (f"call: removed the trace of an earlier run that did not finish ({tmp_path / 'sweep.cll.2.dat'} "
+            f"(status: signal SIGINT)): the complete trace of the run before it stays in {previous}") in said
+    assert f"the previous run's trace is kept as {previous}" in said
+    assert previous.read_text() == complete
+    assert trace_header(tmp_path / "sweep.cll.2.dat")["status"] == "signal SIGTERM"
     again = start_sweep(tmp_path, "--procs", "2:2:2", long_from=0)
-    assert again.wait() == 0 and "previous" not in again.stderr.read()
+    said = again.stderr.read()
+    assert again.wait() == 0 and "the previous run's trace is kept" not in said
+    assert "call: removed the trace of an earlier run that did not finish" in said
     assert not previous.exists()                       # a complete run needs it no more
+
+
+def test_a_run_that_finished_before_the_signal_is_not_called_partial(tmp_path):
+    done = start_sweep(tmp_path, "--procs", "2:2:2", long_from=0)
+    assert done.wait() == 0
+    trace = tmp_path / "sweep.cll.2.dat"
+    told = io.StringIO()
+    assert say_interrupted(Progress(told, live=False), "in run 1 of 1 (P=2)", [trace], 143) == 143
+    assert told.getvalue() == (f"call: terminated (SIGTERM) in run 1 of 1 (P=2); the program had "
+                               f"finished: its trace is kept: {trace}\n")
 
 
 def test_sigint_to_call_alone_reaches_the_program(tmp_path):
@@ -194,24 +220,63 @@ int main(int argc, char **argv) {
 """
 
 
-def test_sigterm_to_call_ends_an_mpi_run_and_keeps_every_ranks_records(tmp_path):
+def start_slow_mpi(tmp_path):
+    """Start `call run` of SLOW_MPI on 2 ranks (some 1000 s of work) in its own session, with
+    Open MPI's kill timeout as call run sets it (10 s) and SIGINT at its default (as a
+    terminal starts it); returns it once both ranks are in the sweep."""
     (tmp_path / "slow.c").write_text(SLOW_MPI)
+    env = {k: v for k, v in ENV.items() if k != "OMPI_MCA_odls_base_sigkill_timeout"}
     process = subprocess.Popen([sys.executable, "-m", "call", "run", "slow.c", "--procs", "2:2:2"], cwd=tmp_path,
-                               env={**ENV, "OMPI_MCA_odls_base_sigkill_timeout": "3"},   # the ranks write in ms
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               start_new_session=True)
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert process.stdout.readline() == "started\n"
+    time.sleep(1)                                  # both ranks are in the sweep
+    return process
+
+
+def ended_mpi_run(process, signum: int, status: int, tmp_path) -> None:
+    """After `signum` reached `process` (start_slow_mpi): call exited with `status` within a
+    few seconds (Open MPI alone takes some 19 s: its 10 s kill timeout, then more), no rank is
+    left, and both ranks' records are kept with the signal as their status."""
+    sent = time.monotonic()
     try:
-        assert process.stdout.readline() == "started\n"
-        time.sleep(0.5)                            # both ranks are in the sweep
-        os.kill(process.pid, signal.SIGTERM)
         stderr = process.communicate(timeout=120)[1]
     finally:
+        listed = subprocess.run(["ps", "-s", str(process.pid), "-o", "pid=,stat=,args="],
+                                capture_output=True, text=True).stdout.splitlines()
         subprocess.run(["pkill", "-KILL", "-s", str(process.pid)])
-    assert process.returncode == 143 and "Traceback" not in stderr, stderr
+    # a rank that ended as mpirun was killed may wait a moment for init to reap it: it is not running
+    left = [line for line in listed if line.split()[1][0] != "Z"]
+    took = time.monotonic() - sent
+    assert process.returncode == status and "Traceback" not in stderr, stderr
+    assert took < 8, f"call took {took:.1f} s to end the run"   # not the 10 s grace, nor 19 s
+    assert left == [], f"still running after call ended: {left}"
+    name = signal.Signals(signum).name
     kept = [tmp_path / "slow.cll.2.dat", tmp_path / "slow.cll.2.rank1.dat"]
-    assert ("call: terminated (SIGTERM) in run 1 of 1 (P=2); the partial trace is kept: "
-            + ", ".join(f"{path} (status: signal SIGTERM)" for path in kept)) in stderr, stderr
+    what = "terminated (SIGTERM)" if signum == signal.SIGTERM else "interrupted"
+    assert (f"call: {what} in run 1 of 1 (P=2); the partial trace is kept: "
+            + ", ".join(f"{path} (status: signal {name})" for path in kept)) in stderr, stderr
+    assert all(trace_header(path)["status"] == f"signal {name}" for path in kept)
     assert all(path.read_text().count("\nstep ") >= 10 for path in kept)
+
+
+def test_sigterm_to_call_ends_an_mpi_run_at_once_and_keeps_every_ranks_records(tmp_path):
+    process = start_slow_mpi(tmp_path)
+    os.kill(process.pid, signal.SIGTERM)           # what `timeout` or a batch system sends
+    ended_mpi_run(process, signal.SIGTERM, 143, tmp_path)
+
+
+def test_ctrl_c_ends_an_mpi_run_at_once_and_keeps_every_ranks_records(tmp_path):
+    process = start_slow_mpi(tmp_path)
+    os.killpg(process.pid, signal.SIGINT)          # a terminal's Ctrl-C: call and mpirun (Open
+    ended_mpi_run(process, signal.SIGINT, 130, tmp_path)   # MPI's ranks have their own groups)
+
+
+def test_sigint_to_call_alone_ends_an_mpi_run(tmp_path):
+    process = start_slow_mpi(tmp_path)
+    os.kill(process.pid, signal.SIGINT)            # `kill -INT <call>`: neither mpirun nor a rank got it
+    ended_mpi_run(process, signal.SIGINT, 130, tmp_path)
 
 
 def test_a_pending_sigint_counts_as_received(tmp_path):
@@ -220,12 +285,12 @@ def test_a_pending_sigint_counts_as_received(tmp_path):
     assert process.stdout.readline() == "started P=1\n"
     program = int(subprocess.run(["pgrep", "-s", str(process.pid), "-x", "sweep"],
                                  capture_output=True, text=True).stdout.split()[0])
-    assert not _sigint_received(program)           # its runtime still catches SIGINT
+    assert not sigint_received(program)           # its runtime still catches SIGINT
     os.kill(program, signal.SIGSTOP)
     while Path(f"/proc/{program}/stat").read_text().rsplit(")", 1)[1].split()[0] != "T":
         time.sleep(0.01)                           # stopped: a SIGINT sent earlier would win
     os.kill(program, signal.SIGINT)                # held pending while stopped
-    assert _sigint_received(program)
+    assert sigint_received(program)
     os.kill(program, signal.SIGCONT)
     stderr = process.stderr.read()
     assert process.wait() == 130 and "Traceback" not in stderr

@@ -203,6 +203,42 @@ def test_sweep_writes_a_shell_script_that_reruns_it_and_an_sbatch_script(exchang
     assert subprocess.run(["bash", "-n", str(sbatch)]).returncode == 0
 
 
+NEEDS_FLAGS = r"""
+#include <mpi.h>
+#include <string.h>
+#pragma cll parallel MPI
+#ifndef WORDS
+#error built without the flags given to call run
+#endif
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int n = (int)strlen(WORDS);
+    #pragma cll step step[0] + step[1]*n
+    MPI_Barrier(MPI_COMM_WORLD);
+    #pragma cll end step
+    #pragma cll report all
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+def test_the_sweep_scripts_build_with_the_flags_given_to_call_run(tmp_path):
+    write(tmp_path, "flags.c", NEEDS_FLAGS)
+    done = call("run", "flags.c", "--procs", "1:1:2", "--cflags", "-O1 '-DWORDS=\"a b\"'", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    build = "call cc -O1 '-DWORDS=\"a b\"' flags.c -o ./.cll-build/flags"
+    sbatch = (tmp_path / "flags.cll.sbatch").read_text()
+    assert f"build it: mkdir -p .cll-build && {build}\n" in sbatch and "-O2" not in sbatch
+    assert f"# EXE was built by `call run` as: {build}\n" in (tmp_path / "flags.cll.sweep.sh").read_text()
+    # the script's build step, run as written, builds the program (without the flags it cannot)
+    (tmp_path / ".cll-build" / "flags").unlink()
+    built = run_bounded(["bash", "-c", f"mkdir -p .cll-build && {build}"], timeout=240, cwd=tmp_path,
+                        env={**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"})
+    assert built.returncode == 0, built.stderr
+    assert (tmp_path / ".cll-build" / "flags").exists()
+
+
 @pytest.fixture(scope="module")
 def faults(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("faults")
@@ -283,12 +319,17 @@ def test_process_counts_mpi_will_not_start_are_refused(faults, tmp_path):
     huge = 64 * len(os.sched_getaffinity(0))
     done = call("run", "faults.c", "--procs", f"{huge}:{huge}:2", cwd=faults)
     assert done.returncode == 1
-    assert f"error: procs asks for P={huge}: more processes than MPI will start here" in done.stderr
+    # the count came from the command line: no place in the source is blamed
+    assert f"call run: error: --procs asks for P={huge}: more processes than MPI will start here" in done.stderr
+    assert "faults.c:" not in done.stderr and "#pragma" not in done.stderr
     # the advice is true: the Slurm script for the large counts is written before refusing
     sbatch = faults / "faults.cll.sbatch"
     assert f"with the Slurm script {sbatch}" in done.stderr and "nothing was run" in done.stderr
     assert f"#SBATCH --ntasks={huge}" in sbatch.read_text()
     assert not list(faults.glob(f"faults.cll.{huge}.dat"))
+    write(tmp_path, "huge.c", FAULTS.replace("procs = 4:4:2", f"procs = {huge}:{huge}:2"))
+    done = call("run", "huge.c", cwd=tmp_path)   # the pragma's own clause asks: its place
+    assert done.returncode == 1 and f"huge.c:5:1: error: procs asks for P={huge}:" in done.stderr
     if len(os.sched_getaffinity(0)) < 4:
         done = call("run", "faults.c", "--no-oversubscribe", cwd=faults)
         assert done.returncode != 0

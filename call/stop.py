@@ -1,0 +1,118 @@
+"""How `call run` ends the run under way when it gets SIGTERM or Ctrl-C (SIGINT): the
+program is signalled so that its runtime writes the records so far, and waited for. An MPI
+run's ranks are signalled by call itself (found through /proc), not through mpirun: Open
+MPI's mpirun passes SIGTERM and SIGINT on only after its kill timeout (10 s under call run)
+and then takes some 20 s more to exit, while the ranks run on (docs/mpi.md)."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+MPIRUN_WAIT = 1.0   # s mpirun gets to exit on SIGTERM once its ranks are gone
+POLL = 0.05         # s between looks at the ranks
+
+
+def sigint_received(pid: int) -> bool:
+    """Whether process `pid` already has SIGINT: pending, or no longer caught because the
+    runtime's one-shot handler is running (Linux /proc; False when unknown). A terminal's
+    Ctrl-C reaches the whole process group, and a second SIGINT would kill the program
+    while it writes its trace."""
+    bit = 1 << (signal.SIGINT - 1)
+    try:
+        fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                      if ":" in line)
+        pending = int(fields["SigPnd"], 16) | int(fields["ShdPnd"], 16)
+        caught = int(fields["SigCgt"], 16)
+    except (OSError, KeyError, ValueError):
+        return False
+    return bool(pending & bit) or not caught & bit
+
+
+def stop_program(process: subprocess.Popen, signum: int) -> None:
+    """End a program run directly: SIGTERM is passed on, SIGINT too unless the program has it
+    already from the terminal, SIGKILL kills it; then it is waited for."""
+    if process.poll() is None and (signum != signal.SIGINT or not sigint_received(process.pid)):
+        _send(process.pid, signum)
+    process.wait()
+
+
+def stop_mpi(process: subprocess.Popen, signum: int, executable: Path, grace: float) -> None:
+    """End an mpirun `process` of `executable`: its ranks (its descendants running
+    `executable`) get `signum` at once (SIGINT only those that did not get it from the
+    terminal), have up to `grace` s to write their records and exit (the survivors are then
+    killed), and mpirun gets SIGTERM, then SIGKILL after MPIRUN_WAIT s. SIGKILL kills all at
+    once. Nothing mpirun started is left running."""
+    if process.poll() is not None:   # mpirun ended (and so did its ranks)
+        return
+    ranks = [pid for pid in descendants(process.pid) if _runs(pid, executable)]
+    if signum != signal.SIGKILL:
+        for pid in ranks:
+            if signum != signal.SIGINT or not sigint_received(pid):
+                _send(pid, signum)
+        deadline = time.monotonic() + grace
+        while any(map(_alive, ranks)) and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(POLL)
+        if process.poll() is not None:
+            return
+        _send(process.pid, signal.SIGTERM)
+        try:
+            process.wait(MPIRUN_WAIT)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+    _send(process.pid, signal.SIGSTOP)   # it starts no process while its own are killed
+    for pid in descendants(process.pid):
+        _send(pid, signal.SIGKILL)
+    process.kill()
+    process.wait()
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes below `pid` (children, theirs, ...), by the PPid of each in /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            parent = _parent(entry)
+            if parent is not None:
+                children.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        below = children.get(todo.pop(), [])
+        found += below
+        todo += below
+    return found
+
+
+def _parent(entry: Path) -> int | None:
+    """The parent of the process /proc/<pid> (None if it is gone)."""
+    try:
+        return int(entry.joinpath("stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _runs(pid: int, executable: Path) -> bool:
+    """Whether process `pid` runs `executable`."""
+    try:
+        return Path(os.readlink(f"/proc/{pid}/exe")) == executable.resolve()
+    except OSError:
+        return False
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie, ended but not yet waited for, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
+
+
+def _send(pid: int, signum: int) -> None:
+    """Send `signum` to `pid`, which may have ended meanwhile."""
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass
