@@ -74,7 +74,7 @@ def _relay(stream: IO[str], progress: Progress, said: list[str]) -> None:
 def say_interrupted(progress: Progress, where: str, kept: list[Path], status: int) -> int:
     """Tell where the records of an interrupted (Ctrl-C) or terminated (SIGTERM) run are
     kept; returns the exit status, `status`."""
-    listing = ", ".join(f"{path.resolve()}{status_note(path)}" for path in kept)
+    listing = _listing(kept)
     what = "terminated (SIGTERM)" if status == TERMINATED else "interrupted"
     if not kept:
         kept_note = "the program wrote no trace"
@@ -96,13 +96,18 @@ def set_aside(files: list[Path], progress: Progress) -> list[Path]:
         return []
     before = _previous(files[0])
     if finished(before) and not finished(files[0]):
-        listing = ", ".join(f"{path.resolve()}{status_note(path)}" for path in files)
+        listing = _listing(files)
         for path in files:
             path.unlink()
         progress.note(f"removed the trace of an earlier run that did not finish ({listing}): the "
                       f"complete trace of the run before it stays in {before.resolve()}")
         return [before]
     return [path.replace(_previous(path)) for path in files]
+
+
+def _listing(paths: list[Path]) -> str:
+    """The traces at `paths`, each with its status (`status_note`), for a message."""
+    return ", ".join(f"{path.resolve()}{status_note(path)}" for path in paths)
 
 
 def _previous(path: Path) -> Path:

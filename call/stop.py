@@ -86,12 +86,19 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def _stat_fields(pid: int | str) -> list[str]:
+    """The fields of /proc/<pid>/stat after the command name (state, ppid, ...); [] when the
+    process is gone. The name, in parentheses, may itself hold spaces and parentheses."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
 def _parent(entry: Path) -> int | None:
     """The parent of the process /proc/<pid> (None if it is gone)."""
-    try:
-        return int(entry.joinpath("stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
+    fields = _stat_fields(entry.name)
+    return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
 
 
 def _runs(pid: int, executable: Path) -> bool:
@@ -104,10 +111,8 @@ def _runs(pid: int, executable: Path) -> bool:
 
 def _alive(pid: int) -> bool:
     """Whether process `pid` still runs (a zombie, ended but not yet waited for, does not)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return False
+    fields = _stat_fields(pid)
+    return bool(fields) and fields[0] not in ("Z", "X")
 
 
 def _send(pid: int, signum: int) -> None:
