@@ -111,6 +111,7 @@ def test_report_summarises_every_experiments_model_in_one_table(trace):
         [100 * piece["median_rel_error"] for piece in model["pieces"]]
     assert all(isinstance(row["warnings"], int) and isinstance(row["interval"], int) for row in rows)
     assert "had no model: fitted it" in done.stderr                  # news goes to stderr
+    assert "warning" not in done.stderr                              # counted in the table's column
     text = pipe(trace, "report").stdout
     assert len(text.splitlines()) < 25 and max(map(len, text.splitlines())) < 160
     assert re.search(r"^rowinit\s+rowinit\[0\].*\d, \S+, \S+\s+\d+\.\d\d%\s+\d+\.\d\d%\s+\d+$", text, re.M)

@@ -70,9 +70,10 @@ def fitted(session, experiment: Experiment):
         raise LlacError(f"cannot fit {experiment.name}: {err}") from None
 
 
-def model_for(session, name: ast.Name):
+def model_for(session, name: ast.Name, count_warnings: bool = True):
     """The model called `name`, or the model of experiment `name` (fitted now with the current
-    settings if it has none, which is said in a note). Returns (model, notes)."""
+    settings if it has none, which is said in a note, with how many warnings that fit gave
+    unless `count_warnings` is off: `report` has a column for them). Returns (model, notes)."""
     obj = session.get(name)
     if not isinstance(obj, Experiment):
         return obj, []
@@ -81,7 +82,7 @@ def model_for(session, name: ast.Name):
         return session.objects[key], []
     model = fitted(session, obj)
     note = session.store(key, model)
-    count = len(model.warnings)
+    count = len(model.warnings) if count_warnings else 0
     warned = [Note(f"the fit of {name.text} gave {count} warning{'s' * (count != 1)}: `fit {name.text}` "
                    f"shows {'them' if count != 1 else 'it'}")] if count else []
     return model, [Note(f"{name.text} had no model: fitted it with the current settings; {note.text}"), *warned]
@@ -465,7 +466,7 @@ def report(session, statement: ast.Report):
         raise LlacError("no experiments or models to report on: load a trace first")
     notes, rows, machine_rows = [], [], []
     for name in names:
-        model, fitted_now = model_for(session, ast.Name(name, statement.span))
+        model, fitted_now = model_for(session, ast.Name(name, statement.span), count_warnings=False)
         notes += fitted_now
         for i, piece in enumerate(model.pieces):
             constants = ", ".join(f"{value:.3g}" for value in piece.constants)
