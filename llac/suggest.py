@@ -10,6 +10,12 @@ outside the largest quarter, and judged by its median relative error on that qua
 Candidates whose errors are equal are tied, listed simplest first and marked: the data cannot
 tell them apart (a pruned extra term; or a variable with too few values, e.g. P measured at
 1 and 2 only, on which any function of P is a line through two points).
+Each shown formula, fitted on every point, also predicts the point BEYOND times the largest
+measured value of every variable: formulas that predict the largest points about as well as
+the best (within NEAR times its error) can part far beyond them, and that spread is what the
+ranking cannot decide. (A hash table's cost per key rises as its table leaves the cache: over
+the measured sizes N^(3/2)*log(N)^2 follows that best, and at 4x beyond it predicted twice the
+time measured.)
 """
 from __future__ import annotations
 
@@ -39,12 +45,16 @@ SHOWN = 8
 # held-out errors this close (relative, or absolute: exact data err by 1e-14 or 0) are tied:
 # the data cannot tell the formulas apart
 TIE, TIE_ABSOLUTE = 1e-6, 1e-9
+BEYOND = 4.0              # the shown formulas also predict every variable at this times its largest
+NEAR = 2.0                # formulas whose held-out error is within this times the best's ...
+AGREE = 1.1               # ... "agree" beyond the data when their predictions there are within this ratio
 
 
 @dataclass(frozen=True)
 class Ranked:
     """One candidate's place in the ranking (1 = best) and figures: median relative errors on the held-out points and (fitted on
-    every point) in range, with its number of intervals; `yours`: the experiment's formula;
+    every point) in range, with its number of intervals, and its prediction at the point beyond
+    the data (`Suggestion.beyond`; nan where it has none); `yours`: the experiment's formula;
     `tied`: the first and last rank of the candidates whose held-out error equals its own
     (None when no other's does)."""
     rank: int
@@ -54,18 +64,21 @@ class Ranked:
     intervals: int
     yours: bool
     tied: tuple[int, int] | None = None
+    beyond: float = float("nan")
 
 
 @dataclass(frozen=True)
 class Suggestion:
     """The ranking (best first, the user's formula among them) and the split it was judged on;
     `scarce`: the variables (with their values) that have too few distinct values for the
-    candidates' terms in them to be told apart."""
+    candidates' terms in them to be told apart; `beyond`: the point, BEYOND times every
+    variable's largest measured value, at which each shown formula also predicts."""
     ranked: tuple[Ranked, ...]
     fitted_points: int
     held_points: int
     failed: int              # candidates that could not be fitted
     scarce: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    beyond: tuple[tuple[str, float], ...] = ()
 
 
 def factor(variable: str, power: Fraction, logs: int) -> str:
@@ -146,17 +159,35 @@ def suggest(experiment: Experiment, settings: FitSettings) -> Suggestion:
             scores.append((error, text))
     ordered = tie_groups(scores)
     shown = [(r, s) for r, s in enumerate(ordered, 1) if r <= SHOWN or s[1] == own]
+    beyond = {v: BEYOND * float(np.max(x)) for v, x in whole_points(experiment).variables.items()}
     ranked = []
     for rank, (error, text, tied) in shown:
         try:
             candidate = experiment.replace(formula=parse_formula(text))
             whole = fit_experiment(candidate, settings, quick=True, points=whole_points(candidate))
             in_range, intervals = whole.median_rel_error, len(whole.pieces)
+            far = _prediction(whole, beyond)
         except FitError:
-            in_range, intervals = float("nan"), 0
-        ranked.append(Ranked(rank, text, error, in_range, intervals, text == own, tied))
+            in_range, intervals, far = float("nan"), 0, float("nan")
+        ranked.append(Ranked(rank, text, error, in_range, intervals, text == own, tied, far))
     fitted = len(aggregate_points(formula, training.columns, settings.aggregate))
-    return Suggestion(tuple(ranked), fitted, len(truth), failed, scarce(whole_points(experiment)))
+    return Suggestion(tuple(ranked), fitted, len(truth), failed, scarce(whole_points(experiment)),
+                      tuple(beyond.items()))
+
+
+def near_best(found: Suggestion) -> list[float]:
+    """The predictions beyond the data (at `found.beyond`) of the shown formulas whose
+    held-out error is within NEAR times the best's: those the ranking cannot tell apart."""
+    best = found.ranked[0].held_out
+    return [r.beyond for r in found.ranked
+            if r.held_out <= NEAR * best + TIE_ABSOLUTE and np.isfinite(r.beyond)]
+
+
+def _prediction(model, point: dict[str, float]) -> float:
+    """The model's time at `point`, nan where its formula has no finite positive value."""
+    with np.errstate(all="ignore"):
+        value = float(model.predict({v: np.array([x]) for v, x in point.items()}).values[0])
+    return value if np.isfinite(value) and value > 0 else float("nan")
 
 
 def simplicity(text: str) -> tuple:

@@ -17,8 +17,8 @@ from llac.fit import FitSettings
 from llac.model import fit_experiment
 from llac.render import machine, render
 from llac.session import Session
-from llac.suggest import FitError, candidates, factor, suggest
-from support.traces import write_matinit
+from llac.suggest import FitError, candidates, factor, near_best, suggest
+from support.traces import trace_text, write_matinit
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -118,6 +118,44 @@ def test_suggest_ranks_the_true_formula_first(truth, best, seed):
     assert len(yours) == 1 and yours[0].formula == "f[0] + f[1]*N" and yours[0].rank > 1
     assert [r.rank for r in found.ranked[:8]] == list(range(1, 9))
     assert found.held_points == 6 and found.fitted_points == 19
+
+
+def _suggest_table(tmp_path, data):
+    """`suggest f` on `data` (written as a trace and loaded), as llac -c prints it."""
+    records = list(zip(data.columns["time"], data.columns["N"]))
+    (tmp_path / "f.cll.1.dat").write_text(trace_text({"f": (str(data.formula), ["N"], records)}))
+    done = subprocess.run([sys.executable, "-m", "llac", "-c", 'load "f.cll.1.dat"; suggest f'],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize("seed, top, noise, agree", [(1, 2.0 ** 16, 0.02, True), (1, 2.0 ** 12, 0.1, False)])
+def test_suggest_says_how_far_apart_the_near_best_formulas_predict_beyond_the_data(tmp_path, seed, top, noise, agree):
+    """Formulas that predict the largest points about as well as the best can part beyond
+    them: the table shows each one's prediction at 4x the largest N, and a line gives the
+    spread of those within 2x the best's held-out error. Linear data with 2% noise over 3.6
+    decades: they agree; N*log(N) data with 10% noise over 2.4 decades: they do not."""
+    truth = (lambda c: 1e-6 + 1e-9 * c["N"]) if agree else (lambda c: 1e-6 + 1e-9 * c["N"] * np.log(c["N"]))
+    data = experiment(AdviceCase("x", truth, "f[0] + f[1]*N", True), seed, top=top, noise=noise)
+    found = suggest(data, FitSettings())
+    far = 4 * float(data.columns["N"].max())
+    assert dict(found.beyond) == {"N": far}
+    yours = next(r for r in found.ranked if r.yours)
+    model = fit_experiment(data, FitSettings(), quick=True)
+    assert yours.beyond == pytest.approx(model.predict({"N": np.array([far])}).values[0], rel=1e-9)
+    best = found.ranked[0].held_out
+    near = [r.beyond for r in found.ranked if r.held_out <= 2 * best]
+    assert len(near) >= 2 and near == near_best(found)
+    printed = _suggest_table(tmp_path, data)
+    assert "  at 4x [s]  " in next(l for l in printed.splitlines() if l.startswith("rank"))
+    line = next(l for l in printed.splitlines() if l.startswith(f"at N={far:.4g} (4x the largest measured)"))
+    assert f"predict {min(near):.4g} to {max(near):.4g} s" in line
+    assert f"yours {yours.beyond:.4g} s" in line
+    if agree:
+        assert max(near) / min(near) <= 1.1 and "they agree within" in line
+    else:
+        assert max(near) / min(near) > 1.1 and "do not decide between them that far out" in line
 
 
 def test_suggest_on_two_variables_finds_the_product():

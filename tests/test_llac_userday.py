@@ -133,7 +133,7 @@ def test_every_machine_table_has_named_columns_and_numbers_not_text(trace):
     assert all(isinstance(r["spread %"], float) for r in points["rows"])
     text = pipe(trace, "set; suggest rowinit; describe rowinit").stdout
     assert re.search(r"^setting\s+value\s+state$", text, re.M)
-    assert re.search(r"^rank\s+formula.*intervals\s+tied\s+note$", text, re.M)
+    assert re.search(r"^rank\s+formula.*intervals\s+at 4x \[s\]\s+tied\s+note$", text, re.M)
     assert re.search(r"^\s*16\s+5\s+\d+\.\d%", text, re.M)            # people still read percentages
 
 

@@ -218,18 +218,22 @@ def drop(session, source: ast.Drop):
          formula (marked), with the median |error| in range and the intervals of the fit on
          every point, and the command that applies the best. Candidates with equal held-out
          errors are tied (marked, the simplest first; none is the best); a variable with too
-         few values to tell its terms apart (P measured at 1 and 2 only) is named.""",
+         few values to tell its terms apart (P measured at 1 and 2 only) is named. Each formula
+         also predicts at 4x the largest value of every variable, and a line says how far apart
+         there the formulas within 2x the best's held-out error are: the ranking cannot tell
+         those apart, and beyond the data they may disagree.""",
          ["suggest colinit"], ast.Suggest)
 def suggest_(session, statement: ast.Suggest):
-    from llac.suggest import FitError, suggest
+    from llac.suggest import BEYOND, FitError, suggest
     experiment = session.experiment(statement.obj)
     try:
         found = suggest(experiment, session.fit_settings())
     except FitError as err:
         raise LlacError(f"cannot suggest a formula for {experiment.name}: {err}", statement.obj.span) from None
-    rows = tuple((r.rank, r.formula, 100 * r.held_out, 100 * r.in_range, r.intervals,
+    rows = tuple((r.rank, r.formula, 100 * r.held_out, 100 * r.in_range, r.intervals, r.beyond,
                   f"{r.tied[0]}-{r.tied[1]}" if r.tied else "", "yours" if r.yours else "") for r in found.ranked)
     first = found.ranked[0]
+    far = ", ".join(f"{v}={x:.4g}" for v, x in found.beyond)
     apply = f'{experiment.name}_best = {statement.obj.text} formula "{first.formula}"'
     footer = (f"held out: the {found.held_points} largest sample points; fitted on the other "
               f"{found.fitted_points}; |error| = |predicted - measured| / measured, median",
@@ -241,11 +245,31 @@ def suggest_(session, statement: ast.Suggest):
                 for v, values in found.scarce),
               *(["tied: the ranks of the formulas with equal held-out errors, which the ranking cannot tell "
                  "apart; the simplest is listed first"] if any(r.tied for r in found.ranked) else []),
+              *_beyond_note(found, far),
               f"apply the simplest of the tied best (ranks {first.tied[0]}-{first.tied[1]}, none better than "
               f"the others): {apply}" if first.tied else f"apply the best: {apply}")
     return [Table(f"formulas for {experiment.name}, best predictions of its largest points first",
-                  ("rank", "formula", "held-out |error| %", "in-range |error| %", "intervals", "tied", "note"),
-                  rows, footer)]
+                  ("rank", "formula", "held-out |error| %", "in-range |error| %", "intervals", f"at {BEYOND:g}x [s]",
+                   "tied", "note"), rows, footer)]
+
+
+def _beyond_note(found, far: str) -> list[str]:
+    """One line on how far apart, at `far` (BEYOND times every variable's largest value), the
+    formulas are that predict the held-out points about as well as the best: the ranking
+    cannot tell those apart, yet they can part far beyond the data."""
+    from llac.suggest import AGREE, BEYOND, NEAR, near_best
+    near = near_best(found)
+    if len(near) < 2:
+        return []
+    low, high = min(near), max(near)
+    mine = next((r.beyond for r in found.ranked if r.yours), float("nan"))
+    yours = f"; yours {mine:.4g} s" if np.isfinite(mine) else ""
+    where = (f"at {far} ({BEYOND:g}x the largest measured) the {len(near)} formulas whose held-out |error| "
+             f"is within {NEAR:g}x the best's predict {low:.4g} to {high:.4g} s")
+    if high <= AGREE * low:
+        return [f"{where}: they agree within {high / low - 1:.0%}{yours}"]
+    return [f"{where} ({high / low:.2f}x apart){yours}: the held-out points do not decide between them "
+            f"that far out; measure larger sizes before trusting any there"]
 
 
 @command("predict", "predict [NAME [VAR=VALUES ...] [on MACHINE] [with g=G, L=L]]  |  predict NAME at EXPERIMENT [on MACHINE]", """Predict
