@@ -58,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--cflags", default="-O2", help="compiler flags (default: -O2)")
     run.add_argument("--no-oversubscribe", dest="oversubscribe", action="store_false",
                      help="MPI: never run more ranks than cores (by default call run lets "
-                          "Open MPI oversubscribe, and says so)")
+                          "MPI oversubscribe, and says so)")
     commands.add_parser("cc", help="translate and compile; any cc flags pass through")
     probe = commands.add_parser("probe", help="measure this machine, store it in the machine database")
     probe.add_argument("--quick", action="store_true", help="fewer sizes and repetitions (under 20 s)")

@@ -39,7 +39,7 @@ class MpiLaunch(Launch):
 
     def environment(self, count: int | None) -> tuple[dict[str, str], list[str]]:
         """The environment with call.scripts' additions for `count` ranks, and why."""
-        extra, notes = launch_environment(count, self.oversubscribe)
+        extra, notes = launch_environment(count, self.oversubscribe, self.launcher)
         return {**os.environ, **extra}, notes
 
     def stop(self, process: subprocess.Popen, signum: int) -> None:

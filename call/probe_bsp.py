@@ -104,12 +104,13 @@ def run_probe(executable: Path, procs: int, quick: bool, oversubscribe: bool,
     """Run the probe with `mpirun -np procs` (oversubscribed beyond the cores, as call run
     does, unless told not to), saying each environment addition once (`said`: the ones
     said already); its standard output, or a CallError saying why it failed."""
-    extra, notes = launch_environment(procs, oversubscribe)
+    launcher = mpirun_command(WHO)
+    extra, notes = launch_environment(procs, oversubscribe, launcher)
     for note in notes:
         if note not in said:
             progress.note(note)
             said.add(note)
-    command = [*mpirun_command(WHO), "-np", str(procs), str(executable), "quick" if quick else "full"]
+    command = [*launcher, "-np", str(procs), str(executable), "quick" if quick else "full"]
     try:
         done = subprocess.run(command, env={**os.environ, **extra}, capture_output=True, text=True,
                               errors="replace", timeout=TIMEOUT[quick])

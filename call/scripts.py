@@ -2,9 +2,11 @@
 sweep runs by hand (`PROG.cll.sweep.sh`) or on a Slurm cluster (`PROG.cll.sbatch`)."""
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 import shutil
+import subprocess
 from pathlib import Path
 
 from call.build import MPI_PACKAGES
@@ -46,23 +48,44 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def launch_environment(procs: int, oversubscribe: bool) -> tuple[dict[str, str], list[str]]:
-    """Environment additions for `mpirun -np procs` here, and one sentence per addition
-    saying what was done and why (Open MPI refuses root and more ranks than cores by
-    default; MPICH ignores these variables)."""
+@functools.lru_cache(maxsize=None)
+def implementation(launcher: tuple[str, ...]) -> str | None:
+    """The MPI implementation of `launcher` (the mpirun command), as its --version says:
+    "Open MPI", "MPICH" (its Hydra launcher), or None when it says neither or fails; asked
+    once per launcher and call (a few ms), so that the notes name what the run uses."""
+    try:
+        said = subprocess.run([*launcher, "--version"], capture_output=True, text=True,
+                              errors="replace", timeout=10, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = said.stdout + said.stderr
+    return "Open MPI" if "Open MPI" in text else "MPICH" if "HYDRA" in text or "MPICH" in text else None
+
+
+def launch_environment(procs: int, oversubscribe: bool,
+                       launcher: list[str] | None = None) -> tuple[dict[str, str], list[str]]:
+    """Environment additions for `launcher -np procs` here (None: mpirun_command()'s), and
+    one sentence per addition or fact worth knowing, saying what was done and why. Open MPI
+    refuses root and more ranks than cores by default and kills a failed run's ranks after
+    1 s; MPICH does none of this (and oversubscribes even with `oversubscribe` False), so
+    under it nothing is added and no Open MPI variable named; under a launcher that is
+    neither, the Open MPI variables are set (others ignore them)."""
+    open_mpi = implementation(tuple(launcher or mpirun_command())) != "MPICH"
     extra, notes = {}, []
-    if "OMPI_MCA_odls_base_sigkill_timeout" not in os.environ:
+    if open_mpi and "OMPI_MCA_odls_base_sigkill_timeout" not in os.environ:
         extra.update(GRACE_ENV)
         notes.append("set OMPI_MCA_odls_base_sigkill_timeout=10: if a rank fails, the others "
                      "get 10 s (not 1 s) to write their records before Open MPI kills them")
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
+    if open_mpi and hasattr(os, "geteuid") and os.geteuid() == 0:
         extra.update(ROOT_ENV)
         notes.append("running as root: set OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
-    if oversubscribe and procs > cores():
-        extra.update(OVERSUBSCRIBE_ENV)
-        notes.append(f"P={procs} > {cores()} cores: oversubscribing "
-                     f"(OMPI_MCA_rmaps_base_oversubscribe=1); ranks share cores, so times are "
-                     f"not those of {procs} dedicated processors")
+    if procs > cores() and (oversubscribe or not open_mpi):   # MPICH's Hydra always starts them
+        how = ""
+        if open_mpi:
+            extra.update(OVERSUBSCRIBE_ENV)
+            how = " (OMPI_MCA_rmaps_base_oversubscribe=1)"
+        notes.append(f"P={procs} > {cores()} cores: oversubscribing{how}; ranks share cores, so "
+                     f"times are not those of {procs} dedicated processors")
     return extra, notes
 
 

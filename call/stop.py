@@ -6,7 +6,9 @@ and then takes some 20 s more to exit, while the ranks run on (docs/mpi.md)."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -44,9 +46,16 @@ def stop_mpi(process: subprocess.Popen, signum: int, executable: Path, grace: fl
     `executable`) get `signum` at once (SIGINT only those that did not get it from the
     terminal), have up to `grace` s to write their records and exit (the survivors are then
     killed), and mpirun gets SIGTERM, then SIGKILL after MPIRUN_WAIT s. SIGKILL kills all at
-    once. Nothing mpirun started is left running."""
+    once. Nothing mpirun started is left running, nor Open MPI's session folder of this
+    mpirun (remove_session_folders)."""
     if process.poll() is not None:   # mpirun ended (and so did its ranks)
         return
+    _end_mpi(process, signum, executable, grace)
+    remove_session_folders(process.pid)
+
+
+def _end_mpi(process: subprocess.Popen, signum: int, executable: Path, grace: float) -> None:
+    """stop_mpi's signals and waits, until mpirun has ended and been waited for."""
     ranks = [pid for pid in descendants(process.pid) if _runs(pid, executable)]
     if signum != signal.SIGKILL:
         for pid in ranks:
@@ -68,6 +77,33 @@ def stop_mpi(process: subprocess.Popen, signum: int, executable: Path, grace: fl
         _send(pid, signal.SIGKILL)
     process.kill()
     process.wait()
+
+
+def session_folders(mpirun: int) -> list[Path]:
+    """The session folders Open MPI's mpirun with pid `mpirun` made on this host, of those
+    that still exist: <base>/ompi.<host>.<uid>/pid.<mpirun>, <base> being Open MPI's
+    orte_tmpdir_base, else $TMPDIR, $TEMP, $TMP, else /tmp (its opal_tmp_directory), and
+    <host> the host name, short or in full. MPICH makes none."""
+    base = next((value for value in (os.environ.get("OMPI_MCA_orte_tmpdir_base"), os.environ.get("TMPDIR"),
+                                     os.environ.get("TEMP"), os.environ.get("TMP")) if value), "/tmp")
+    host = socket.gethostname()
+    tops = {Path(base) / f"ompi.{name}.{os.getuid()}" for name in (host, host.split(".")[0])}
+    return [top / f"pid.{mpirun}" for top in sorted(tops) if (top / f"pid.{mpirun}").is_dir()]
+
+
+def remove_session_folders(mpirun: int) -> None:
+    """Remove the session folders of mpirun `mpirun`, ended by call: Open MPI removes its own
+    only when it ends normally, and each killed run would leave its folder (8 MB of PMIx
+    data files here). Only that mpirun's folder goes (its pid was mpirun's until call waited
+    for it a moment ago, and Linux hands out pids in increasing order: no other run has it),
+    and the ompi.<host>.<uid> folder above it if it is then empty, as mpirun does itself
+    when it ends normally."""
+    for folder in session_folders(mpirun):
+        shutil.rmtree(folder, ignore_errors=True)
+        try:
+            folder.parent.rmdir()
+        except OSError:   # other runs' folders are in it
+            pass
 
 
 def descendants(pid: int) -> list[int]:

@@ -10,8 +10,8 @@ from pathlib import Path
 from cffi import FFI
 
 HERE = Path(__file__).resolve().parent
-SOURCES = ["fatal.c", "timer.c", "counters.c", "registry.c", "files.c", "header.c", "store.c",
-           "trace.c", "lifecycle.c"]   # in layer order: each calls only those before it
+SOURCES = ["decimal.c", "fatal.c", "timer.c", "counters.c", "registry.c", "files.c", "header.c",
+           "store.c", "trace.c", "lifecycle.c"]   # in layer order: each calls only those before it
 CFLAGS = ["-O2", "-fPIC", "-pthread"]
 
 

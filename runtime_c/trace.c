@@ -67,27 +67,11 @@ void cll_trace_abandon_(void)
         unlink(tmp);
 }
 
-/* Append the decimal digits of `v` to `p`; returns the new end. */
-static char *put_int(char *p, int64_t v)
-{
-    char tmp[24];
-    int n = 0;
-    uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
-    do
-        tmp[n++] = (char)('0' + u % 10);
-    while (u /= 10);
-    if (v < 0)
-        *p++ = '-';
-    while (n)
-        *p++ = tmp[--n];
-    return p;
-}
-
 /* Append `v` so that it reads back exactly: integers as such, others with %.17g. */
 static char *put_double(char *p, double v)
 {
     if (v == v && v > -1e15 && v < 1e15 && v == (double)(int64_t)v)
-        return put_int(p, (int64_t)v);
+        return cll_put_int(p, (int64_t)v);
     return p + sprintf(p, "%.17g", v);
 }
 
@@ -113,9 +97,9 @@ static size_t format_record(const writer *w, const cll_record *r, const double *
     memcpy(p, e->name, len);
     p += len;
     *p++ = ' ';
-    p = put_int(p, w->rank);
+    p = cll_put_int(p, w->rank);
     *p++ = ' ';
-    p = put_int(p, r->thread);
+    p = cll_put_int(p, r->thread);
     *p++ = ' ';
     p = put_double(p, (double)r->ticks * w->seconds_per_tick);
     for (int i = 0, n = cll_values_(e); i < n; i++) {

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from call.progress import Progress
 from call.run import say_interrupted
-from call.stop import sigint_received
+from call.stop import descendants, session_folders, sigint_received
 
 REPO = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, PYTHONPATH=str(REPO), TERM="xterm")
@@ -223,7 +223,8 @@ int main(int argc, char **argv) {
 def start_slow_mpi(tmp_path):
     """Start `call run` of SLOW_MPI on 2 ranks (some 1000 s of work) in its own session, with
     Open MPI's kill timeout as call run sets it (10 s) and SIGINT at its default (as a
-    terminal starts it); returns it once both ranks are in the sweep."""
+    terminal starts it); returns it and its mpirun's pid once both ranks are in the sweep and
+    mpirun's session folder is there."""
     (tmp_path / "slow.c").write_text(SLOW_MPI)
     env = {k: v for k, v in ENV.items() if k != "OMPI_MCA_odls_base_sigkill_timeout"}
     process = subprocess.Popen([sys.executable, "-m", "call", "run", "slow.c", "--procs", "2:2:2"], cwd=tmp_path,
@@ -232,13 +233,16 @@ def start_slow_mpi(tmp_path):
                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert process.stdout.readline() == "started\n"
     time.sleep(1)                                  # both ranks are in the sweep
-    return process
+    mpirun, = (pid for pid in descendants(process.pid) if Path(f"/proc/{pid}/comm").read_text() == "mpirun\n")
+    assert session_folders(mpirun), "Open MPI's session folder was not found"
+    return process, mpirun
 
 
-def ended_mpi_run(process, signum: int, status: int, tmp_path) -> None:
+def ended_mpi_run(process, mpirun: int, signum: int, status: int, tmp_path) -> None:
     """After `signum` reached `process` (start_slow_mpi): call exited with `status` within a
     few seconds (Open MPI alone takes some 19 s: its 10 s kill timeout, then more), no rank is
-    left, and both ranks' records are kept with the signal as their status."""
+    left, `mpirun`'s session folder is gone, and both ranks' records are kept with the
+    signal as their status."""
     sent = time.monotonic()
     try:
         stderr = process.communicate(timeout=120)[1]
@@ -252,6 +256,7 @@ def ended_mpi_run(process, signum: int, status: int, tmp_path) -> None:
     assert process.returncode == status and "Traceback" not in stderr, stderr
     assert took < 8, f"call took {took:.1f} s to end the run"   # not the 10 s grace, nor 19 s
     assert left == [], f"still running after call ended: {left}"
+    assert session_folders(mpirun) == [], "mpirun's session folder was left"
     name = signal.Signals(signum).name
     kept = [tmp_path / "slow.cll.2.dat", tmp_path / "slow.cll.2.rank1.dat"]
     what = "terminated (SIGTERM)" if signum == signal.SIGTERM else "interrupted"
@@ -262,21 +267,21 @@ def ended_mpi_run(process, signum: int, status: int, tmp_path) -> None:
 
 
 def test_sigterm_to_call_ends_an_mpi_run_at_once_and_keeps_every_ranks_records(tmp_path):
-    process = start_slow_mpi(tmp_path)
+    process, mpirun = start_slow_mpi(tmp_path)
     os.kill(process.pid, signal.SIGTERM)           # what `timeout` or a batch system sends
-    ended_mpi_run(process, signal.SIGTERM, 143, tmp_path)
+    ended_mpi_run(process, mpirun, signal.SIGTERM, 143, tmp_path)
 
 
 def test_ctrl_c_ends_an_mpi_run_at_once_and_keeps_every_ranks_records(tmp_path):
-    process = start_slow_mpi(tmp_path)
+    process, mpirun = start_slow_mpi(tmp_path)
     os.killpg(process.pid, signal.SIGINT)          # a terminal's Ctrl-C: call and mpirun (Open
-    ended_mpi_run(process, signal.SIGINT, 130, tmp_path)   # MPI's ranks have their own groups)
+    ended_mpi_run(process, mpirun, signal.SIGINT, 130, tmp_path)   # MPI's ranks have their own groups)
 
 
 def test_sigint_to_call_alone_ends_an_mpi_run(tmp_path):
-    process = start_slow_mpi(tmp_path)
+    process, mpirun = start_slow_mpi(tmp_path)
     os.kill(process.pid, signal.SIGINT)            # `kill -INT <call>`: neither mpirun nor a rank got it
-    ended_mpi_run(process, signal.SIGINT, 130, tmp_path)
+    ended_mpi_run(process, mpirun, signal.SIGINT, 130, tmp_path)
 
 
 def test_a_pending_sigint_counts_as_received(tmp_path):

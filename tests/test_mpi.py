@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from call.scripts import cores, implementation, launch_environment
 from support.runtime import run_bounded
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -397,3 +398,31 @@ def test_mpich_compiles_the_same_program(tmp_path):
     write(tmp_path, "exchange.c", EXCHANGE)
     symbols = build_with_mpich(tmp_path, "exchange")
     assert " W MPI_Sendrecv" in symbols and " W MPI_Init" in symbols
+
+
+@pytest.mark.skipif(shutil.which("mpicc.mpich") is None or shutil.which("mpirun.mpich") is None,
+                    reason="MPICH is not installed (apt-get install mpich)")
+def test_under_mpich_call_run_names_no_open_mpi_variable(tmp_path):
+    """call run's notes under MPICH: no OMPI_ variable (MPICH ignores them), the
+    oversubscription said without one."""
+    write(tmp_path, "exchange.c", EXCHANGE)
+    done = call("run", "exchange.c", cwd=tmp_path, env={"MPICC": "mpicc.mpich", "MPIRUN": "mpirun.mpich"})
+    assert done.returncode == 0, done.stderr
+    assert "call: trace (P=4):" in done.stderr and "OMPI_" not in done.stderr, done.stderr
+    if cores() < 4:
+        assert f"P=4 > {cores()} cores: oversubscribing; ranks share cores" in done.stderr
+
+
+def test_the_notes_name_the_variables_of_the_implementation_run():
+    """Open MPI's launcher gets its variables and notes naming them; MPICH's neither, and it
+    is said to oversubscribe even under --no-oversubscribe (Hydra starts the ranks anyway)."""
+    assert implementation(("mpirun",)) == "Open MPI" and implementation(("true",)) is None
+    extra, notes = launch_environment(cores() + 1, True, ["mpirun"])
+    assert extra["OMPI_MCA_rmaps_base_oversubscribe"] == "1" and any("OMPI_MCA_rmaps" in n for n in notes)
+    if shutil.which("mpirun.mpich"):
+        assert implementation(("mpirun.mpich",)) == "MPICH"
+        for oversubscribe in (True, False):
+            extra, notes = launch_environment(cores() + 1, oversubscribe, ["mpirun.mpich"])
+            assert extra == {} and notes == [f"P={cores() + 1} > {cores()} cores: oversubscribing; ranks "
+                                             f"share cores, so times are not those of {cores() + 1} "
+                                             f"dedicated processors"]

@@ -16,7 +16,7 @@ import pytest
 
 from call.runtime_paths import mpi_include_dir, pub_source
 from call.scripts import launch_environment
-from support.runtime import build_pub_program
+from support.runtime import build_pub_program, run_bounded
 
 pytestmark = pytest.mark.skipif(shutil.which("mpicc") is None or shutil.which("mpirun") is None,
                                 reason="MPI is not installed (apt-get install libopenmpi-dev openmpi-bin)")
@@ -37,8 +37,7 @@ def run(program, procs: int, mode: str, timeout_env: str = "3") -> subprocess.Co
     extra = {key: value for key, value in launch_environment(procs, True)[0].items()
              if key != "OMPI_MCA_odls_base_sigkill_timeout"}
     env = {**os.environ, **extra, "PUB_TIMEOUT": timeout_env}
-    return subprocess.run(["mpirun", "-np", str(procs), str(program), mode], env=env,
-                          capture_output=True, text=True, timeout=90)
+    return run_bounded(["mpirun", "-np", str(procs), str(program), mode], timeout=90, env=env)
 
 
 def ok_lines(done: subprocess.CompletedProcess, mode: str) -> list[str]:
@@ -110,8 +109,14 @@ MISUSE = [
     ("getmsg", 1, "bsp_getmsg", [0], "message 0 does not exist"),
     ("partitioned_sync", 2, "bsp_sync", [0, 1], "the machine is partitioned"),
     ("end_open", 4, "bsp_end", [0, 1, 2, 3], "a partition of this machine is still open"),
-    ("done_unsynced", 2, "bsp_done", [0, 1], "sent to this processor in the partition but 0 were "
-                                             "received"),
+    ("done_unsynced", 2, "bsp_done", [0, 1], "this processor sent 1 message in the partition after "
+                                             "its last synchronisation: bsp_done does not synchronise"),
+    ("done_hpsend", 2, "bsp_done", [0], "sent 1 message in the partition after its last "
+                                        "synchronisation: bsp_done does not synchronise, so it would "
+                                        "never be delivered (and the buffer of a bsp_hpsend would "
+                                        "still be in use)"),
+    ("done_unreceived", 2, "bsp_done", [1], "1 messages were sent to this processor in the partition "
+                                            "but 0 were received"),
 ]
 
 

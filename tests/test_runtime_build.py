@@ -15,8 +15,8 @@ def test_runtime_paths_point_at_the_built_library_and_header():
     assert "void cll_begin(cll_experiment *e, const double *vars);" in header.read_text()
     members = subprocess.run(["ar", "t", str(library)], capture_output=True, text=True,
                              check=True).stdout.split()
-    assert sorted(members) == ["counters.o", "fatal.o", "files.o", "header.o", "lifecycle.o", "registry.o",
-                               "store.o", "timer.o", "trace.o"]
+    assert sorted(members) == ["counters.o", "decimal.o", "fatal.o", "files.o", "header.o", "lifecycle.o",
+                               "registry.o", "store.o", "timer.o", "trace.o"]
     symbols = subprocess.run(["nm", "-g", "--defined-only", str(library)], capture_output=True,
                              text=True, check=True).stdout
     for name in ("cll_register", "cll_begin", "cll_end", "cll_report", "cll_trace_path"):

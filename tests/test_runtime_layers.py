@@ -1,6 +1,6 @@
 """The C runtime's modules are layers without a circle (docs/runtime.md): each object of
 libcllrt.a uses only runtime symbols defined by itself or by a module before it in
-build_cffi.SOURCES (fatal, timer, counters, registry, files, header, store, trace, lifecycle)."""
+build_cffi.SOURCES (decimal, fatal, timer, counters, registry, files, header, store, trace, lifecycle)."""
 from __future__ import annotations
 
 import shutil

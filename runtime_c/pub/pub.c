@@ -720,7 +720,7 @@ void bsp_partition(t_bsp *bsp, t_bsp *sub, int r, const int *Y)
 void bsp_done(t_bsp *sub)
 {
     retired *r;
-    long *out;
+    long *out, unsent = 0;
     live("bsp_done", sub, 0);
     if (sub->parent == NULL)
         FAIL("bsp_done", sub, "bsp_done without a partition: this machine was made by "
@@ -728,6 +728,16 @@ void bsp_done(t_bsp *sub)
     if (sub->child)
         FAIL("bsp_done", sub, "a partition of this partition is still open: partitions end "
              "in stack order (bsp_done the innermost first)");
+    for (int d = 0; d < sub->nprocs; d++)
+        unsent += sub->sent_now[d];
+    /* bsp_done synchronises nothing (paper §2.2): what was sent since the last
+     * synchronisation would never arrive, and a bsp_hpsend's buffer would stay in MPI's
+     * hands after bsp_done returned it to the program */
+    if (unsent)
+        FAIL("bsp_done", sub, "this processor sent %ld message%s in the partition after its last "
+             "synchronisation: bsp_done does not synchronise, so %s never be delivered (and the "
+             "buffer of a bsp_hpsend would still be in use); end that superstep with bsp_sync or "
+             "bsp_oblsync first", unsent, unsent == 1 ? "" : "s", unsent == 1 ? "it would" : "they would");
     if (pub_observer)
         observe_entry(PUB_DONE, sub);
     r = grow(NULL, 1, sizeof *r);

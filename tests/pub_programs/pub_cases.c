@@ -254,6 +254,24 @@ static void misuse(t_bsp *bsp, const char *mode)
         bsp_partition(bsp, &sub, 1, Y);
         bsp_send(&sub, (me + 1) % p, &x, sizeof x);
         bsp_done(&sub);
+    } else if (!strcmp(mode, "done_hpsend")) {   /* 1 MiB from the user's buffer, then bsp_done */
+        int Y[1] = {p};
+        char *big = calloc(1 << 20, 1);
+        bsp_partition(bsp, &sub, 1, Y);
+        if (me == 0)
+            bsp_hpsend(&sub, 1, big, 1 << 20);
+        bsp_done(&sub);
+        memset(big, 7, 1 << 20);   /* PUB's rule: the buffer is the program's again */
+        free(big);
+        bsp_sync(bsp);
+    } else if (!strcmp(mode, "done_unreceived")) {   /* sent, synchronised, never taken */
+        int Y[1] = {p};
+        bsp_partition(bsp, &sub, 1, Y);
+        if (me == 0)
+            bsp_send(&sub, 1, &x, sizeof x);
+        bsp_oblsync(&sub, 0);
+        bsp_done(&sub);
+        bsp_sync(bsp);
     } else {
         fprintf(stderr, "pub_cases: unknown mode %s\n", mode);
         exit(2);
