@@ -58,6 +58,7 @@ def model_document(model, name: str) -> dict:
         "median_rel_error": plain(model.median_rel_error), "max_rel_error": plain(model.max_rel_error),
         "drift": plain(model.drift), "working_set": model.working_set,
         "machine": list(model.machine) if model.machine else None,
+        **({"mixed_machines": model.mixed_machines} if model.mixed_machines else {}),
         "communicates": model.communicates, "procs": model.procs,
         "error": "relative error = |predicted - measured| / measured; times in seconds",
     }
@@ -136,7 +137,9 @@ def _model(document: dict):
                  float(document["median_rel_error"]), float(document["max_rel_error"]),
                  {str(v): float(r) for v, r in document.get("drift", {}).items()},
                  _working_set(document.get("working_set")), _machine(document.get("machine")),
-                 bool(document.get("communicates", False)), _optional_count(document.get("procs")))
+                 mixed_machines=_optional_text(document.get("mixed_machines")),
+                 communicates=bool(document.get("communicates", False)),
+                 procs=_optional_count(document.get("procs")))
 
 
 def _optional_text(value) -> str | None:
