@@ -58,10 +58,7 @@ def test_a_model_file_is_standard_json_and_reads_back_unbounded(tmp_path):
     (document,) = strict((tmp_path / "m.json").read_text().replace("\n", " "))
     region = document["pieces"][0]["region"]
     assert region["N"][0] is None and region["N"][1] is None   # one interval: unbounded both ways
-    again = llac(tmp_path, 'load "y.cll.4.dat"; fit f; load "m.json" as m; predict f N=1e9 P=8; predict m N=1e9 P=8')
-    assert again.returncode == 0, again.stderr
-    predicted = [line.split()[2] for line in again.stdout.splitlines() if line.split()[:2] == ["1000000000", "8"]]
-    assert len(predicted) == 2 and predicted[0] == predicted[1]
+    assert_same_predictions(tmp_path, 'load "y.cll.4.dat"; fit f; load "m.json" as m', "f", "m", ("1000000000", "8"))
 
 
 def test_a_model_file_of_the_older_strings_still_loads(tmp_path):
@@ -73,10 +70,16 @@ def test_a_model_file_of_the_older_strings_still_loads(tmp_path):
                            for v, (low, high) in piece["region"].items()}
         piece["pvalues"] = ["nan" if p is None else p for p in piece["pvalues"]]
     (tmp_path / "old.json").write_text(json.dumps(document))
-    done = llac(tmp_path, 'load "old.json" as m; load "m.json" as n; predict m N=4096 P=2; predict n N=4096 P=2')
+    assert_same_predictions(tmp_path, 'load "old.json" as m; load "m.json" as n', "m", "n", ("4096", "2"))
+
+
+def assert_same_predictions(folder, script: str, first: str, second: str, point: tuple[str, str]) -> None:
+    """After `script`, models `first` and `second` predict the same at N, P = `point` (as printed)."""
+    n, p = point
+    done = llac(folder, f"{script}; predict {first} N={n} P={p}; predict {second} N={n} P={p}")
     assert done.returncode == 0, done.stderr
-    rows = [line.split()[2] for line in done.stdout.splitlines() if line.split()[:2] == ["4096", "2"]]
-    assert len(rows) == 2 and rows[0] == rows[1]
+    predicted = [line.split()[2] for line in done.stdout.splitlines() if line.split()[:2] == list(point)]
+    assert len(predicted) == 2 and predicted[0] == predicted[1], done.stdout
 
 
 def test_csv_keeps_nan(tmp_path):
