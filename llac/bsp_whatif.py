@@ -28,6 +28,8 @@ def communication_scale(model, columns: dict[str, np.ndarray], prediction,
                         f"do not enter its time")
     with open_machines() as db:
         here_name = db.machine_of(*model.machine) if model.machine else None
+        if here_name is None and model.mixed_machines:
+            raise LlacError(f"{model.mixed_machines}: no one machine's g and L to replace")
         if here_name is None:
             raise LlacError("the machine the data were measured on was never probed (`call probe "
                             "--procs ...` there): g and L there are unknown")

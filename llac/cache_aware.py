@@ -98,21 +98,23 @@ def memory_view(model, reference: str | None = None) -> tuple[MemoryView | None,
         where = " ".join(f"{v}={x[first]:g}" for v, x in fitted_columns(model).items())
         return None, (f"no cache-aware prediction: the working set ({model.working_set} bytes) is "
                       f"{sets[first]:g} at {where}; it must count bytes (> 0)")
-    name, run, reason = measured_on(model.machine, reference)
+    name, run, reason = measured_on(model, reference)
     if run is None:
         return None, f"no cache-aware prediction: {reason}"
     access = _explaining_access(model, run)
     return MemoryView(f"{name}@{run.run_id}", run, _traffic_ratio(model, run, access), access), None
 
 
-def measured_on(machine: tuple[str, str] | None, reference: str | None = None
-                ) -> tuple[str, ProbeRun | None, str | None]:
+def measured_on(data, reference: str | None = None) -> tuple[str, ProbeRun | None, str | None]:
     """NAME and the latest probe run with a memory mountain of the machine `reference` (None:
-    the machine (host, CPU model) that data were measured on), or None with the reason."""
+    the machine (host, CPU model) that `data`, an experiment or a model, were measured on),
+    or None with the reason (data merged from several machines have no one machine)."""
+    if reference is None and data.mixed_machines:
+        return "", None, data.mixed_machines
     try:
         with open_machines() as db:
             if reference is None:
-                host, cpu = machine or (None, None)
+                host, cpu = data.machine or (None, None)
                 reference = db.machine_of(host, cpu) if host else None
                 if reference is None:
                     return "", None, (f"the machine the data were measured on ({host or 'unknown host'}, "

@@ -34,9 +34,9 @@ class Experiment:
     a copy of its trace, has the same id) so that merging cannot count one twice; None when
     unknown (CSV data, aggregates). `wall_time`: whether `time` is still the wall time the
     trace measured (`with time = ...` replaces it). `sources`: for an experiment merged from
-    several files, each file (`Source`), since `header` is then the first file's (`describe`
-    shows what holds for the whole); () for one file. Operations return new experiments;
-    nothing is changed in place.
+    several files, each file (`Source`) with its own header, `header` then holding only the
+    fields all of them agree on (`describe` shows both); () for one file. Operations return
+    new experiments; nothing is changed in place.
     """
     name: str
     formula: Formula
@@ -66,11 +66,37 @@ class Experiment:
         return len(next(iter(self.columns.values()))) if self.columns else 0
 
     @property
+    def headers(self) -> tuple[Mapping[str, str], ...]:
+        """The header of each file its records were read from (its own when one file)."""
+        return tuple(source.header for source in self.sources) or (self.header,)
+
+    def header_values(self, key: str, default: str | None = None) -> tuple:
+        """The distinct values of header field `key` over its files, in file order
+        (`default` for a file that lacks it): one value when they all agree."""
+        return tuple(dict.fromkeys(header.get(key, default) for header in self.headers))
+
+    @property
     def machine(self) -> tuple[str, str] | None:
-        """(host, CPU model) that its trace header names, when it names the host: which
-        machine database entry describes the machine it was measured on."""
-        host = self.header.get("host")
-        return (host, self.header.get("cpu", "unknown")) if host else None
+        """(host, CPU model) that its trace headers name, when they name the host and all
+        its files agree on it: which machine database entry describes the machine it was
+        measured on. None when unknown or when merged from several (`mixed_machines`)."""
+        pairs = self._machines()
+        host, cpu = pairs[0]
+        return (host, cpu) if len(pairs) == 1 and host else None
+
+    @property
+    def mixed_machines(self) -> str | None:
+        """When its files were measured on several machines, one sentence naming them (the
+        reason no single machine's data, cache or BSP parameters, apply); None otherwise."""
+        pairs = self._machines()
+        if len(pairs) == 1:
+            return None
+        names = ", ".join(f"{host or 'unknown host'} ({cpu})" for host, cpu in pairs)
+        return f"the merged data come from {len(pairs)} machines: {names}"
+
+    def _machines(self) -> list[tuple[str | None, str]]:
+        """The distinct (host, CPU model) pairs of its files, in file order."""
+        return list(dict.fromkeys((h.get("host"), h.get("cpu", "unknown")) for h in self.headers))
 
     @property
     def column_names(self) -> tuple[str, ...]:
@@ -98,16 +124,32 @@ class Experiment:
         return self.replace(columns=cols, ids=self.ids, wall_time=self.wall_time and name != "time")
 
     def identify(self) -> "Experiment":
-        """A copy whose records have ids: a hash of the experiment's name, its trace header
-        (program, command, date, host, ...) and its records, plus each record's position. Two
-        copies of one trace give the same ids; another run's records (other times) do not."""
-        digest = hashlib.blake2b(digest_size=8)
-        digest.update(repr((self.name, sorted(self.header.items()), self.column_names)).encode())
+        """A copy whose records have ids: a hash of the run (the experiment's name and
+        columns, and the trace header's `execution` of an MPI or PUB program, which every
+        file of one execution shares, else the whole header: program, command, date, host,
+        ...), the record's values and how many equal records came before it. A copy of a
+        trace, and a `.rank<r>` file holding records the gathered trace holds too, give the
+        same ids for the same records; another run's records do not."""
+        run = self.header["execution"] if "execution" in self.header else sorted(self.header.items())
+        digest = hashlib.blake2b(repr((self.name, run, self.column_names)).encode(), digest_size=8)
+        ids = np.full(len(self), int.from_bytes(digest.digest(), "little"), dtype=np.uint64)
         for values in self.columns.values():
-            digest.update(np.ascontiguousarray(values).tobytes())
-        base = np.uint64(int.from_bytes(digest.digest(), "little"))
-        with np.errstate(over="ignore"):
-            return self.replace(ids=base + np.arange(len(self), dtype=np.uint64))
+            ids = _mix(ids ^ np.ascontiguousarray(values, dtype=float).view(np.uint64))
+        order = np.argsort(ids, kind="stable")
+        first = np.r_[True, ids[order][1:] != ids[order][:-1]]
+        starts = np.flatnonzero(first)
+        repeat = np.empty(len(self), dtype=np.uint64)
+        repeat[order] = np.arange(len(self)) - np.repeat(starts, np.diff(np.r_[starts, len(self)]))
+        return self.replace(ids=_mix(ids ^ _mix(repeat + np.uint64(1))))
+
+
+def _mix(values: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser on each uint64: every input bit moves every output bit, so the
+    per-column xor of `identify` hashes records, not just sums their bits."""
+    with np.errstate(over="ignore"):
+        values = (values ^ (values >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        values = (values ^ (values >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return values ^ (values >> np.uint64(31))
 
 
 class NoWorkingSet(ValueError):

@@ -87,6 +87,7 @@ class Model:
     drift: dict[str, float] = field(default_factory=dict)  # log error per log distance beyond the data
     working_set: str | None = None          # the fitted experiment's working set (llac.experiment)
     machine: tuple[str, str] | None = None  # (host, CPU model) the data were measured on
+    mixed_machines: str | None = None       # data merged from several machines: which (Experiment)
     communicates: bool = False              # its records moved data (h > 0): g and L enter its time
     procs: int | None = None                # the one P its data were measured with (None: several)
 
@@ -225,6 +226,7 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
         points = aggregate_points(experiment.formula, experiment.columns, settings.aggregate)
     model = _fit_points(experiment.name, experiment.formula, points, settings, None if quick else experiment)
     model = replace(model, working_set=_model_working_set(experiment), machine=experiment.machine,
+                    mixed_machines=experiment.mixed_machines,
                     communicates=bool("h" in experiment.columns and np.nanmax(experiment.columns["h"], initial=0) > 0),
                     procs=_single_procs(experiment))
     if quick:
@@ -293,14 +295,16 @@ TIMER_FLOOR_FACTOR = 10   # times below this many times the timer's own cost mea
 
 def _timer_notes(experiment: Experiment, points: SamplePoints) -> tuple[str, ...]:
     """A warning when sample points' times are within TIMER_FLOOR_FACTOR of what timing costs
-    (the trace header's `overhead` of a begin/end pair, or the timer's resolution): such a
-    fit describes the timer, and its tiny errors and p-values are no evidence for the formula."""
+    (the trace header's `overhead` of a begin/end pair, or the timer's resolution; of merged
+    files, the largest any states): such a fit describes the timer, and its tiny errors and
+    p-values are no evidence for the formula."""
     floors = []
     for key in ("overhead", "timer_resolution"):
-        try:
-            floors.append(float(experiment.header.get(key, "nan")))
-        except ValueError:
-            continue
+        for value in experiment.header_values(key, "nan"):
+            try:
+                floors.append(float(value))
+            except ValueError:
+                continue
     floor = max((f for f in floors if np.isfinite(f) and f > 0), default=None)
     if floor is None:
         return ()

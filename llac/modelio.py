@@ -4,7 +4,10 @@
 The document holds everything `Model.predict` and the reports use: the formula (with the
 indices of its constants, which `drop` leaves with gaps), the settings, every interval with
 its constants, standard errors, covariance and measured range, the cuts, the warnings and the
-fitted sample points. Numbers that JSON cannot hold (inf, nan) are written as strings.
+fitted sample points. Numbers that JSON cannot hold (nan, inf) are written as null, so that
+the document is standard JSON with a number or null in every number's place
+(docs/llac-language.md, "Machine-readable output"); read back, null is nan, except at the ends
+of an interval's region, where it is the unbounded side (-inf below, inf above).
 """
 from __future__ import annotations
 
@@ -26,19 +29,20 @@ class ModelFileError(InputError):
     """A file that is not a llac model document (or an unreadable one)."""
 
 
-def plain(value):
-    """`value` with numpy arrays and scalars as lists and Python numbers; inf and nan as the
-    strings "inf", "-inf", "nan" so that the output is standard JSON."""
+def plain(value, finite: bool = True):
+    """`value` with numpy arrays and scalars as lists and Python numbers; with `finite` (for
+    JSON, which has no nan or inf) a number that is not finite as None (null), else as the
+    float (CSV writes nan, inf, -inf)."""
     if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
+        return {str(k): plain(v, finite) for k, v in value.items()}
     if isinstance(value, (list, tuple, np.ndarray)):
-        return [plain(v) for v in value]
+        return [plain(v, finite) for v in value]
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (int, np.integer)):
         return int(value)
     if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(value) else str(float(value))
+        return float(value) if math.isfinite(value) or not finite else None
     return value
 
 
@@ -58,6 +62,7 @@ def model_document(model, name: str) -> dict:
         "median_rel_error": plain(model.median_rel_error), "max_rel_error": plain(model.max_rel_error),
         "drift": plain(model.drift), "working_set": model.working_set,
         "machine": list(model.machine) if model.machine else None,
+        **({"mixed_machines": model.mixed_machines} if model.mixed_machines else {}),
         "communicates": model.communicates, "procs": model.procs,
         "error": "relative error = |predicted - measured| / measured; times in seconds",
     }
@@ -66,7 +71,7 @@ def model_document(model, name: str) -> dict:
 def write_model(model, name: str, path: str) -> None:
     """Write `model` as a JSON document to `path` (OSError when it cannot be written)."""
     with open(path, "w", encoding="utf-8") as f:
-        json.dump(model_document(model, name), f, indent=1)
+        json.dump(model_document(model, name), f, indent=1, allow_nan=False)
         f.write("\n")
 
 
@@ -123,7 +128,7 @@ def _model(document: dict):
     from llac.model import Cut, FitSettings, Model, Piece
     arrays = ("constants", "stderr", "pvalues", "cov")
     numbers = ("median_rel_error", "max_rel_error", "r2", "scale")
-    pieces = tuple(Piece(**{**p, **{k: _floats(p[k]) for k in arrays}, **{k: float(p[k]) for k in numbers},
+    pieces = tuple(Piece(**{**p, **{k: _floats(p[k]) for k in arrays}, **{k: _number(p[k]) for k in numbers},
                             "region": _region(p["region"]), "measured_range": _region(p["measured_range"]),
                             "dropped": tuple(p["dropped"]), "at_bound": tuple(p.get("at_bound", ()))})
                    for p in document["pieces"])
@@ -133,10 +138,12 @@ def _model(document: dict):
                  FitSettings(**document["settings"]), pieces, cuts, tuple(document["warnings"]),
                  tuple(document["insignificant"]), int(document["excluded"]),
                  {k: _floats(v) for k, v in document["sample_points"].items()},
-                 float(document["median_rel_error"]), float(document["max_rel_error"]),
-                 {str(v): float(r) for v, r in document.get("drift", {}).items()},
+                 _number(document["median_rel_error"]), _number(document["max_rel_error"]),
+                 {str(v): _number(r) for v, r in document.get("drift", {}).items()},
                  _working_set(document.get("working_set")), _machine(document.get("machine")),
-                 bool(document.get("communicates", False)), _optional_count(document.get("procs")))
+                 mixed_machines=_optional_text(document.get("mixed_machines")),
+                 communicates=bool(document.get("communicates", False)),
+                 procs=_optional_count(document.get("procs")))
 
 
 def _optional_text(value) -> str | None:
@@ -171,12 +178,20 @@ def _working_set(text) -> str | None:
         raise ValueError(f"bad working set {text!r}: {err}") from None
 
 
+def _number(value) -> float:
+    """A number of the document: null is nan (files of older versions wrote "nan", "inf")."""
+    return math.nan if value is None else float(value)
+
+
 def _floats(values) -> np.ndarray:
+    """An array of the document's numbers, null as nan."""
     return np.array(values, dtype=float)
 
 
 def _region(region: dict) -> dict:
-    return {v: (float(low), float(high)) for v, (low, high) in region.items()}
+    """An interval's region, variable -> (low, high); a null end is unbounded on its side."""
+    return {v: (-math.inf if low is None else float(low), math.inf if high is None else float(high))
+            for v, (low, high) in region.items()}
 
 
 def _formula(data: dict) -> Formula:

@@ -151,7 +151,7 @@ def descheduled_warning(experiment, aggregate: str) -> list[str]:
     code costs (docs/method.md §10). Not judged once `with` replaced the time, nor for points
     under COUNTED_FROM."""
     if CPU_CLOCK not in experiment.columns or not experiment.wall_time \
-            or experiment.header.get("parallel", "none") != "none" or not experiment.formula.variables:
+            or experiment.header_values("parallel", "none") != ("none",) or not experiment.formula.variables:
         return []
     columns = experiment.columns
     try:

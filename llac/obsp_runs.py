@@ -59,10 +59,10 @@ def run_groups(experiment: Experiment) -> list[RunGroup]:
         key = (int(columns["P"][i]), *(float(columns[n][i]) for n in names))
         groups.setdefault(key, set()).add(int(columns["run"][i]))
     if not groups:
-        status = experiment.header.get("status", "complete")
+        status = "; ".join(s for s in experiment.header_values("status", "complete") if s != "complete")
         raise ObspError(f"none of {experiment.name}'s records began a run: " + (
             f"the program stopped before one completed (the trace's status: {status})"
-            if status != "complete" else "is it the `sync` experiment of the PUB program?"))
+            if status else "is it the `sync` experiment of the PUB program?"))
     return [RunGroup(key[0], names, key[1:], tuple(sorted(runs))) for key, runs in sorted(groups.items())]
 
 

@@ -4,7 +4,8 @@ no colour), or a web page.
 
 One figure: the measured times (per sample point, summarised as in the fit) as one marker per
 interval, or per series under `by` (noisy points, `llac.noise`, with their own marker, except
-under `by`, where the series' marker wins and the legend counts them), the
+under `by`, where the series' marker wins and the legend counts them; points of several series
+in one place drawn as their count, a digit, named in the legend), drawn after every line, the
 model as one line per interval, dotted vertical lines at the cuts of the x variable, or the
 relative residuals; the legend goes below the figure, where it hides no data. Log axes are
 drawn as log10 of the values with readable ticks (1e3, 1e4 ...), so cut lines stay visible;
@@ -155,9 +156,15 @@ def _model_figure(model, vs, by, scale, residuals, canvas: Canvas, levels=()):
     figure = _figure(canvas.width, canvas.height, canvas.color)
     data = model.sample_points
     groups = np.unique(data[by]) if by else [None]
-    for g, value in enumerate(groups):
-        rows = np.ones(len(data["time"]), bool) if value is None else data[by] == value
-        _draw_group(figure, model, axes, rows, None if value is None else g, residuals, canvas.color)
+    drawn = [_Group(model, axes, np.ones(len(data["time"]), bool) if value is None else data[by] == value,
+                    None if value is None else g, residuals) for g, value in enumerate(groups)]
+    for group in drawn:          # every line before any point: a later series' line covers no point
+        group.draw_lines(figure, canvas.color)
+    shared = _coinciding(drawn, axes, canvas.height)
+    for group, together in zip(drawn, shared):
+        group.draw_points(figure, canvas.color, together)
+    if by:
+        axes.legend += _coinciding_note(drawn, shared, [f"{by}={value:g}" for value in groups], residuals)
     for cut in model.cuts:
         if cut.variable == x_name and not residuals and (cut.value > 0 or not axes.logx):
             figure.line(float(axes.x(np.array(cut.value))), orientation="vertical", style="dotted")
@@ -347,35 +354,104 @@ def line_chart(title: str, x, series: dict, x_label: str, width: int = WIDTH, he
     return figure.build().string(colorless=True) + "\n" + "\n".join(legend)
 
 
-def _draw_group(figure, model, axes: _Axes, rows: np.ndarray, series: int | None, residuals: bool,
-                color: bool) -> None:
-    """The measurements of one group and the model's line for each interval: their markers
-    and colour are the interval's, or under `by` the `series`'s (the number of the group), so
-    that intervals, or series, read apart without colour (in a file, under NO_COLOR)."""
-    import plotext
+class _Group:
+    """The measurements of one group (all of them, or one series under `by`) and the model's
+    line for each interval: their markers and colour are the interval's, or under `by` the
+    `series`'s (the number of the group), so that intervals, or series, read apart without
+    colour (in a file, under NO_COLOR)."""
 
-    data = model.sample_points
-    x, time = data[axes.x_name][rows], data["time"][rows]
-    others = {v: data[v][rows] for v in model.formula.variables if v != axes.x_name}
-    measured = model.predict({axes.x_name: x, **others})
-    y = (measured.values - time) / time if residuals else time
-    keep = axes.leave_out(x, y, "relative error" if residuals else "time")
+    def __init__(self, model, axes: _Axes, rows: np.ndarray, series: int | None, residuals: bool):
+        data = model.sample_points
+        self.model, self.axes, self.series, self.residuals = model, axes, series, residuals
+        self.x, self.time = data[axes.x_name][rows], data["time"][rows]
+        self.others = {v: data[v][rows] for v in model.formula.variables if v != axes.x_name}
+        self.measured = model.predict({axes.x_name: self.x, **self.others})
+        self.y = (self.measured.values - self.time) / self.time if residuals else self.time
+        self.keep = axes.leave_out(self.x, self.y, "relative error" if residuals else "time")
+        # under `by` the series' marker wins: a noisy mark shared by every series would hide it
+        self.noisy = noisy(model_spread(data))[rows] & (series is None)
 
-    def marker(symbols, interval):
-        i = interval if series is None else series
+    def marker(self, symbols, interval: int, color: bool):
+        """The interval's (or the series') symbol of `symbols`, in its colour when `color`."""
+        import plotext
+
+        i = interval if self.series is None else self.series
         symbol, tint = symbols[i % len(symbols)], COLORS[i % len(COLORS)]
         return plotext.marker(symbol, plotext.pixel(tint)) if color else symbol
 
-    if not residuals and keep.any():
-        _draw_model(figure, model, axes, x[keep], others, lambda i: marker(LINE_MARKERS, i))
-    # under `by` the series' marker wins: a noisy mark shared by every series would hide it
-    marked = noisy(model_spread(data))[rows] & (series is None)
-    for i in np.unique(measured.piece[keep]):     # after the lines: points stay on top
-        for inside, symbols in ((keep & (measured.piece == i) & ~marked, MEASURED_MARKERS),
-                                (keep & (measured.piece == i) & marked, (NOISY_MARKER,) * len(MEASURED_MARKERS))):
-            if inside.any():
-                figure.draw(figure.signal(list(axes.x(x[inside])), list(axes.y(y[inside])),
-                                          marker=marker(symbols, max(int(i), 0))))
+    def draw_lines(self, figure, color: bool) -> None:
+        """The model's line over the group's drawn points (none for residuals)."""
+        if not self.residuals and self.keep.any():
+            _draw_model(figure, self.model, self.axes, self.x[self.keep], self.others,
+                        lambda i: self.marker(LINE_MARKERS, i, color))
+
+    def draw_points(self, figure, color: bool, together: np.ndarray) -> None:
+        """The measured points, each with its interval's (series') marker, noisy ones with
+        NOISY_MARKER; those where `together` counts other series (`_coinciding`) as that
+        count of series, a digit."""
+        alone = self.keep & (together == 0)
+        for i in np.unique(self.measured.piece[self.keep]):
+            for inside, symbols in ((alone & (self.measured.piece == i) & ~self.noisy, MEASURED_MARKERS),
+                                    (alone & (self.measured.piece == i) & self.noisy,
+                                     (NOISY_MARKER,) * len(MEASURED_MARKERS))):
+                self._draw(figure, inside, self.marker(symbols, max(int(i), 0), color))
+        for count in np.unique(together[together > 0]):
+            self._draw(figure, together == count, str(min(int(count), 9)))
+
+    def _draw(self, figure, inside: np.ndarray, marker) -> None:
+        """The points where `inside`, with `marker`."""
+        if inside.any():
+            figure.draw(figure.signal(list(self.axes.x(self.x[inside])), list(self.axes.y(self.y[inside])),
+                                      marker=marker))
+
+
+def _coinciding(groups: list[_Group], axes: _Axes, height: int) -> list[np.ndarray]:
+    """Per group, at each point, how many series' points (its own included) lie within one
+    character row of it at the same x (0 where it stands alone): drawn there, the last
+    series' marker would hide the others'. The rows are the figure's plot area (its `height`
+    less title, frame and x labels) over the span of the points drawn."""
+    counts = [np.zeros(len(g.x), int) for g in groups]
+    if len(groups) < 2:
+        return counts
+    ys = np.concatenate([axes.y(g.y[g.keep]) for g in groups])
+    row = (ys.max() - ys.min()) / max(height - 5, 1) if len(ys) else 0.0
+    points = [(axes.y(g.y[i]), s, i) for s, g in enumerate(groups) for i in np.flatnonzero(g.keep)]
+    at_x: dict = {}
+    for y, s, i in points:
+        at_x.setdefault(float(groups[s].x[i]), []).append((y, s, i))
+    for members in at_x.values():
+        members.sort()
+        start = 0
+        for end in range(1, len(members) + 1):    # runs of points each within a row of the next
+            if end == len(members) or members[end][0] - members[end - 1][0] > row:
+                run = members[start:end]
+                if len({s for _, s, _ in run}) > 1:
+                    for _, s, i in run:
+                        counts[s][i] = len({s for _, s, _ in run})
+                start = end
+    return counts
+
+
+def _coinciding_note(groups: list[_Group], shared: list[np.ndarray], names: list[str],
+                     residuals: bool) -> list[str]:
+    """The legend's line for the digits `_coinciding` drew: which series, at how many values
+    of x, and how far apart their times (errors) are there at most."""
+    involved = [name for name, together in zip(names, shared) if together.any()]
+    if not involved:
+        return []
+    values = sorted({float(g.x[i]) for g, together in zip(groups, shared) for i in np.flatnonzero(together)})
+    apart = 0.0
+    for value in values:
+        here = [float(g.y[i]) for g, together in zip(groups, shared)
+                for i in np.flatnonzero((together > 0) & (g.x == value))]
+        apart = max(apart, max(here) - min(here) if residuals else max(here) / min(here) - 1)
+    how = (f"their relative errors at most {apart:.2%} apart" if residuals else
+           f"their times within {apart:.1%} of each other; their model lines cover each other too, "
+           f"{involved[-1]}'s on top")
+    digits = ", ".join(str(min(int(c), 9)) for c in np.unique(np.concatenate(shared)) if c)
+    return [f"{digits} measured: that many series in one place (one series' marker would hide the others'): "
+            f"{', '.join(involved)} at {len(values)} value{'s' * (len(values) != 1)} of "
+            f"{groups[0].axes.x_name} ({how})"]
 
 
 def _draw_model(figure, model, axes: _Axes, x: np.ndarray, others: dict, marker) -> None:

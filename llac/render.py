@@ -140,12 +140,13 @@ def _hint(result: ModelReport) -> list[str]:
 
 def machine(result, fmt: str) -> str:
     """A table or model as one JSON document on one line (`fmt` json) or as CSV rows with a
-    header (`fmt` csv), for `llac --format`; inf and nan are written as strings."""
+    header (`fmt` csv), for `llac --format`; a number that is not finite is null in JSON
+    (standard JSON has none), nan, inf or -inf in CSV."""
     from llac.modelio import model_document, plain
     headers, rows = tabular(result)
     if fmt == "csv":
         out = io.StringIO()
-        csv.writer(out, lineterminator="\n").writerows([headers, *plain(rows)])
+        csv.writer(out, lineterminator="\n").writerows([headers, *plain(rows, finite=False)])
         return out.getvalue().rstrip("\n")
     if isinstance(result, ModelReport):
         document = {**model_document(result.model, result.name),
@@ -153,7 +154,7 @@ def machine(result, fmt: str) -> str:
     else:
         document = {"table": result.title, "columns": list(headers),
                     "rows": [dict(zip(headers, plain(row))) for row in rows], "notes": list(result.footer)}
-    return json.dumps(document, ensure_ascii=False)
+    return json.dumps(document, ensure_ascii=False, allow_nan=False)
 
 
 def tabular(result) -> tuple[tuple[str, ...], list[tuple]]:

@@ -50,9 +50,10 @@ def aggregate_experiment(experiment: Experiment, method: str = "median",
 
 def merge_experiments(experiments: list[Experiment]) -> Experiment:
     """The records of all `experiments` (same formula) in one; columns they all have. The
-    header is the first's, except that `mpi_uncounted` lists what any of them did not count;
-    the working set is theirs when they all state the same one, else None; `sources` lists
-    every file with its own header and records."""
+    header holds the fields all their files agree on (a field one file lacks or gives
+    otherwise is left out: no file's value stands for the whole), except that `mpi_uncounted`
+    lists what any of them did not count; the working set is theirs when they all state the
+    same one, else None; `sources` lists every file with its own header and records."""
     first = experiments[0]
     if len(experiments) == 1:
         return first
@@ -61,12 +62,18 @@ def merge_experiments(experiments: list[Experiment]) -> Experiment:
     origin = ", ".join(dict.fromkeys(e.origin for e in experiments if e.origin))
     uncounted = "; ".join(dict.fromkeys(part for e in experiments if e.header.get("mpi_uncounted")
                                         for part in e.header["mpi_uncounted"].split("; ")))
-    header = {**first.header, "mpi_uncounted": uncounted} if uncounted else first.header
     working_sets = {e.working_set for e in experiments}
     ids = None if any(e.ids is None for e in experiments) else np.concatenate([e.ids for e in experiments])
     sources = tuple(s for e in experiments for s in (e.sources or (Source(e.origin, e.header, len(e)),)))
+    header = {**agreed_fields([s.header for s in sources]), **({"mpi_uncounted": uncounted} if uncounted else {})}
     return first.replace(columns=columns, origin=origin, header=header, ids=ids, sources=sources,
                          working_set=first.working_set if len(working_sets) == 1 else None)
+
+
+def agreed_fields(headers: list) -> dict[str, str]:
+    """The header fields that every one of `headers` has with one value, in first-seen order."""
+    keys = dict.fromkeys(k for h in headers for k in h)
+    return {k: headers[0][k] for k in keys if all(k in h for h in headers) and len({h[k] for h in headers}) == 1}
 
 
 def shared_records(a: Experiment, b: Experiment) -> int:

@@ -4,6 +4,7 @@ readable log-axis labels. Driven as a user does (`python -m llac -c ...`) and by
 import html.parser
 import io
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from llac.model import fit_experiment
 from llac.parse import parse
 from llac.plot import Canvas, axis_ticks, log_ticks, linear_ticks, plot_model, terminal_canvas, tick_label
 from support.parallel import write_sweep
+from support.runtime import run_bounded
 from support.traces import trace_text, write_matinit
 
 REPO = Path(__file__).resolve().parent.parent
@@ -150,6 +152,26 @@ def test_series_have_their_own_markers_told_in_the_legend():
     assert "model: interval 1 (everywhere)" in text
 
 
+def test_series_in_one_place_are_drawn_as_their_count_and_named_in_the_legend():
+    """Under `by`, the last series' marker covered the others' where their times coincide:
+    P=1 and P=2 take the same time, P=4 a quarter of it."""
+    N, P = (a.ravel() for a in np.meshgrid(2.0 ** np.arange(6, 16), [1.0, 2.0, 4.0]))
+    time = (1e-6 + 1e-8 * N) * np.where(P == 4, 0.25, 1.0) * (1 + 0.001 * (P == 2))
+    model = model_of("f[0] + f[1]*N + f[2]*N*P + f[3]*P", {"N": N, "P": P, "time": time})
+    for residuals in (False, True):
+        text = plot_model(model, by="P", scale="loglog", residuals=residuals)
+        area = "\n".join(frame(text))
+        assert area.count("2") >= 5 and "x" not in area and "o" not in area and "+" in area
+        legend = " ".join(text.split("└")[1].split())
+        note = legend[legend.index("2 measured: "):]
+        assert note.startswith("2 measured: that many series in one place"), text
+        assert "P=1, P=2 at 10 values of N" in note and "P=4" not in note
+        assert ("their relative errors at most" if residuals else "their times within 0.1% of each other") in note
+    apart = plot_model(model_of("f[0]*P + f[1]*N*P", {"N": N, "P": P, "time": (1e-6 + 1e-8 * N) * P}),
+                       by="P", scale="loglog")
+    assert "series in one place" not in apart
+
+
 def test_non_positive_values_are_left_out_of_a_log_scale_and_said():
     N = np.array([0.0, 16, 32, 64, 128, 256, 512])
     model = model_of("f[0] + f[1]*N", {"N": N, "time": 1e-6 + 1e-9 * N})
@@ -269,3 +291,39 @@ def test_integer_values_get_whole_ticks_inside_their_axis(values, logarithmic):
         assert "." not in label or value >= 1e4            # 1.5e4, not 1.17
     if len(set(values)) <= 8 and len(set(values)) > 1:
         assert all(round(10 ** p if logarithmic else p) in values for p in positions)   # at the values
+
+
+SAME_WORK_ON_EVERY_P = r"""
+#include <mpi.h>
+#pragma cll parallel MPI procs = 1:4:2
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    for (int n = 1000; n <= 64000; n *= 2)
+        for (int r = 0; r < 5; r++) {
+            #pragma cll work work[0] + work[1]*n + work[2]*P
+            { volatile double x = 0; for (int i = 0; i < n; i++) x += i; }
+            #pragma cll end work
+        }
+    #pragma cll report all
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("mpicc") is None or shutil.which("mpirun") is None, reason="MPI is not installed")
+def test_a_real_sweep_whose_series_take_the_same_time_shows_every_series(tmp_path):
+    """Each rank does the same work whatever P: the series of `plot work vs n by P` lie on
+    one another. Every series is seen: its own marker in the figure, or the legend's digits
+    naming it among the series in one place."""
+    (tmp_path / "prog.c").write_text(SAME_WORK_ON_EVERY_P)
+    ran = run_bounded([sys.executable, "-m", "call", "run", "prog.c"], 300, cwd=tmp_path,
+                      env={k: v for k, v in os.environ.items() if not k.startswith("CLL_")})
+    assert ran.returncode == 0, ran.stderr
+    r = llac('load "prog.cll.*.dat"; fit work; plot work vs n by P loglog', tmp_path, NO_COLOR="1")
+    assert r.returncode == 0, r.stderr
+    area = "\n".join(frame(r.stdout))
+    legend = " ".join(r.stdout.split("└")[1].split())
+    together = legend[legend.index(" measured: that many series"):] if "series in one place" in legend else ""
+    for marker, P in (("x", 1), ("o", 2), ("+", 4)):
+        assert f"{marker} measured" in legend and (marker in area or f"P={P}" in together), r.stdout

@@ -17,7 +17,7 @@ from llac.experiment import Experiment
 from llac.noise import noisy, point_spread, spread_summary
 from llac.parse import checked_formula
 from llac.superstep_files import combine, same_execution
-from llac.tables import merge_experiments, repetitions, shared_records
+from llac.tables import agreed_fields, merge_experiments, repetitions, shared_records
 
 SHOW_LIMIT = 20
 STDIN = "<stdin>"
@@ -79,17 +79,26 @@ def load_traces(session, traces, name: str | None = None) -> list:
 
 
 def _once(members: list, warnings: list) -> list:
-    """The (path, experiment) `members` of one name, less those whose records an earlier one
-    holds (a copy of a trace, or stdin and the file it came from): each left out with a
-    warning, since merged its records would count twice."""
+    """The (path, experiment) `members` of one name, less the records an earlier one holds (a
+    copy of a trace, stdin and the file it came from, or a `.rank<r>` file of records the
+    gathered trace holds too: `Experiment.identify`): left out with a warning, since merged
+    they would count twice; a member left with no records is left out."""
     kept = []
     for path, experiment in members:
-        twin = next((p for p, e in kept if shared_records(e, experiment)), None)
-        if twin is None:
+        twins = [p for p, e in kept if shared_records(e, experiment)]
+        if not twins:
             kept.append((path, experiment))
-        else:
-            warnings.append(Note(f"{path}: its {experiment.name} holds the same records as {twin}'s (the same "
-                                 f"run read twice): left out, they would count twice", warning=True))
+            continue
+        held = np.isin(experiment.ids, np.concatenate([e.ids for _, e in kept]))
+        why = (f"the same run read twice, or a rank's own copy of records the gathered trace holds: "
+               f"left out, they would count twice")
+        if held.all():
+            warnings.append(Note(f"{path}: its {experiment.name} holds the same records as {twins[0]}'s "
+                                 f"({why})", warning=True))
+            continue
+        warnings.append(Note(f"{path}: {int(held.sum())} of its {len(experiment)} {experiment.name} records are "
+                             f"in {' and '.join(twins)} already ({why})", warning=True))
+        kept.append((path, experiment.select(~held)))
     return kept
 
 
@@ -271,12 +280,11 @@ def _sources_table(experiment: Experiment) -> tuple[list[str], list[Table]]:
     `procs: 1` and `records: 0` under the sweep's records). The declared `records:` is left
     out: the table counts what was read."""
     headers = [source.header for source in experiment.sources]
-    keys = [k for k in dict.fromkeys(k for h in headers for k in h) if k != "records"]
-    agreed = [k for k in keys if all(k in h for h in headers) and len({h[k] for h in headers}) == 1]
-    differ = [k for k in keys if k not in agreed]
+    agreed = {k: v for k, v in agreed_fields(headers).items() if k != "records"}
+    differ = [k for k in dict.fromkeys(k for h in headers for k in h) if k not in agreed and k != "records"]
     rows = tuple((source.origin or "-", source.records, *(source.header.get(k) for k in differ))
                  for source in experiment.sources)
-    return ([f"{k}: {headers[0][k]}" for k in agreed],
+    return ([f"{k}: {v}" for k, v in agreed.items()],
             [Table(f"{experiment.name}: trace files", ("file", "records", *differ), rows,
                    ("records = how many of its records were read from the file",))])
 

@@ -519,7 +519,10 @@ def report(session, statement: ast.Report):
          has its own marker (and colour on a terminal that has colour; NO_COLOR turns it off),
          noisy sample points (`help fit`) the marker @,
          under `by` each series its own markers for points (noisy ones too: the legend counts
-         them) and line instead (the cuts tell the intervals apart); the legend is below the figure, where it hides no data. Log axes are
+         them) and line instead (the cuts tell the intervals apart), every line drawn before
+         the points; where several series' points fall in one place (times nearly equal, which
+         the last series' marker would hide), a digit, their count, and a legend line names
+         them and how far apart their times are; the legend is below the figure, where it hides no data. Log axes are
          labelled 100, 1e3, 1e4 ... and keep the cuts in view; an integer variable (P, N) is
          labelled at its values (at most 8) or whole numbers, never fractions; an axis whose
          values are all one (a single sample point) spans 0 to twice it (a tenth to ten times

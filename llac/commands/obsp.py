@@ -13,7 +13,7 @@ from llac.bsp_whatif import nearest_bsp
 from llac.cache_aware import leaving_notes, measured_on
 from llac.commands import command
 from llac.commands.modeling import SECONDS
-from llac.commands.parallel import cores_of, oversubscription_note
+from llac.commands.parallel import oversubscription_note
 from llac.commands.results import Table
 from llac.errors import LlacError
 from llac.experiment import Experiment, NoWorkingSet, working_set_bytes
@@ -155,12 +155,11 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
     footer += _not_evaluated(failures, "sizes")
     if replays:
         footer += _cache_notes(experiment, training, [t for t in targets if t.procs in replays])
-    cores, host = cores_of(experiment)
     footer += [*(f"P={procs}: {source}{replays.get(procs, '')}" for procs, (_, _, source) in parameters.items()),
                _h_note(statement),
                f"TIME: the {'fastest' if aggregate == 'min' else 'median'} run of each size's repetitions "
                f"(set aggregate {aggregate})",
-               oversubscription_note([t.procs for t in targets], cores, host, "P")]
+               oversubscription_note([t.procs for t in targets], experiment, "P")]
     title = (f"OBSP* and BSP predictions of {statement.data.text} from the runs of {statement.obj.text} "
              f"(the CALL paper's Table 3)" if statement.data else
              f"OBSP* and BSP predictions of {experiment.name}'s runs from their supersteps")
@@ -177,7 +176,7 @@ def _cache_notes(experiment: Experiment, training: list[RunGroup], targets: list
     is where it is likely to fall short (issue 11's check, applied to the replay)."""
     if not experiment.working_set:
         return []
-    name, run, reason = measured_on(experiment.machine)
+    name, run, reason = measured_on(experiment)
     if run is None:
         return [f"no cache check of the predicted sizes: {reason}"]
     notes = []

@@ -160,7 +160,7 @@ def table3(session, statement: ast.PredictTable):
     prediction = model.predict(points)
     error = 100 * (prediction.values - measured) / measured
     processors = points.get(PROCESSORS)      # oversubscription is judged on P, whatever VAR is
-    cores, host = cores_of(experiment)
+    cores, _ = cores_of(experiment)
     oversubscribed = [bool(cores and processors is not None and processors[i] > cores) for i in range(len(measured))]
     rows = []
     for i in range(len(measured)):
@@ -172,7 +172,7 @@ def table3(session, statement: ast.PredictTable):
     footer = [f"TIME: the {model.settings.aggregate} of the records at each point (as in the fit); "
               f"ERROR % = 100 (PREDICTED - TIME) / TIME",
               f"|error|: {error_summary(error)}" if len(rows) else "no points",
-              *([oversubscription_note(processors, cores, host, PROCESSORS)] if processors is not None else []),
+              *([oversubscription_note(processors, experiment, PROCESSORS)] if processors is not None else []),
               *prediction.notes]
     headers = ("PROCS" if procs == PROCESSORS else procs, *others, f"TIME {SECONDS}", f"PREDICTED {SECONDS}", "ERROR %", "interval")
     machine = interval_fields(headers, rows, prediction.piece, {"extrapolated": prediction.extrapolated,
@@ -257,19 +257,27 @@ def _uncounted(experiment) -> list[Note]:
 
 
 def cores_of(experiment) -> tuple[int | None, str]:
-    """How many cores the host that wrote the trace has: the header's `cores`, or this
-    machine's count when the trace's `host` is this machine; None when unknown."""
+    """How many cores the host that wrote the trace has: the `cores` its files state (an MPI
+    trace's, rank 0's host; a `.rank<r>` file states none), or this machine's count when the
+    trace's `host` is this machine; None when unknown or when its files come from several
+    machines (`Experiment.mixed_machines`: no one count applies). With the host's name."""
+    if experiment.mixed_machines:
+        return None, ""
     host = experiment.header.get("host", "")
-    text = experiment.header.get("cores", "")
-    if text.isdigit() and int(text) > 0:
-        return int(text), host
+    stated = {int(c) for c in experiment.header_values("cores", "") if c.isdigit() and int(c) > 0}
+    if len(stated) == 1:
+        return stated.pop(), host
     if host and host == socket.gethostname():
         return os.cpu_count(), host
     return None, host
 
 
-def oversubscription_note(procs, cores, host, name) -> str:
-    """One line saying which runs had more processes than cores (or that it is unknown)."""
+def oversubscription_note(procs, experiment, name) -> str:
+    """One line saying which of the runs with `procs` processes had more of them than the
+    cores of the host `experiment` was measured on (or that it is unknown)."""
+    cores, host = cores_of(experiment)
+    if experiment.mixed_machines:
+        return f"{experiment.mixed_machines}: which runs were oversubscribed (more processes than cores) is not judged"
     where = f"host {host}" if host else "its host"
     if cores is None:
         return (f"the trace does not say how many cores {where} has: runs with more processes "
