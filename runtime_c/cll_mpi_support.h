@@ -63,11 +63,14 @@ void cll_mark_reported(void);
  * returns). */
 void cll_fail(const char *msg, const char *status);
 
-/* Write `v` in decimal at `p` (no terminating NUL); the end of the text. cll_put_g9 writes
- * exactly what printf's "%.9g" does, some 10 times faster for numbers between 1e-13 and
- * 1e13. Neither allocates: a signal handler may call them. */
+/* Write `v` in decimal at `p` (no terminating NUL); the end of the text. cll_put_g9 and
+ * cll_put_g17 write exactly what printf's "%.9g" and "%.17g" do, several times faster for the
+ * numbers they can round exactly themselves (9 digits: 1e-13 .. 1e13 and beyond; 17 digits:
+ * 1e-10 .. 1e17 and beyond, with an x86 long double); others go to snprintf. None allocates: a
+ * signal handler may call them. */
 char *cll_put_int(char *p, int64_t v);
 char *cll_put_g9(char *p, double v);
+char *cll_put_g17(char *p, double v);
 
 /* Install the runtime's signal handlers again (an MPI library may replace them in
  * MPI_Init): a handler found in place is chained to, an ignored signal is left alone.

@@ -72,7 +72,7 @@ static char *put_double(char *p, double v)
 {
     if (v == v && v > -1e15 && v < 1e15 && v == (double)(int64_t)v)
         return cll_put_int(p, (int64_t)v);
-    return p + sprintf(p, "%.17g", v);
+    return cll_put_g17(p, v);
 }
 
 static int count_record(const cll_record *r, const double *vars, void *ctx)

@@ -1,9 +1,11 @@
-"""The runtime's decimal writers (runtime_c/decimal.c), which the PUB layer's `@step` lines use
-instead of snprintf: cll_put_g9 must write exactly what printf's %.9g writes, for every
-double (those it does not format itself it hands to snprintf), and cll_put_int what %lld
-writes. Compared with glibc's snprintf on millions of values in a real gcc build: random
-doubles over 30 decades, decimals of 10 significant digits (their tenth digit 5: the ties and
-near-ties of the ninth), integers, the edges of each decade, and the special values."""
+"""The runtime's decimal writers (runtime_c/decimal.c), which the trace's records and the PUB
+layer's `@step` lines use instead of snprintf: cll_put_g9 and cll_put_g17 must write exactly
+what printf's %.9g and %.17g write, for every double (those they do not format themselves they
+hand to snprintf), and cll_put_int what %lld writes. Compared with glibc's snprintf on millions
+of values in a real gcc build: random doubles over 30 decades, decimals of 10 significant
+digits (their tenth digit 5: the ties and near-ties of the ninth), times as the runtime makes
+them (ticks times seconds per tick), integers, the edges of each decade, and the special
+values."""
 from support.runtime import build, run
 
 CHECK = r"""
@@ -24,6 +26,11 @@ static void check(double v)
     checked++;
     if (strcmp(mine, theirs) && wrong++ < 10)
         printf("g9 %.17g: %s, printf %s\n", v, mine, theirs);
+    *cll_put_g17(mine, v) = '\0';
+    snprintf(theirs, sizeof theirs, "%.17g", v);
+    checked++;
+    if (strcmp(mine, theirs) && wrong++ < 10)
+        printf("g17 %.17g: %s, printf %s\n", v, mine, theirs);
 }
 
 static void check_int(long long v)
@@ -56,6 +63,8 @@ int main(void)
         ten = ten / 10 * 10 + 5;                                                  /* tenth digit 5 */
         check((double)ten / pow(10, (int)(next() % 24)));
         check((double)(long long)(next() >> 20));
+        check((double)(next() >> 30) * (1.0 / (2.0e9 + (double)(next() % 1000000000ULL))));  /* a time */
+        check((double)(next() >> 34) * 1e-9);                                   /* a time of ns ticks */
         check_int((long long)next());
     }
     check_int(0); check_int(-1); check_int(-9223372036854775807LL - 1);
@@ -65,8 +74,8 @@ int main(void)
 """
 
 
-def test_put_g9_writes_what_printf_writes_for_every_kind_of_double(tmp_path):
+def test_put_g9_and_g17_write_what_printf_writes_for_every_kind_of_double(tmp_path):
     exe = build(tmp_path, {"check.c": CHECK}, exe="check")
     done = run(exe, timeout=120)
     assert done.returncode == 0 and done.stdout.endswith(" checked, 0 wrong\n"), done.stdout + done.stderr
-    assert int(done.stdout.split()[-4]) > 8_000_000
+    assert int(done.stdout.split()[-4]) > 20_000_000
