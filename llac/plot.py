@@ -425,9 +425,9 @@ def _coinciding(groups: list[_Group], axes: _Axes, height: int) -> list[np.ndarr
         for end in range(1, len(members) + 1):    # runs of points each within a row of the next
             if end == len(members) or members[end][0] - members[end - 1][0] > row:
                 run = members[start:end]
-                if len({s for _, s, _ in run}) > 1:
-                    for _, s, i in run:
-                        counts[s][i] = len({s for _, s, _ in run})
+                series = len({s for _, s, _ in run})
+                for _, s, i in run if series > 1 else ():
+                    counts[s][i] = series
                 start = end
     return counts
 
