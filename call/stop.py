@@ -55,15 +55,25 @@ def stop_mpi(process: subprocess.Popen, signum: int, executable: Path, grace: fl
 
 
 def _end_mpi(process: subprocess.Popen, signum: int, executable: Path, grace: float) -> None:
-    """stop_mpi's signals and waits, until mpirun has ended and been waited for."""
-    ranks = [pid for pid in descendants(process.pid) if _runs(pid, executable)]
+    """stop_mpi's signals and waits, until mpirun has ended and been waited for. The
+    launcher's own processes between mpirun and the ranks (MPICH's hydra_pmi_proxy; Open
+    MPI's ranks are mpirun's children) are held stopped while the ranks write their records:
+    MPICH's proxy kills every rank with SIGKILL as soon as one has ended on a signal, and
+    took half of the other ranks' records that way."""
+    below = descendants(process.pid)
+    ranks = [pid for pid in below if _runs(pid, executable)]
+    helpers = [pid for pid in below if pid not in ranks]
     if signum != signal.SIGKILL:
+        for pid in helpers:
+            _send(pid, signal.SIGSTOP)
         for pid in ranks:
             if signum != signal.SIGINT or not sigint_received(pid):
                 _send(pid, signum)
         deadline = time.monotonic() + grace
         while any(map(_alive, ranks)) and process.poll() is None and time.monotonic() < deadline:
             time.sleep(POLL)
+        for pid in helpers:
+            _send(pid, signal.SIGCONT)
         if process.poll() is not None:
             return
         _send(process.pid, signal.SIGTERM)
