@@ -2,7 +2,9 @@
 program is signalled so that its runtime writes the records so far, and waited for. An MPI
 run's ranks are signalled by call itself (found through /proc), not through mpirun: Open
 MPI's mpirun passes SIGTERM and SIGINT on only after its kill timeout (10 s under call run)
-and then takes some 20 s more to exit, while the ranks run on (docs/mpi.md)."""
+and then takes some 20 s more to exit, while the ranks run on (docs/mpi.md). MPICH's proxy
+between mpirun and the ranks is held stopped meanwhile, and Open MPI's session folder of the
+mpirun call ended is removed."""
 from __future__ import annotations
 
 import os
