@@ -2,7 +2,9 @@
 program is signalled so that its runtime writes the records so far, and waited for. An MPI
 run's ranks are signalled by call itself (found through /proc), not through mpirun: Open
 MPI's mpirun passes SIGTERM and SIGINT on only after its kill timeout (10 s under call run)
-and then takes some 20 s more to exit, while the ranks run on (docs/mpi.md)."""
+and then takes some 20 s more to exit, while the ranks run on (docs/mpi.md). MPICH's proxy
+between mpirun and the ranks is held stopped meanwhile, and Open MPI's session folder of the
+mpirun call ended is removed."""
 from __future__ import annotations
 
 import os
@@ -55,15 +57,25 @@ def stop_mpi(process: subprocess.Popen, signum: int, executable: Path, grace: fl
 
 
 def _end_mpi(process: subprocess.Popen, signum: int, executable: Path, grace: float) -> None:
-    """stop_mpi's signals and waits, until mpirun has ended and been waited for."""
-    ranks = [pid for pid in descendants(process.pid) if _runs(pid, executable)]
+    """stop_mpi's signals and waits, until mpirun has ended and been waited for. The
+    launcher's own processes between mpirun and the ranks (MPICH's hydra_pmi_proxy; Open
+    MPI's ranks are mpirun's children) are held stopped while the ranks write their records:
+    MPICH's proxy kills every rank with SIGKILL as soon as one has ended on a signal, and
+    took half of the other ranks' records that way."""
+    below = descendants(process.pid)
+    ranks = [pid for pid in below if _runs(pid, executable)]
+    helpers = [pid for pid in below if pid not in ranks]
     if signum != signal.SIGKILL:
+        for pid in helpers:
+            _send(pid, signal.SIGSTOP)
         for pid in ranks:
             if signum != signal.SIGINT or not sigint_received(pid):
                 _send(pid, signum)
         deadline = time.monotonic() + grace
         while any(map(_alive, ranks)) and process.poll() is None and time.monotonic() < deadline:
             time.sleep(POLL)
+        for pid in helpers:
+            _send(pid, signal.SIGCONT)
         if process.poll() is not None:
             return
         _send(process.pid, signal.SIGTERM)

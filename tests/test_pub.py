@@ -176,11 +176,8 @@ def test_the_docs_describe_every_function_of_the_header():
                     reason="MPICH is not installed (apt-get install mpich)")
 def test_mpich_builds_it_without_warnings_and_runs_it(tmp_path):
     """The user's mpicc compiles the library: MPICH's too, warning-free."""
-    exe = tmp_path / "pub_cases"
-    subprocess.run(["mpicc.mpich", "-O2", "-Wall", "-Wextra", "-Werror", "-I", str(mpi_include_dir()),
-                    os.path.join(HERE, "pub_programs", "pub_cases.c"), str(pub_source()),
-                    "-o", str(exe)], check=True, capture_output=True, text=True)
+    exe = build_pub_program(tmp_path, "pub_cases", mpicc="mpicc.mpich")
     for mode in ("sync", "recursive"):
-        done = subprocess.run(["mpirun.mpich", "-np", "2", str(exe), mode], capture_output=True,
-                              text=True, timeout=90, env={**os.environ, "PUB_TIMEOUT": "30"})
+        done = run_bounded(["mpirun.mpich", "-np", "2", str(exe), mode], timeout=90,
+                           env={**os.environ, "PUB_TIMEOUT": "30"})
         assert done.returncode == 0 and "BAD" not in done.stdout, done.stdout + done.stderr

@@ -112,12 +112,13 @@ def read_trace(path: Path) -> Trace:
     return trace
 
 
-def build_pub_program(directory: Path, name: str) -> Path:
-    """tests/pub_programs/NAME.c built in `directory` with mpicc -Wall -Werror against the
-    installed pub.c and pub.h (call.runtime_paths), as a user builds a PUB program."""
+def build_pub_program(directory: Path, name: str, mpicc: str = "mpicc") -> Path:
+    """tests/pub_programs/NAME.c built in `directory` with `mpicc` (Open MPI's by default,
+    mpicc.mpich for MPICH) -Wall -Wextra -Werror against the installed pub.c and pub.h
+    (call.runtime_paths), as a user builds a PUB program."""
     exe = directory / name
     source = Path(__file__).resolve().parent.parent / "pub_programs" / f"{name}.c"
-    subprocess.run(["mpicc", "-O2", "-Wall", "-Werror", "-I", str(runtime_paths.mpi_include_dir()),
+    subprocess.run([mpicc, "-O2", "-Wall", "-Wextra", "-Werror", "-I", str(runtime_paths.mpi_include_dir()),
                     str(source), str(runtime_paths.pub_source()), "-o", str(exe)],
                    check=True, capture_output=True, text=True)
     return exe
