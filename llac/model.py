@@ -120,7 +120,7 @@ class Model:
                     relative_var += (rate * log_distance(columns[v][rows], data.min(), data.max())) ** 2
                 q = student_t.quantile(self.settings.alpha / 2, p.df) if p.df > 0 else np.nan
                 spread[rows] = q * np.sqrt(relative_var)
-        with np.errstate(invalid="ignore"):   # a value of 0 with an infinite spread has no bounds (nan)
+        with np.errstate(invalid="ignore", over="ignore"):   # 0 with an infinite spread: no bounds (nan)
             bounds = np.sort(np.stack([values * np.exp(-spread), values * np.exp(spread)]), axis=0)
         extrapolated, notes = self._extrapolation(columns, piece)
         return Prediction(values, bounds[0], bounds[1], piece, extrapolated,
@@ -345,7 +345,7 @@ def _fit_points(name: str, formula: Formula, points: SamplePoints, settings: Fit
                        "formula's terms span too many orders of magnitude") from None
     errors = np.concatenate([leaf.fit.rel_error for leaf in leaves])
     insignificant, notes = _significance(formula, whole, pieces, settings.alpha)
-    warnings = (_warnings(formula, points, pieces, cuts, settings) + notes + _bound_notes(pieces)
+    warnings = (_warnings(formula, points, pieces, cuts, settings, [leaf.blocked for leaf in leaves]) + notes + _bound_notes(pieces)
                 + _dropped_notes(formula, pieces))
     if experiment is not None:
         warnings += formula_warnings(experiment, points, pieces, design, settings.threshold)
@@ -408,7 +408,7 @@ def _prune(leaf: Leaf, design: np.ndarray, time: np.ndarray, alpha: float, bound
         held = [active[i] for i in fit.at_bound]
         at_bound += held
         active = [i for i in active if i not in held]
-    return Leaf(leaf.region, leaf.rows, fit, tuple(dropped), tuple(at_bound))
+    return replace(leaf, fit=fit, dropped=tuple(dropped), at_bound=tuple(at_bound))
 
 
 def _piece(leaf: Leaf, design: np.ndarray, points: SamplePoints, formula: Formula) -> Piece:
@@ -481,8 +481,10 @@ def _significance(formula: Formula, whole: Piece, pieces: tuple[Piece, ...],
 
 
 def _warnings(formula: Formula, points: SamplePoints, pieces: tuple[Piece, ...],
-              cuts: list[Cut], settings: FitSettings) -> list[str]:
-    """Warnings about excluded data, too many intervals, errors left above the threshold."""
+              cuts: list[Cut], settings: FitSettings, blocked: list) -> list[str]:
+    """Warnings about excluded data, too many intervals, errors left above the threshold (and
+    why: splitting off, the interval budget that kept out the cut of `blocked`, one per piece,
+    or no statistically real cut)."""
     warnings = []
     if points.excluded:
         warnings.append(f"{points.excluded} record{'s' * (points.excluded != 1)} excluded: "
@@ -491,13 +493,22 @@ def _warnings(formula: Formula, points: SamplePoints, pieces: tuple[Piece, ...],
         count = len({c.value for c in cuts if c.variable == v}) + 1
         if count > 3:
             warnings.append(f"{count} intervals on {v}: the formula is probably wrong")
-    for i, p in enumerate(pieces):
+    for i, (p, stopped) in enumerate(zip(pieces, blocked)):
         where = f"interval {i + 1}" if len(pieces) > 1 else "the fit"
         if p.median_rel_error > settings.threshold:
-            why = "splitting is off" if not settings.split else "no statistically real cut lowers it"
+            why = "splitting is off" if not settings.split else \
+                _budget_text(stopped, settings) if stopped else "no statistically real cut lowers it"
             warnings.append(f"median relative error {p.median_rel_error:.1%} in {where} is above "
                             f"the threshold {settings.threshold:.1%}: {why}")
         if p.df == 0:
             warnings.append(f"{where} has as many sample points as constants ({p.npoints}): "
                             f"no standard errors or prediction intervals")
     return warnings
+
+
+def _budget_text(blocked: tuple[Cut, str], settings: FitSettings) -> str:
+    """Why a piece was not split although a statistically real cut exists: the setting that
+    limits the intervals, its value, and the cut it kept out."""
+    cut, setting = blocked
+    return (f"the interval budget (`set {setting} {getattr(settings, setting)}`) allows no further cut; "
+            f"a larger one lets the fit cut at {cut.variable} = {cut.value:g} (p = {cut.p_value:.2g})")

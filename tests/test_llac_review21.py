@@ -1,0 +1,64 @@
+"""The llac-side findings of the new-user review (21): a fit stopped by the interval budget says
+so (not "no statistically real cut"), settings the split test can never satisfy are refused
+(alpha against bootstrap, minpoints below the constants + 1), `fit` and `report` with
+experiments that cannot be fitted, variable names that are C members or llac keywords, `time`
+in a formula, concatenated traces on stdin, the negative-prediction warning, and `-` for a
+missing bound in text tables."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from test_session_llac import error_of, run, session, text_of  # noqa: F401 (session: the fixture)
+
+
+def llac_c(folder, script: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """Run `llac -c script` in `folder` with every Python warning shown: none may reach the user."""
+    env = {**os.environ, "PYTHONWARNINGS": "always"}
+    done = subprocess.run([sys.executable, "-m", "llac", "-c", script], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=120,
+                          **({"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}))
+    assert "Traceback" not in done.stderr and "Warning" not in done.stderr
+    return done
+
+
+# ---- 1. the interval budget, not the statistics, stopped the split
+@pytest.mark.parametrize("setting", ["maxintervals", "maxpieces"])
+def test_a_fit_stopped_by_the_interval_budget_blames_the_budget(session, setting):
+    assert "cut at N" in text_of(run(session, "fit colinit"))   # the default cuts colinit
+    out = text_of(run(session, f"set {setting} 1; fit colinit"))
+    assert f"the interval budget (`set {setting} 1`) allows no further cut; a larger one lets the fit " \
+           f"cut at N = " in out
+    assert "no statistically real cut" not in out
+
+
+def test_without_a_real_cut_the_warning_still_says_so(session):
+    out = text_of(run(session, "set threshold 0.1%; fit rowinit"))
+    assert "no statistically real cut lowers it" in out and "interval budget" not in out
+
+
+@pytest.mark.parametrize("script, message", [
+    ("set bootstrap 10", "alpha 0.05 with bootstrap 10: the split test's p-value is at least 1/(bootstrap+1) "
+                         "= 1/11 = 0.0909, never below alpha, so no cut could ever be accepted; keep "
+                         "bootstrap at 20 or more, or set alpha above 0.0909 first"),
+    ("set bootstrap 19", "= 1/20 = 0.05, never below alpha"),
+    ("set alpha 0.001", "alpha 0.001 with bootstrap 199: the split test's p-value is at least "
+                        "1/(bootstrap+1) = 1/200 = 0.005, never below alpha, so no cut could ever be "
+                        "accepted; set bootstrap 1000 or more first"),
+    ("set alpha 1e-320", "alpha must be above 1/(9999+1) = 0.0001 (bootstrap is at most 9999)")])
+def test_alpha_the_bootstrap_cannot_reach_is_refused(session, script, message):
+    assert message in error_of(session, script).message
+    assert session.fit_settings().alpha == 0.05 and session.fit_settings().bootstrap == 199
+
+
+def test_alpha_and_bootstrap_that_fit_together_are_taken(session):
+    run(session, "set bootstrap 20; set bootstrap 1000; set alpha 0.001")
+    assert (session.fit_settings().alpha, session.fit_settings().bootstrap) == (0.001, 1000)
+
+
+def test_the_smallest_alpha_predicts_without_a_python_warning(tmp_path):
+    from support.traces import write_matinit
+    write_matinit(tmp_path / "m.dat")
+    done = llac_c(tmp_path, 'load "m.dat"; set bootstrap 9999; set alpha 0.00011; predict colinit N=1e30,1e300,-5')
+    assert done.returncode == 0, done.stderr
