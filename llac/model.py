@@ -489,6 +489,11 @@ def _warnings(formula: Formula, points: SamplePoints, pieces: tuple[Piece, ...],
     if points.excluded:
         warnings.append(f"{points.excluded} record{'s' * (points.excluded != 1)} excluded: "
                         f"NaN, inf or non-positive time")
+    k = len(formula.constants)
+    if settings.split and 0 < settings.minpoints <= k:
+        warnings.append(f"minpoints {settings.minpoints} is below the formula's {k} constants + 1: each side "
+                        f"of a cut keeps a residual degree of freedom, so the fit used minpoints {k + 1} "
+                        f"(set minpoints 0, automatic, says the same without this warning)")
     for v in formula.variables:
         count = len({c.value for c in cuts if c.variable == v}) + 1
         if count > 3:

@@ -82,7 +82,7 @@ def split_points(design: np.ndarray, time: np.ndarray, variables: dict[str, np.n
     """
     k = design.shape[1]
     search = _Search(design, time, variables, settings, np.random.default_rng(settings.seed),
-                     settings.minpoints or k + 1, bounded, noise)
+                     max(settings.minpoints, k + 1), bounded, noise)
     root = _Node((), np.arange(len(time)), {v: (-np.inf, np.inf) for v in variables},
                  relative_fit(design, time, bounded, noise))
     done, open_, blocked = [], [(root, _propose(search, root))], {}

@@ -62,3 +62,20 @@ def test_the_smallest_alpha_predicts_without_a_python_warning(tmp_path):
     write_matinit(tmp_path / "m.dat")
     done = llac_c(tmp_path, 'load "m.dat"; set bootstrap 9999; set alpha 0.00011; predict colinit N=1e30,1e300,-5')
     assert done.returncode == 0, done.stderr
+
+
+# ---- 2. minpoints below the constants + 1
+@pytest.mark.parametrize("minpoints", [1, 2])
+def test_minpoints_below_the_constants_plus_one_is_raised_with_a_warning(session, minpoints):
+    run(session, "fit colinit")
+    default = session.objects["colinit.model"]
+    out = text_of(run(session, f"set minpoints {minpoints}; fit colinit"))
+    assert f"minpoints {minpoints} is below the formula's 2 constants + 1: each side of a cut keeps a residual " \
+           f"degree of freedom, so the fit used minpoints 3" in out
+    model = session.objects["colinit.model"]
+    assert [(c.variable, c.value) for c in model.cuts] == [(c.variable, c.value) for c in default.cuts]
+
+
+def test_minpoints_at_the_constants_plus_one_gives_no_warning(session):
+    run(session, "set minpoints 3")
+    assert "minpoints" not in text_of(run(session, "fit colinit"))

@@ -31,7 +31,7 @@ DROP_TOLERANCE = 1.2
 @command("set", "set [SETTING VALUE]", """Show the fitting settings, or change one:
          threshold (relative error under which an interval is not split, e.g. 5%),
          maxintervals (most intervals per variable), minpoints (fewest distinct points per
-         interval, 0 = automatic), alpha (significance level of the split test and of prediction
+         interval, 0 = automatic: the formula's constants + 1, which a smaller value is raised to), alpha (significance level of the split test and of prediction
          intervals), aggregate (median, min or mean of repetitions), split (on or off), prune
          (on or off: set constants that are not significant to 0 in each interval and refit
          the others), constants (nonnegative or free: whether constants of non-negative terms
