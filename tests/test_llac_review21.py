@@ -79,3 +79,32 @@ def test_minpoints_below_the_constants_plus_one_is_raised_with_a_warning(session
 def test_minpoints_at_the_constants_plus_one_gives_no_warning(session):
     run(session, "set minpoints 3")
     assert "minpoints" not in text_of(run(session, "fit colinit"))
+
+
+# ---- 3. fit and report with experiments that cannot be fitted
+def mixed_trace(folder):
+    """A trace with a good experiment `f` and `one`, measured at one sample point only."""
+    from support.traces import trace_text
+    good = [(1e-6 * n * (1 + 0.001 * r), n) for n in (1000, 2000, 4000, 8000, 16000) for r in range(3)]
+    text = trace_text({"f": ("f[0] + f[1]*N", ["N"], good),
+                       "one": ("one[0] + one[1]*K", ["K"], [(1e-3, 5.0)] * 3)}, program="mix")
+    (folder / "mix.cll.1.dat").write_text(text)
+    return text
+
+
+def test_piped_fit_and_report_give_the_table_of_what_can_be_fitted(tmp_path):
+    done = llac_c(tmp_path, "fit; report", stdin=mixed_trace(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "f           f[0] + f[1]*N" in done.stdout and "one  " not in done.stdout
+    assert "warning: not in the report: cannot fit one: 1 sample point for 2 constants" in done.stderr
+
+
+@pytest.mark.parametrize("command", ["fit", "report"])
+def test_fit_and_report_with_nothing_fittable_are_errors_with_the_reasons(tmp_path, command):
+    from support.traces import trace_text
+    (tmp_path / "bad.dat").write_text(trace_text({
+        "O": ("O[0] + O[1]*N", ["N"], []), "I": ("I[0] + I[1]*N", ["N"], [(1e-3, 4.0)])}))
+    done = llac_c(tmp_path, f'load "bad.dat"; {command}')
+    assert done.returncode == 1
+    assert "no experiment could be fitted (2 tried): cannot fit O: no records to fit; cannot fit I: 1 sample " \
+           "point for 2 constants" in done.stderr
