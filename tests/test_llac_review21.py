@@ -108,3 +108,51 @@ def test_fit_and_report_with_nothing_fittable_are_errors_with_the_reasons(tmp_pa
     assert done.returncode == 1
     assert "no experiment could be fitted (2 tried): cannot fit O: no records to fit; cannot fit I: 1 sample " \
            "point for 2 constants" in done.stderr
+
+
+# ---- 4. variables that are struct members or llac keywords
+@pytest.fixture
+def members(tmp_path, monkeypatch):
+    """A session with B over the member `p->len`, A over `s.len` and g over a C variable `on`."""
+    from llac.session import Session
+    from support.traces import trace_text
+    monkeypatch.chdir(tmp_path)
+    sizes = [1000 * 2 ** i for i in range(7)]
+    records = [(1e-9 * n * (1 + 0.001 * r), n) for n in sizes for r in range(3)]
+    (tmp_path / "mem.dat").write_text(trace_text({
+        "A": ("A[0] + A[1]*s.len", ["s.len"], records), "B": ("B[0] + B[1]*p->len", ["p->len"], records),
+        "g": ("g[0] + g[1]*on", ["on"], records)}, program="mem"))
+    session = Session()
+    run(session, 'load "mem.dat"')
+    return session
+
+
+@pytest.mark.parametrize("statement, variable", [
+    ("predict B p->len=128000", "p->len"), ("predict A s.len=128000", "s.len"),
+    ("predict g on=128000", "on"), ("predict g on = 128000, 256000", "on"), ("predict g at=1", "at")])
+def test_predict_takes_members_and_keywords_as_variables(members, statement, variable):
+    if variable == "at":   # parsed as a variable: the formula has none called so
+        assert "the formula g[0] + g[1]*on has no variable 'at'" in error_of(members, statement).message
+        return
+    (table,) = [r for r in run(members, statement) if hasattr(r, "rows")]
+    assert table.headers[0] == variable and table.rows[0][0] == 128000
+    assert abs(table.rows[0][1] / 1.28e-4 - 1) < 0.01
+
+
+def test_on_followed_by_a_machine_is_still_the_keyword(members):
+    assert "predict on vm" in error_of(members, "predict g on vm").message
+
+
+@pytest.mark.parametrize("statement", ["plot B vs p->len", "plot g vs on", "plot A vs s.len log"])
+def test_plot_takes_members_and_keywords_as_variables(members, statement):
+    assert "model" in text_of(run(members, statement))
+
+
+def test_with_and_where_name_members_and_keywords(members):
+    run(members, "x = g with on = on * 2; y = B with p->len = p->len / 2; z = y where p->len <= 4000")
+    assert members.objects["x"].columns["on"].max() == 128000
+    assert members.objects["z"].columns["p->len"].max() == 4000
+
+
+def test_predict_at_by_a_member(members):
+    assert "p->len" in text_of(run(members, "predict B at B by p->len"))
