@@ -156,3 +156,33 @@ def test_with_and_where_name_members_and_keywords(members):
 
 def test_predict_at_by_a_member(members):
     assert "p->len" in text_of(run(members, "predict B at B by p->len"))
+
+
+# ---- 5. a formula's variables are the program's
+@pytest.mark.parametrize("formula, message, column", [
+    ("colinit[0] + colinit[1]*time", "'time' is the time the formula models, not a variable: a formula's "
+                                     "variables are the program's (N)", 46),
+    ("colinit[0] + colinit[1]*N + colinit[2]*thread", "'thread' is measured with the time of each record of "
+                                                     "colinit, not a variable", 61),
+    ("colinit[0] + colinit[1]*M", "the formula uses 'M', which is not a column of colinit", 46)])
+def test_formula_refuses_columns_that_are_not_variables_at_the_variable(session, formula, message, column):
+    error = error_of(session, f'g = colinit formula "{formula}"')
+    assert error.message.startswith(message) and (error.span.line, error.span.column) == (1, column)
+    assert "g" not in session.objects
+
+
+def test_a_measured_column_copied_by_with_is_a_variable(session):
+    run(session, 'x = colinit with t = time; g = x formula "colinit[0] + colinit[1]*t"')
+    assert session.objects["g"].formula.variables == ("t",)
+
+
+def test_mpi_columns_are_measured_not_variables(tmp_path, monkeypatch):
+    from llac.session import Session
+    from support.parallel import write_sweep
+    monkeypatch.chdir(tmp_path)
+    write_sweep(tmp_path, procs=(2,))
+    session = Session()
+    run(session, 'load "prog.cll.2.dat"')
+    name = next(n for n, o in session.objects.items() if "bytes_sent" in getattr(o, "columns", {}))
+    error = error_of(session, f'g = {name} formula "{name}[0] + {name}[1]*bytes_sent"')
+    assert "'bytes_sent' is measured with the time of each record" in error.message
