@@ -186,3 +186,23 @@ def test_mpi_columns_are_measured_not_variables(tmp_path, monkeypatch):
     name = next(n for n, o in session.objects.items() if "bytes_sent" in getattr(o, "columns", {}))
     error = error_of(session, f'g = {name} formula "{name}[0] + {name}[1]*bytes_sent"')
     assert "'bytes_sent' is measured with the time of each record" in error.message
+
+
+# ---- 6. traces concatenated on stdin
+def test_every_trace_piped_one_after_another_is_loaded(tmp_path):
+    from support.traces import write_matinit
+    first = write_matinit(tmp_path / "m.cll.1.dat").read_text()
+    second = write_matinit(tmp_path / "m.cll.2.dat", seed=5).read_text()
+    piped = llac_c(tmp_path, "list", stdin=first + second)
+    loaded = llac_c(tmp_path, 'load "m.cll.*.dat"; list')
+    assert piped.returncode == 0 and "after #end" not in piped.stderr, piped.stderr
+    assert "colinit  experiment       48" in piped.stdout
+    assert piped.stdout.split("objects", 1)[1] == loaded.stdout.split("objects", 1)[1]
+
+
+def test_the_same_trace_piped_twice_counts_once(tmp_path):
+    from support.traces import write_matinit
+    text = write_matinit(tmp_path / "m.cll.1.dat").read_text()
+    done = llac_c(tmp_path, 'load "-"; list', stdin=text + text)
+    assert "colinit  experiment       24" in done.stdout
+    assert "<stdin>#2: its colinit holds the same records as <stdin>#1's" in done.stderr
