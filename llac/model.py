@@ -125,7 +125,7 @@ class Model:
         extrapolated, notes = self._extrapolation(columns, piece)
         return Prediction(values, bounds[0], bounds[1], piece, extrapolated,
                           tuple(notes + self._drift_notes(columns) + self._no_value_notes(columns, design, values, bounds, intervals)
-                                + self._no_time_notes(columns, values, piece)))
+                                + self._no_time_notes(columns, design, values, piece)))
 
     def _no_value_notes(self, columns: dict, design: np.ndarray, values: np.ndarray, bounds: np.ndarray,
                         intervals: np.ndarray) -> list[str]:
@@ -160,19 +160,35 @@ class Model:
         """Point `i` of `columns` as `N=1024 P=4` (the formula's variables)."""
         return " ".join(f"{v}={columns[v][i]:g}" for v in self.formula.variables)
 
-    def _no_time_notes(self, columns: dict, values: np.ndarray, piece: np.ndarray) -> list[str]:
-        """A warning when the model predicts no time (<= 0 s) somewhere: every term that does not
-        vanish there has its constant at 0 in that interval (held at the bound or pruned), which
-        says nothing about the time; silent, such a prediction reads as an error of -100%."""
+    def _no_time_notes(self, columns: dict, design: np.ndarray, values: np.ndarray, piece: np.ndarray) -> list[str]:
+        """A warning when the model predicts no time (<= 0 s) somewhere, with its cause at the
+        first such point: terms that give negative time there (a term negative where the
+        variables leave the measured range, `N=-1000`, or a constant fitted negative with
+        `set constants free`), else every term that does not vanish has its constant at 0 in
+        that interval (held at the bound or pruned). Silent, such a prediction reads as an
+        error of -100%."""
         bad = np.flatnonzero(np.isfinite(values) & (values <= 0))
         if not len(bad):
             return []
-        first = bad[0]
+        first, number = bad[0], int(piece[bad[0]])
         where = ", ".join(f"{v}={columns[v][first]:g}" for v in self.formula.variables)
-        return [f"warning: the model predicts no time (<= 0 s) at {len(bad)} point(s), first {where} "
-                f"(interval {int(piece[first]) + 1}): there every term that does not vanish has its constant at 0 "
-                f"(held at its bound or set to 0 as insignificant); the prediction is meaningless there: try "
-                f"`set constants free` or `set prune off` and fit again, or measure where it predicts"]
+        head = f"warning: the model predicts no time (<= 0 s) at {len(bad)} point(s), first {where} (interval {number + 1})"
+        constants = self.pieces[number].constants
+        negative = [k for k, c in enumerate(design[first] * constants) if c < 0]
+        if not negative:
+            return [f"{head}: there every term that does not vanish has its constant at 0 (held at its bound or set "
+                    f"to 0 as insignificant); the prediction is meaningless there: try `set constants free` or "
+                    f"`set prune off` and fit again, or measure where it predicts"]
+        terms = ", ".join(str(self.formula.terms[k]) for k in negative)
+        outside = [f"{v}={columns[v][first]:g} is outside the measured {data.min():g}..{data.max():g}"
+                   for v, data in ((v, self.sample_points[v]) for v in self.formula.variables)
+                   if not data.min() <= columns[v][first] <= data.max()]
+        if all(constants[k] < 0 for k in negative):
+            cause = f"the constant of {terms} is negative (`set constants free` allows it) and outweighs the other terms"
+        else:
+            cause = f"the term{'s' * (len(negative) > 1)} {terms} {'is' if len(negative) == 1 else 'are'} negative"
+        return [f"{head}: there {cause}" + (f" ({'; '.join(outside)})" if outside else "") +
+                ": the formula describes the time only near the measured range; predict there"]
 
     def _drift_notes(self, columns: dict) -> list[str]:
         """One note per variable whose backtested drift widens some interval beyond the data."""

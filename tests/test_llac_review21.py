@@ -206,3 +206,11 @@ def test_the_same_trace_piped_twice_counts_once(tmp_path):
     done = llac_c(tmp_path, 'load "-"; list', stdin=text + text)
     assert "colinit  experiment       24" in done.stdout
     assert "<stdin>#2: its colinit holds the same records as <stdin>#1's" in done.stderr
+
+
+# ---- 7. a negative prediction names its cause
+def test_a_negative_prediction_blames_the_variable_outside_the_measured_range(members):
+    out = text_of(run(members, "predict A s.len=-1000"))
+    assert "the model predicts no time (<= 0 s) at 1 point(s), first s.len=-1000 (interval 1): there the term " \
+           "A[1]*s.len is negative (s.len=-1000 is outside the measured 1000..64000)" in out
+    assert "set constants free" not in out and "held at its bound" not in out
