@@ -58,10 +58,15 @@ def test_alpha_and_bootstrap_that_fit_together_are_taken(session):
 
 
 def test_the_smallest_alpha_predicts_without_a_python_warning(tmp_path):
-    from support.traces import write_matinit
+    from support.traces import trace_text, write_matinit
     write_matinit(tmp_path / "m.dat")
     done = llac_c(tmp_path, 'load "m.dat"; set bootstrap 9999; set alpha 0.00011; predict colinit N=1e30,1e300,-5')
     assert done.returncode == 0, done.stderr
+    # one residual degree of freedom: a huge t quantile, bounds beyond the float range
+    (tmp_path / "small.dat").write_text(trace_text({"f": ("f[0] + f[1]*N", ["N"], [
+        (1e-6 * n * (1 + 0.01 * (n % 3)), n) for n in (100, 200, 400)])}))
+    done = llac_c(tmp_path, 'load "small.dat"; set bootstrap 9999; set alpha 0.00011; predict f N=1e10,1e200')
+    assert "no prediction interval at N=1e+200: its arithmetic overflows so far beyond the data" in done.stdout
 
 
 # ---- 2. minpoints below the constants + 1
