@@ -219,3 +219,15 @@ def test_a_negative_prediction_blames_the_variable_outside_the_measured_range(me
     assert "the model predicts no time (<= 0 s) at 1 point(s), first s.len=-1000 (interval 1): there the term " \
            "A[1]*s.len is negative (s.len=-1000 is outside the measured 1000..64000)" in out
     assert "set constants free" not in out and "held at its bound" not in out
+
+
+# ---- 9. a bound that does not exist is '-' in text, empty in CSV
+def test_a_missing_prediction_bound_is_a_dash_in_text_and_empty_in_csv(tmp_path):
+    from support.traces import trace_text
+    (tmp_path / "small.dat").write_text(trace_text({"f": ("f[0] + f[1]*N", ["N"], [
+        (1e-6 * n * (1 + 0.01 * (n % 3)), n) for n in (100, 200, 400)])}))
+    text = llac_c(tmp_path, 'load "small.dat"; predict f N=1e200').stdout
+    assert "1e+200     1.013e+194        -         -  1 extrapolated" in text and "nan" not in text
+    done = subprocess.run([sys.executable, "-m", "llac", "--format", "csv", "-c", 'load "small.dat"; predict f N=1e200'],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert "1e+200,1.0133114754098362e+194,,,1,True" in done.stdout

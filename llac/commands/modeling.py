@@ -384,7 +384,9 @@ def _prediction_table(model, points: dict, measured=None, machine: ast.Name | No
                 row.append(aware[1][i])
         piece = int(prediction.piece[i])
         row.append(("-" if piece < 0 else str(piece + 1)) + (" extrapolated" if prediction.extrapolated[i] else ""))
-        rows.append(tuple(row))
+        # a value that does not exist (no interval, no prediction: nan) is None, shown '-' in text,
+        # empty in CSV, null in JSON (docs/llac-language.md)
+        rows.append(tuple(None if isinstance(v, float) and math.isnan(v) else v for v in row))
     footer = [f"interval {i + 1}: {region_text(p.region)}" for i, p in enumerate(model.pieces)]
     if measured is not None and len(rows):
         errors = np.abs(prediction.values - measured) / measured * 100
