@@ -106,11 +106,11 @@ def _loads_data(source: str) -> bool:
 def _load_piped(session) -> list:
     """Load the trace piped on stdin; nothing when stdin is empty, a warning (and nothing) when
     it is not a trace: statements that do not need it must still run."""
-    from llac.commands.data import load_traces, stdin_trace
+    from llac.commands.data import load_traces, stdin_traces
     from llac.commands.results import Note
     from llac.trace import EmptyInput, TraceError
     try:
-        return load_traces(session, [stdin_trace()])
+        return load_traces(session, stdin_traces())
     except EmptyInput:
         return []
     except TraceError as err:

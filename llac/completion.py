@@ -24,6 +24,7 @@ from llac.fit_data import AGGREGATES
 from llac.parse import POSTLEX
 
 PLOT_SCALES = ("log", "loglog")
+NAME_SLOTS = ("OBJECT", "VARIABLE", "VARIABLE_IS")   # the terminals that take a name (llac.lark)
 DATA_SUFFIXES = (".dat", ".csv")
 
 
@@ -41,7 +42,7 @@ def candidates(session, before: str) -> list[str] | None:
     used = set(context.args) if context.command in ("plot", "timeline") else set()   # each option once
     words = []
     for terminal in _accepted(interactive, {t.name for t in parser.terminals}):
-        if terminal == "OBJECT":
+        if terminal in NAME_SLOTS:
             words += context.objects()
         elif terminal == "formula__NAME":
             words += context.columns()
@@ -56,9 +57,10 @@ def candidates(session, before: str) -> list[str] | None:
 
 def _accepted(interactive, terminals: set[str]) -> list[str]:
     """The terminals the parser would take next (Lark's `accepts()` skips the formula's
-    namespaced terminals such as formula__NAME, so each candidate is tried on a copy here)."""
+    namespaced terminals such as formula__NAME, so each candidate is tried on a copy here), in
+    name order, the name slots (NAME_SLOTS) where OBJECT sorts."""
     accepted = []
-    for name in sorted(interactive.choices()):
+    for name in sorted(interactive.choices(), key=lambda n: (NAME_SLOTS[0], n) if n in NAME_SLOTS else (n, "")):
         if name in terminals:
             trial = copy.copy(interactive)
             try:

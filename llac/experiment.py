@@ -103,6 +103,21 @@ class Experiment:
         """Column names in table order."""
         return tuple(self.columns)
 
+    @property
+    def measured_columns(self) -> tuple[str, ...]:
+        """The columns that each record measures, which are not program variables: `time`,
+        `rank`, `thread`, and what its trace declares after the variables of the trace's own
+        formula (the MPI and PUB columns, hardware counters). A formula cannot use them as
+        variables (the pragma side refuses them too)."""
+        from cll_grammar.columns import RECORD_COLUMNS
+        from cll_grammar.formula import FormulaError, parse_formula
+        try:
+            variables = parse_formula(self.header["formula"]).variables
+        except (KeyError, FormulaError):
+            variables = ()
+        declared = [*RECORD_COLUMNS, *self.header.get("columns", "").split()]
+        return tuple(c for c in dict.fromkeys(declared) if c in self.columns and c not in variables)
+
     def replace(self, **changes) -> "Experiment":
         """A copy with some fields changed (name, formula, columns, origin, header, working_set,
         ids, sources); new columns without new ids are records of unknown identity."""

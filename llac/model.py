@@ -121,12 +121,12 @@ class Model:
                     relative_var += (rate * log_distance(columns[v][rows], data.min(), data.max())) ** 2
                 q = student_t.quantile(self.settings.alpha / 2, p.df) if p.df > 0 else np.nan
                 spread[rows] = q * np.sqrt(relative_var)
-        with np.errstate(invalid="ignore"):   # a value of 0 with an infinite spread has no bounds (nan)
+        with np.errstate(invalid="ignore", over="ignore"):   # 0 with an infinite spread: no bounds (nan)
             bounds = np.sort(np.stack([values * np.exp(-spread), values * np.exp(spread)]), axis=0)
         extrapolated, notes = self._extrapolation(columns, piece)
         return Prediction(values, bounds[0], bounds[1], piece, extrapolated,
                           tuple(notes + self._drift_notes(columns) + self._no_value_notes(columns, design, values, bounds, intervals)
-                                + self._no_time_notes(columns, values, piece)))
+                                + self._no_time_notes(columns, design, values, piece)))
 
     def _no_value_notes(self, columns: dict, design: np.ndarray, values: np.ndarray, bounds: np.ndarray,
                         intervals: np.ndarray) -> list[str]:
@@ -161,19 +161,35 @@ class Model:
         """Point `i` of `columns` as `N=1024 P=4` (the formula's variables)."""
         return " ".join(f"{v}={columns[v][i]:g}" for v in self.formula.variables)
 
-    def _no_time_notes(self, columns: dict, values: np.ndarray, piece: np.ndarray) -> list[str]:
-        """A warning when the model predicts no time (<= 0 s) somewhere: every term that does not
-        vanish there has its constant at 0 in that interval (held at the bound or pruned), which
-        says nothing about the time; silent, such a prediction reads as an error of -100%."""
+    def _no_time_notes(self, columns: dict, design: np.ndarray, values: np.ndarray, piece: np.ndarray) -> list[str]:
+        """A warning when the model predicts no time (<= 0 s) somewhere, with its cause at the
+        first such point: terms that give negative time there (a term negative where the
+        variables leave the measured range, `N=-1000`, or a constant fitted negative with
+        `set constants free`), else every term that does not vanish has its constant at 0 in
+        that interval (held at the bound or pruned). Silent, such a prediction reads as an
+        error of -100%."""
         bad = np.flatnonzero(np.isfinite(values) & (values <= 0))
         if not len(bad):
             return []
-        first = bad[0]
+        first, number = bad[0], int(piece[bad[0]])
         where = ", ".join(f"{v}={columns[v][first]:g}" for v in self.formula.variables)
-        return [f"warning: the model predicts no time (<= 0 s) at {len(bad)} point(s), first {where} "
-                f"(interval {int(piece[first]) + 1}): there every term that does not vanish has its constant at 0 "
-                f"(held at its bound or set to 0 as insignificant); the prediction is meaningless there: try "
-                f"`set constants free` or `set prune off` and fit again, or measure where it predicts"]
+        head = f"warning: the model predicts no time (<= 0 s) at {len(bad)} point(s), first {where} (interval {number + 1})"
+        constants = self.pieces[number].constants
+        negative = [k for k, c in enumerate(design[first] * constants) if c < 0]
+        if not negative:
+            return [f"{head}: there every term that does not vanish has its constant at 0 (held at its bound or set "
+                    f"to 0 as insignificant); the prediction is meaningless there: try `set constants free` or "
+                    f"`set prune off` and fit again, or measure where it predicts"]
+        terms = ", ".join(str(self.formula.terms[k]) for k in negative)
+        outside = [f"{v}={columns[v][first]:g} is outside the measured {data.min():g}..{data.max():g}"
+                   for v, data in ((v, self.sample_points[v]) for v in self.formula.variables)
+                   if not data.min() <= columns[v][first] <= data.max()]
+        if all(constants[k] < 0 for k in negative):
+            cause = f"the constant of {terms} is negative (`set constants free` allows it) and outweighs the other terms"
+        else:
+            cause = f"the term{'s' * (len(negative) > 1)} {terms} {'is' if len(negative) == 1 else 'are'} negative"
+        return [f"{head}: there {cause}" + (f" ({'; '.join(outside)})" if outside else "") +
+                ": the formula describes the time only near the measured range; predict there"]
 
     def _drift_notes(self, columns: dict) -> list[str]:
         """One note per variable whose backtested drift widens some interval beyond the data."""
@@ -349,7 +365,7 @@ def _fit_points(name: str, formula: Formula, points: SamplePoints, settings: Fit
                        "formula's terms span too many orders of magnitude") from None
     errors = np.concatenate([leaf.fit.rel_error for leaf in leaves])
     insignificant, notes = _significance(formula, whole, pieces, settings.alpha)
-    warnings = (_warnings(formula, points, pieces, cuts, settings) + notes + _bound_notes(pieces)
+    warnings = (_warnings(formula, points, pieces, cuts, settings, [leaf.blocked for leaf in leaves]) + notes + _bound_notes(pieces)
                 + _dropped_notes(formula, pieces))
     if experiment is not None:
         warnings += formula_warnings(experiment, points, pieces, design, settings.threshold)
@@ -412,7 +428,7 @@ def _prune(leaf: Leaf, design: np.ndarray, time: np.ndarray, alpha: float, bound
         held = [active[i] for i in fit.at_bound]
         at_bound += held
         active = [i for i in active if i not in held]
-    return Leaf(leaf.region, leaf.rows, fit, tuple(dropped), tuple(at_bound))
+    return replace(leaf, fit=fit, dropped=tuple(dropped), at_bound=tuple(at_bound))
 
 
 def _piece(leaf: Leaf, design: np.ndarray, points: SamplePoints, formula: Formula) -> Piece:
@@ -485,23 +501,39 @@ def _significance(formula: Formula, whole: Piece, pieces: tuple[Piece, ...],
 
 
 def _warnings(formula: Formula, points: SamplePoints, pieces: tuple[Piece, ...],
-              cuts: list[Cut], settings: FitSettings) -> list[str]:
-    """Warnings about excluded data, too many intervals, errors left above the threshold."""
+              cuts: list[Cut], settings: FitSettings, blocked: list) -> list[str]:
+    """Warnings about excluded data, too many intervals, errors left above the threshold (and
+    why: splitting off, the interval budget that kept out the cut of `blocked`, one per piece,
+    or no statistically real cut)."""
     warnings = []
     if points.excluded:
         warnings.append(f"{points.excluded} record{'s' * (points.excluded != 1)} excluded: "
                         f"NaN, inf or non-positive time")
+    k = len(formula.constants)
+    if settings.split and 0 < settings.minpoints <= k:
+        warnings.append(f"minpoints {settings.minpoints} is below the formula's {k} constants + 1: each side "
+                        f"of a cut keeps a residual degree of freedom, so the fit used minpoints {k + 1} "
+                        f"(set minpoints 0, automatic, says the same without this warning)")
     for v in formula.variables:
         count = len({c.value for c in cuts if c.variable == v}) + 1
         if count > 3:
             warnings.append(f"{count} intervals on {v}: the formula is probably wrong")
-    for i, p in enumerate(pieces):
+    for i, (p, stopped) in enumerate(zip(pieces, blocked)):
         where = f"interval {i + 1}" if len(pieces) > 1 else "the fit"
         if p.median_rel_error > settings.threshold:
-            why = "splitting is off" if not settings.split else "no statistically real cut lowers it"
+            why = "splitting is off" if not settings.split else \
+                _budget_text(stopped, settings) if stopped else "no statistically real cut lowers it"
             warnings.append(f"median relative error {p.median_rel_error:.1%} in {where} is above "
                             f"the threshold {settings.threshold:.1%}: {why}")
         if p.df == 0:
             warnings.append(f"{where} has as many sample points as constants ({p.npoints}): "
                             f"no standard errors or prediction intervals")
     return warnings
+
+
+def _budget_text(blocked: tuple[Cut, str], settings: FitSettings) -> str:
+    """Why a piece was not split although a statistically real cut exists: the setting that
+    limits the intervals, its value, and the cut it kept out."""
+    cut, setting = blocked
+    return (f"the interval budget (`set {setting} {getattr(settings, setting)}`) allows no further cut; "
+            f"a larger one lets the fit cut at {cut.variable} = {cut.value:g} (p = {cut.p_value:.2g})")

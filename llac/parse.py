@@ -19,7 +19,7 @@ MAX_RANGE = 100_000
 # them: `_formula__POWER` is formula.lark's `_POWER`, `**`)
 CONTINUE_AFTER = {"PLUS", "MINUS", "STAR", "SLASH", "CIRCUMFLEX", "_formula__POWER", "_RANGE", "COMMA",
                   "EQUAL", "AND", "OR", "NOT", "formula__COMPARE", "WHERE", "WITH", "STEP"}
-WORDS = {"OBJECT": "a name", "STRING": "a quoted string", "VALUE": "a number",
+WORDS = {"OBJECT": "a name", "VARIABLE": "a variable", "VARIABLE_IS": "a variable", "STRING": "a quoted string", "VALUE": "a number",
          "_NL": "the end of the line", "SEMICOLON": "';'", "$END": "the end of the input",
          "formula__NAME": "a column name", "formula__NUMBER": "a number",
          "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "EQUAL": "'='",

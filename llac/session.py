@@ -8,6 +8,7 @@ of the layers below (data readers, formulas, fits) are converted to it here, in 
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Iterator
 
 from cll_grammar.formula import FormulaError
@@ -125,6 +126,8 @@ class Session:
             raise LlacError(f"no setting called {name.text!r}{suggest(name.text, defaults)} "
                             f"(settings: {', '.join(defaults)})", name.span)
         value = _setting_value(name.text, text, defaults[name.text])
+        if name.text in ("alpha", "bootstrap"):
+            _check_test_size({**defaults, **self.changed_settings, name.text: value}, name.text)
         self.changed_settings[name.text] = value
         return value
 
@@ -140,6 +143,27 @@ def _check_model_name(name: str, obj) -> None:
     if obj.name != owner:
         raise LlacError(f"{name} is the name of {owner}'s model, and this is a model of {obj.name}: "
                         f"call it {obj.name}.model or a name without .model (m = fit {obj.name})")
+
+
+def _check_test_size(settings: dict, changed: str) -> None:
+    """Refuse an alpha that the split test can never reach with this many bootstrap replicates:
+    its p-value is (1 + replicates at least as extreme) / (bootstrap + 1), never below
+    1 / (bootstrap + 1), so with 1 / (bootstrap + 1) >= alpha no cut would ever be accepted
+    (docs/method.md §8). This also keeps alpha above 1e-4, where prediction intervals are finite."""
+    alpha, bootstrap = settings["alpha"], settings["bootstrap"]
+    if (bootstrap + 1) * alpha > 1:
+        return
+    smallest, high = 1 / (bootstrap + 1), WHOLE_RANGES["bootstrap"][1]
+    if (high + 1) * alpha <= 1:
+        fix = f"alpha must be above 1/({high}+1) = {1 / (high + 1):g} (bootstrap is at most {high})"
+    else:
+        needed = math.floor(1 / alpha)
+        needed += (needed + 1) * alpha <= 1
+        fix = f"set bootstrap {needed} or more first" if changed == "alpha" else \
+            f"keep bootstrap at {needed} or more, or set alpha above {smallest:.3g} first"
+    raise LlacError(f"alpha {alpha:.3g} with bootstrap {bootstrap}: the split test's p-value is at least "
+                    f"1/(bootstrap+1) = 1/{bootstrap + 1} = {smallest:.3g}, never below alpha, so no cut "
+                    f"could ever be accepted; {fix}")
 
 
 def _setting_value(name: str, text: str, default):

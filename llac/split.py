@@ -16,7 +16,7 @@ residual sum of squares most, and both sides are searched in turn.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -51,6 +51,7 @@ class Leaf:
     fit: RelativeFit
     dropped: tuple[tuple[int, float], ...] = ()
     at_bound: tuple[int, ...] = ()    # terms whose constant is held at its bound 0
+    blocked: tuple[Cut, str] | None = None  # a cut the budget (the setting named) did not allow
 
 
 @dataclass
@@ -81,22 +82,39 @@ def split_points(design: np.ndarray, time: np.ndarray, variables: dict[str, np.n
     """
     k = design.shape[1]
     search = _Search(design, time, variables, settings, np.random.default_rng(settings.seed),
-                     settings.minpoints or k + 1, bounded, noise)
+                     max(settings.minpoints, k + 1), bounded, noise)
     root = _Node((), np.arange(len(time)), {v: (-np.inf, np.inf) for v in variables},
                  relative_fit(design, time, bounded, noise))
-    done, open_ = [], [(root, _propose(search, root))]
+    done, open_, blocked = [], [(root, _propose(search, root))], {}
     while open_:
         best = max(range(len(open_)), key=lambda i: _priority(*open_[i]))
         node, proposal = open_.pop(best)
-        if proposal is None or len(search.cuts) + 1 >= settings.maxpieces:
+        if proposal is None:
             done.append(node)
+        elif len(search.cuts) + 1 >= settings.maxpieces:
+            done.append(node)
+            blocked[node.path] = (proposal.cut, "maxpieces")
         elif proposal.cut.variable not in _allowed(search):   # its budget went elsewhere
             open_.append((node, _propose(search, node)))
         else:
             search.cuts.append(proposal.cut)
             search.cut_values.setdefault(proposal.cut.variable, set()).add(proposal.cut.value)
             open_ += [(child, _propose(search, child)) for child in proposal.children(node)]
-    return [Leaf(n.region, n.rows, n.fit, (), n.fit.at_bound) for n in sorted(done, key=lambda n: n.path)], search.cuts
+    return [Leaf(n.region, n.rows, n.fit, (), n.fit.at_bound, blocked.get(n.path) or _over_budget(search, n))
+            for n in sorted(done, key=lambda n: n.path)], search.cuts
+
+
+def _over_budget(search: _Search, node: _Node) -> tuple[Cut, str] | None:
+    """The cut `maxintervals` kept out of a finished piece whose error is above the threshold:
+    the acceptable cut on a variable whose intervals are used up (searched with a fresh random
+    stream, so the model does not change), or None. The fit's warning then blames the setting,
+    not the statistics."""
+    if not search.settings.split or node.fit.median_rel_error <= search.settings.threshold \
+            or len(_allowed(search)) == len(search.variables):
+        return None
+    fresh = replace(search, rng=np.random.default_rng(search.settings.seed))
+    proposal = _propose(fresh, node, list(search.variables))
+    return (proposal.cut, "maxintervals") if proposal is not None else None
 
 
 @dataclass(frozen=True)
@@ -142,12 +160,13 @@ def _allowed(search: _Search) -> list[str]:
             if len(search.cut_values.get(v, ())) + 2 <= search.settings.maxintervals]
 
 
-def _propose(search: _Search, node: _Node) -> _Proposal | None:
-    """The best cut of this piece if it passes the acceptance tests (module docstring), else None."""
+def _propose(search: _Search, node: _Node, variables: list[str] | None = None) -> _Proposal | None:
+    """The best cut of this piece on `variables` (default: those `maxintervals` still allows)
+    if it passes the acceptance tests (module docstring), else None."""
     settings, rows, fit = search.settings, node.rows, node.fit
     if not settings.split or (fit.median_rel_error <= settings.threshold and not _extrapolated(node)):
         return None
-    found = _best_cut(search, rows, fit, _allowed(search), node.region)
+    found = _best_cut(search, rows, fit, _allowed(search) if variables is None else variables, node.region)
     if found is None:
         return None
     variable, value, F, p_value = found

@@ -33,6 +33,7 @@ PARALLEL = ("none", "OpenMP", "MPI", "PUB")
 DATA_LINE = re.compile(rb"^#data[ \t\r]*$", re.M)
 HEADER_RUN = re.compile(rb"(?:#[^\n]*(?:\n|$))*")
 BOM = b"\xef\xbb\xbf"      # a UTF-8 byte-order mark, which some editors put before the first line
+NEXT_TRACE = re.compile(rb"\n(?=" + MAGIC.encode() + rb"[ \t\r\n])")   # a trace that follows another
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,20 @@ def _read_checked(path: str, stream: BinaryIO) -> bytes:
         return head + stream.read()
     except OSError as err:
         raise TraceError(f"cannot read {quoted(path)}: {err.strerror or err}") from None
+
+
+def read_stream(path: str, stream: BinaryIO) -> list[Trace]:
+    """Every trace in `stream` (standard input): traces written one after another (`cat
+    prog.cll.*.dat | llac`) are split at each line that starts a trace (`#cll-trace`) and read
+    as if they were files; when there are several they are called PATH#1, PATH#2, ..., and
+    their problems' line numbers count from the start of each."""
+    import io
+    data = _read_checked(path, stream)
+    starts = [0, *(m.end() for m in NEXT_TRACE.finditer(data))]
+    if len(starts) == 1:
+        return [read_trace(path, stream=io.BytesIO(data))]
+    return [read_trace(f"{path}#{i + 1}", stream=io.BytesIO(data[start:end]))
+            for i, (start, end) in enumerate(zip(starts, [*starts[1:], len(data)]))]
 
 
 def read_trace(source: str | os.PathLike, text: str | None = None, stream: BinaryIO | None = None) -> Trace:

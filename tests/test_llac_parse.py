@@ -74,7 +74,7 @@ def test_a_near_miss_of_a_keyword_expected_there_is_suggested():
     assert err.message.endswith("found 'shwo' (did you mean 'show'?)")
     assert (err.span.line, err.span.column) == (1, 9)
     assert "did you mean" not in error_of("machine zzz").message
-    assert error_of("timeline f modle").message.endswith("found the end of the line (did you mean 'model'?)")
+    assert error_of("timeline f modle").message.endswith("found 'modle' (did you mean 'model'?)")
     assert "did you mean" not in error_of("timeline f P").message
 
 

@@ -47,7 +47,7 @@ def load(session, statement: ast.Load):
     if statement.formula is not None:
         raise LlacError("a formula is only given for CSV files; for a trace use: g = NAME formula \"...\"")
     from llac.spill import read_input
-    traces = [stdin_trace() if f == "-" else read_input(f) for f in files]
+    traces = [t for f in files for t in (stdin_traces() if f == "-" else [read_input(f)])]
     held = sum(len(t.experiments) for t in traces)
     if statement.name and held != 1:
         what = "several" if held else "none"
@@ -158,13 +158,14 @@ def _free_name(session, name: str, path, qualify: bool) -> str:
     return candidate
 
 
-def stdin_trace():
-    """The trace on standard input, read as `<stdin>` (`load "-"`, or data piped to `llac -c`);
+def stdin_traces():
+    """The traces on standard input, read as `<stdin>` (`load "-"`, or data piped to `llac -c`):
+    several written one after another (`cat prog.cll.*.dat |`) are `<stdin>#1`, `<stdin>#2`, ...;
     raises TraceError when stdin is a terminal or holds no trace."""
-    from llac.trace import TraceError, read_trace
+    from llac.trace import TraceError, read_stream
     if sys.stdin is None or sys.stdin.isatty():
         raise TraceError('standard input is a terminal, not a trace: pipe a trace into llac to load "-"')
-    return read_trace(STDIN, stream=sys.stdin.buffer)
+    return read_stream(STDIN, sys.stdin.buffer)
 
 
 def _expand(statement: ast.Load) -> list[str]:

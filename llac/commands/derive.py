@@ -136,13 +136,33 @@ def aggregate(session, source: ast.Aggregate):
 
 
 @command("formula", 'NAME = EXPERIMENT formula "FORMULA"', """The same records with another
-         formula to try; its variables must be columns.""",
+         formula to try; its variables must be columns that are variables: not the time the
+         formula models, nor what each record measures besides it (rank, thread, the MPI
+         columns, hardware counters), which `with` can copy into a column of its own.""",
          ['g = colinit formula "colinit[0] + colinit[1]*N*N"'], ast.Reformulate, starts_statement=False)
 def reformulate(session, source: ast.Reformulate):
     experiment = session.experiment(source.obj)
     formula = checked_formula(source.formula, source.formula_span)
+    measured = experiment.measured_columns
     for variable in formula.variables:
         if variable not in experiment.columns:
-            raise LlacError(f"the formula uses {variable!r}, which is not a column of "
-                            f"{experiment.name}{suggest(variable, experiment.columns)}", source.formula_span)
+            raise LlacError(f"the formula uses {variable!r}, which is not a column of {experiment.name}"
+                            f"{suggest(variable, experiment.columns)}", _variable_span(source, variable))
+        if variable in measured:
+            what = "the time the formula models" if variable == "time" else \
+                f"measured with the time of each record of {experiment.name}"
+            copy = "" if variable == "time" else (f"; to model the time against it anyway, copy it first: "
+                                                  f"x = {experiment.name} with {variable}_ = {variable}")
+            raise LlacError(f"{variable!r} is {what}, not a variable: a formula's variables are the program's "
+                            f"({', '.join(c for c in experiment.columns if c not in measured) or 'none'}){copy}",
+                            _variable_span(source, variable))
     return Produced(experiment.replace(formula=formula))
+
+
+def _variable_span(source: ast.Reformulate, name: str) -> ast.Span:
+    """Where the variable `name` first appears inside the formula string of `source`."""
+    from cll_grammar.formula import Variable, parse_expression
+    first = min((n.span.column for n in walk(parse_expression(source.formula))
+                 if isinstance(n, Variable) and n.name == name), default=1)
+    span = source.formula_span
+    return ast.Span(span.line, span.column + first, span.line, span.column + first + len(name))

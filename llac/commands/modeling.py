@@ -31,12 +31,15 @@ DROP_TOLERANCE = 1.2
 @command("set", "set [SETTING VALUE]", """Show the fitting settings, or change one:
          threshold (relative error under which an interval is not split, e.g. 5%),
          maxintervals (most intervals per variable), minpoints (fewest distinct points per
-         interval, 0 = automatic), alpha (significance level of the split test and of prediction
+         interval, 0 = automatic: the formula's constants + 1, which a smaller value is raised to), alpha (significance level of the split test and of prediction
          intervals), aggregate (median, min or mean of repetitions), split (on or off), prune
          (on or off: set constants that are not significant to 0 in each interval and refit
          the others), constants (nonnegative or free: whether constants of non-negative terms
-         may be fitted negative), seed, bootstrap, maxpieces. Models already fitted keep their
-         settings.""",
+         may be fitted negative), seed, bootstrap (replicates of the split test), maxpieces. alpha
+         must be above 1/(bootstrap+1), the split test's smallest p-value: a pair that could
+         never accept a cut is refused (docs/method.md §8). A fit that the interval budget
+         (maxintervals, maxpieces) stopped says so and names the cut it kept out. Models
+         already fitted keep their settings.""",
          ["set", "set threshold 5%", "set split off", "set aggregate min", "set constants free"], ast.Set)
 def set_(session, statement: ast.Set):
     if statement.setting is not None:
@@ -96,7 +99,8 @@ def model_for(session, name: ast.Name, count_warnings: bool = True):
          A line names the noisy sample points (repetitions that vary more than 5 times the
          typical spread, `help describe`), and a warning says when the typical spread is above
          the threshold: splitting then cannot tell a regime change from noise. The model is called EXPERIMENT.model unless named. `fit` alone fits every experiment
-         loaded, with a compact report each.""",
+         loaded, with a compact report each; one that cannot be fitted is a warning, and when
+         none can be, an error that gives each one's reason.""",
          ["fit colinit", "m = fit colinit", "fit"], ast.Fit, ast.FitAll)
 def fit(session, source):
     if isinstance(source, ast.FitAll):
@@ -122,16 +126,25 @@ def _fit_all(session) -> list:
     experiments = [o for o in session.objects.values() if isinstance(o, Experiment)]
     if not experiments:
         raise LlacError("no experiments to fit: load a trace first (or pipe one into llac -c)")
-    results = []
+    results, failures = [], []
     for experiment in experiments:
         try:
             model = fitted(session, experiment)
         except LlacError as err:
+            failures.append(err.message)
             results.append(Note(err.message, warning=True))
             continue
         results.append(ModelReport(experiment.name, model, droppable(model, experiment), compact=True))
         results.append(session.store(f"{experiment.name}.model", model))
+    if len(failures) == len(experiments):
+        raise LlacError(nothing_fitted(failures))
     return results
+
+
+def nothing_fitted(failures: list[str]) -> str:
+    """The error of `fit` alone and of `report` when not one experiment could be fitted: each
+    one's reason, so that a script stops (exit 1) instead of going on without a model."""
+    return (f"no experiment could be fitted ({len(failures)} tried): " + "; ".join(failures))
 
 
 def droppable(model, experiment: Experiment) -> tuple[str, ...]:
@@ -395,7 +408,9 @@ def _prediction_table(model, points: dict, measured=None, machine: ast.Name | No
                 row.append(aware[1][i])
         piece = int(prediction.piece[i])
         row.append(("-" if piece < 0 else str(piece + 1)) + (" extrapolated" if prediction.extrapolated[i] else ""))
-        rows.append(tuple(row))
+        # a value that does not exist (no interval, no prediction: nan) is None, shown '-' in text,
+        # empty in CSV, null in JSON (docs/llac-language.md)
+        rows.append(tuple(None if isinstance(v, float) and math.isnan(v) else v for v in row))
     footer = [f"interval {i + 1}: {region_text(p.region)}" for i, p in enumerate(model.pieces)]
     if measured is not None and len(rows):
         errors = np.abs(prediction.values - measured) / measured * 100
@@ -479,7 +494,9 @@ def _aware(model, points: dict, prediction, machine: ast.Name | None, parameters
          model read from a file whose experiment is not loaded. Models
          are fitted now with the current settings where there is none. It shows the formula, each interval with
          its constants, the median and max relative error |predicted - measured| / measured,
-         and how many warnings the fit has (`fit NAME` shows them).""", ["report"], ast.Report)
+         and how many warnings the fit has (`fit NAME` shows them). An experiment that cannot
+         be fitted (too few sample points) is left out with a warning that says why; when none
+         can be fitted, report is an error.""", ["report"], ast.Report)
 def report(session, statement: ast.Report):
     from llac.model import Model
     experiments = {name for name, obj in session.objects.items() if isinstance(obj, Experiment)}
@@ -488,9 +505,13 @@ def report(session, statement: ast.Report):
              or isinstance(obj, Model) and obj.name not in experiments]
     if not names:
         raise LlacError("no experiments or models to report on: load a trace first")
-    notes, rows, machine_rows = [], [], []
+    notes, rows, machine_rows, failures = [], [], [], []
     for name in names:
-        model, fitted_now = model_for(session, ast.Name(name, statement.span), count_warnings=False)
+        try:
+            model, fitted_now = model_for(session, ast.Name(name, statement.span), count_warnings=False)
+        except LlacError as err:
+            failures.append(err.message)
+            continue
         notes += fitted_now
         for i, piece in enumerate(model.pieces):
             constants = ", ".join(f"{value:.3g}" for value in piece.constants)
@@ -505,10 +526,13 @@ def report(session, statement: ast.Report):
     # for programs, one row per constant and interval with every field filled, as `show`'s
     machine = (("experiment", "formula", "interval", "region", "constant", "value", "median |error|",
                 "max |error|", "warnings"), tuple(machine_rows))
+    if not rows:
+        raise LlacError(f"nothing to report: {nothing_fitted(failures)}")
     return [*notes, Table("models", ("experiment", "formula", "interval", "constants",
                                      "median |error|", "max |error|", "warnings"), tuple(rows),
                           ("|error| = |predicted - measured| / measured, per interval; "
-                           "constants in index order",), machine)]
+                           "constants in index order",), machine),
+            *(Note(f"not in the report: {failure}", warning=True) for failure in failures)]
 
 
 @command("plot", 'plot NAME [vs VAR] [by VAR] [log|loglog] [residuals] [to "FILE" [replace]]', """Plot of
