@@ -101,8 +101,16 @@ def _procs(model, columns: dict, n: int) -> np.ndarray:
 
 
 def nearest_bsp(run: ProbeRun, procs: float, name: str) -> BspPoint:
-    """The probe's BSP figures (large messages) at the P nearest to `procs` (log scale)."""
+    """The probe's BSP figures (large messages) at the P nearest to `procs` (log scale). For
+    P >= 2 never those of P = 1: one processor sends to nobody, its g is a memory copy and
+    its L an empty call, so reading them as communication would make it nearly free."""
     points = [b for b in run.bsp if b.message == "large"] or list(run.bsp)
     if not points:
         raise LlacError(f"{name}@{run.run_id} has no BSP parameters (`call probe --procs 1,2,4`)")
+    if procs >= 2:
+        points = [b for b in points if b.procs >= 2]
+        if not points:
+            raise LlacError(f"{name}@{run.run_id} measured g and L at P=1 only, where nothing is "
+                            f"communicated: probe P={procs:g} (`call probe --procs 1,{procs:g}`) or give "
+                            f"`with g=..., L=...`")
     return min(points, key=lambda b: abs(np.log(b.procs / procs)) if procs > 0 else b.procs)

@@ -175,6 +175,29 @@ def test_obsp_command_takes_g_and_L_from_the_machine_database(tmp_path):
     assert "g from the probe of node1@1 at P=2 (large messages), L given" in tables[2]
 
 
+def test_a_run_on_several_processors_never_takes_g_and_L_of_one(tmp_path):
+    """On one processor nothing is communicated: the probe's P = 1 figures are a memory copy and
+    an empty call. A P = 2 run takes the nearest P >= 2 the probe measured (here P = 4, not the
+    nearer P = 1), or is told to probe it."""
+    with MachineDB(tmp_path / "machines.sqlite") as db:
+        run = probe_run()
+        run.bsp = [b for b in run.bsp if b.procs != 2]            # probed at P = 1 and 4
+        db.store(run)
+        alone = probe_run(host="solo", date="2026-11-23T13:00:00Z")
+        alone.bsp = [b for b in alone.bsp if b.procs == 1]        # probed at P = 1 only
+        db.store(alone)
+    write_pub_trace(tmp_path / "fig1.cll.2.dat", FIGURE1)
+    done = llac(tmp_path, 'load "fig1.cll.2.dat"; obsp fig1', tmp_path / "machines.sqlite")
+    assert done.returncode == 0, done.stderr
+    assert "g and L from the probe of node1@1 at P=4 (large messages)" in done.stdout
+    c = 4e-9 * H + 8e-6                                           # P = 4's g and L
+    assert float(row_of(done.stdout, 2)[4]) == pytest.approx(3 * W + 2 * c, rel=1e-4)
+    done = llac(tmp_path, 'load "fig1.cll.2.dat"; obsp fig1 on solo', tmp_path / "machines.sqlite")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert ("solo@2 measured g and L at P=1 only, where nothing is communicated: probe P=2 "
+            "(`call probe --procs 1,2`) or give `with g=..., L=...`") in done.stderr, done.stderr
+
+
 @pytest.mark.parametrize("script, message", [
     ('obsp fig1', "no experiment or program with supersteps called 'fig1' (programs with supersteps: none"),
     ('load "fig1.cll.2.dat"; obsp fig', "did you mean 'fig1'?"),

@@ -308,7 +308,7 @@ def test_to_a_file_text_or_web_page_kept_unless_replace(tmp_path):
     (f'load "bad.cll.2.dat"; timeline fig1 {GIVEN}',
      "bad.cll.2.dat, run 1: in machine 0, rank 1 made 1 supersteps and rank 0 2"),
     ('load "fig1.cll.2.dat"; timeline fig1 on node9 with g=1e-9, L=1e-6',
-     "timeline ... on node9: with both g and L given, the machine has nothing left to give"),
+     "timeline fig1 ... on node9: with both g and L given, the machine has nothing left to give"),
     ('load "fig1.cll.2.dat"; timeline fig1', "was never probed"),
     (f'load "fig1.cll.2.dat"; timeline fig1 {GIVEN} to "t.png"', "name a .txt file (text) or an .html file"),
     (f'load "matinit.cll.1.dat"; timeline colinit {GIVEN}', "colinit has no run column"),

@@ -39,9 +39,9 @@ from llac.obsp_runs import RunGroup, predict_run, representative, run_groups
          every processor's W, in and out bytes fitted over NAME's sizes by the experiment's
          formula. h is each processor's bytes in and out combined by max, or by + with
          `sum` (a network interface that cannot send and receive at once). g and L are the
-         probe's for the trace's host and CPU at the nearest P (large messages), those of
-         another machine with `on MACHINE`, or given with `with g=..., L=...` (seconds per
-         byte, seconds).""",
+         probe's for the trace's host and CPU at the nearest P (large messages; for P >= 2
+         never those of P = 1, where nothing is communicated), those of another machine with
+         `on MACHINE`, or given with `with g=..., L=...` (seconds per byte, seconds).""",
          ["obsp f", "obsp small at big", "obsp fig1 with g=2e-9, L=5e-6", "obsp f sum on node1@fastnet"], ast.Obsp)
 def obsp(session, statement: ast.Obsp):
     obj = session.objects.get(statement.obj.text)
@@ -69,7 +69,8 @@ def _program_table(session, statement: ast.Obsp) -> list:
     name = statement.obj.text
     rows, footer = [], []
     for procs, trace in sorted(program_supersteps(session, statement.obj).items()):
-        g, L, source = machine_parameters(trace, dict(statement.parameters), statement.machine)
+        g, L, source = machine_parameters(trace, dict(statement.parameters), statement.machine,
+                                          f"obsp {name}")
         failures = []
         for number in trace.runs() or (0,):
             try:
@@ -131,7 +132,8 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
             footer.append(f"P={group.procs}: no supersteps of {program or experiment.name} were loaded at this P")
             continue
         if group.procs not in parameters:     # one look-up in the machine database per P
-            parameters[group.procs] = machine_parameters(trace, dict(statement.parameters), statement.machine)
+            parameters[group.procs] = machine_parameters(trace, dict(statement.parameters), statement.machine,
+                                                         f"obsp {statement.obj.text}")
         g, L, _ = parameters[group.procs]
         chosen = None
         try:
@@ -219,10 +221,10 @@ def _evaluable(trace, group, g: float, L: float, combine: str, footer: list) -> 
 
 
 def machine_parameters(run, given: dict[str, float], other: ast.Name | None,
-                       command: str = "obsp") -> tuple[float, float, str]:
+                       command: str) -> tuple[float, float, str]:
     """g, L and where they came from for one run: those `given`, the rest from the probe of
     machine `other` or of the machine the run was measured on (its nearest P). `command`
-    names the command in the messages (obsp, timeline)."""
+    is the statement as the messages advise to retype it (`obsp f`, `timeline f`)."""
     if "g" in given and "L" in given:
         if other is not None:
             raise LlacError(f"{command} ... on {other.text}: with both g and L given, the machine has "
@@ -231,7 +233,7 @@ def machine_parameters(run, given: dict[str, float], other: ast.Name | None,
     try:
         db = open_machines()
     except LlacError as err:
-        raise LlacError(f"{err.message}; or give g and L: {command} {run.program} with g=..., L=...") from None
+        raise LlacError(f"{err.message}; or give g and L: {command} with g=..., L=...") from None
     with db:
         if other is None:
             reference = db.machine_of(run.host, run.cpu)

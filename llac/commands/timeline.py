@@ -42,7 +42,8 @@ TEXT_WIDTH = 80          # a timeline in a script, a pipe or a text file (a term
           'timeline f model to "f.html" replace'], ast.Timeline)
 def timeline(session, statement: ast.Timeline):
     trace, number, label = _chosen_run(session, statement)
-    g, L, source = machine_parameters(trace, dict(statement.parameters), statement.machine, "timeline")
+    g, L, source = machine_parameters(trace, dict(statement.parameters), statement.machine,
+                                      f"timeline {statement.obj.text}")
     try:
         result = evaluate(trace, number, g, L, statement.combine)
     except ObspError as err:
