@@ -266,6 +266,26 @@ def titles(stdout):
     return [line for line in stdout.splitlines() if line.startswith("timeline of")]
 
 
+@pytest.mark.parametrize("died", [{6}, {4, 5, 6}])
+def test_runs_a_program_died_in_are_not_the_ones_drawn_by_default(tmp_path, died):
+    """A program killed inside a run leaves it without its last superstep: by default timeline
+    draws the last run it can evaluate (of the largest size that has one), and says why the
+    others are left out; a run named explicitly is still drawn or refused as before."""
+    rows, records = figure1_sweep((1000, 2000), reps=3)
+    rows = [r for r in rows if not (r[0] in died and r[1] == 1 and r[4] == "end")]
+    write_sweep_trace(tmp_path / "fig1.cll.2.dat", rows, records)
+    done = llac(tmp_path, f'load "fig1.cll.2.dat"; timeline fig1 {GIVEN}; timeline f {GIVEN}')
+    assert done.returncode == 0, done.stderr
+    program, experiment = titles(done.stdout)
+    last = max({1, 2, 3, 4, 5} - died)
+    assert program.startswith(f"timeline of run {last} of fig1, P=2 (run 6, the last, is left out: the run did not end")
+    size = 2000 if died == {6} else 1000
+    assert experiment.startswith(f"timeline of run ") and f"of f, P=2, N={size} (runs that cannot be drawn" in experiment
+    assert int(experiment.split()[3]) not in died
+    done = llac(tmp_path, f'load "fig1.cll.2.dat"; timeline fig1 run=6 {GIVEN}')
+    assert done.returncode == 1 and "run 6: the run did not end" in done.stderr, done.stderr
+
+
 def test_a_sync_experiment_picks_its_run_by_size_representative_or_named(tmp_path):
     sweep_trace(tmp_path)
     done = llac(tmp_path, f'load "fig1.cll.2.dat"; timeline f {GIVEN}; timeline f N=1000 {GIVEN}; '

@@ -31,7 +31,9 @@ TEXT_WIDTH = 80          # a timeline in a script, a pipe or a text file (a term
          `sync` experiment (or a subset of it), whose runs are picked by P and its variables
          (N=1024), or the name of a program with supersteps, whose runs are picked by P and run.
          The default is the largest P, and there the representative run of the largest size as
-         `obsp` rows choose it (set aggregate), or a program's last run; `run=K` names a run.
+         `obsp` rows choose it (set aggregate), or a program's last run, among the runs the model
+         can evaluate (a run the program died in is left out, and the title says why); `run=K`
+         names a run.
          `model` draws the OBSP* timeline instead: each superstep ends at the model's Φ, and a
          processor waits where it waits for a partner (for all at a barrier). `sum`, `on` and
          `with` give h, g and L as for `obsp`. On a terminal it fills the width (in colour unless
@@ -80,11 +82,30 @@ def _chosen_run(session, statement: ast.Timeline):
     runs = traces[procs].runs()
     if not runs:
         raise LlacError(f"{traces[procs].path}: the trace declares supersteps but holds none", statement.obj.span)
+    if "run" not in selected:
+        usable, reason = _evaluable(traces[procs], sorted(runs))
+        number = max(usable or runs)
+        note = f" (run {max(runs)}, the last, is left out: {reason})" if usable and number != max(runs) else ""
+        return traces[procs], number, f"run {number} of {name}, P={procs}{note}"
     number = _whole(selected, "run", max(runs))
     if number not in runs:
         raise LlacError(f"{name} has no run {number} at P={procs} (its runs: {_numbers(runs)})",
                         selected["run"][0].span)
     return traces[procs], number, f"run {number} of {name}, P={procs}"
+
+
+def _evaluable(trace, numbers: list[int]) -> tuple[list[int], str | None]:
+    """Those of the runs `numbers` of `trace` that the model can evaluate, and why the first
+    of the others cannot (a program that died inside a run leaves it incomplete): a run left to
+    choose by default should be one that can be drawn."""
+    usable, reason = [], None
+    for number in numbers:
+        try:
+            evaluate(trace, number, 1e-9, 1e-6)
+            usable.append(number)
+        except ObspError as err:
+            reason = reason or err.message.split(": ", 1)[-1]
+    return usable, reason
 
 
 def _experiment_run(session, statement: ast.Timeline, experiment: Experiment):
@@ -109,9 +130,11 @@ def _experiment_run(session, statement: ast.Timeline, experiment: Experiment):
         runs = "; ".join(f"{_label(g)}: {_numbers(g.runs)}" for g in groups[:6])
         more = f"; ... {len(groups) - 6} more sizes" if len(groups) > 6 else ""
         raise LlacError(f"{experiment.name} has no run with {asked} (its runs: {runs}{more})", where)
-    group = max(chosen, key=lambda g: (g.procs, g.values))
+    ordered = sorted(chosen, key=lambda g: (g.procs, g.values), reverse=True)
+    group = ordered[0]
     program = experiment.header.get("program", "")
-    trace = session.supersteps.get(program, {}).get(group.procs)
+    traces = session.supersteps.get(program, {})
+    trace = traces.get(group.procs)
     if trace is None:
         raise LlacError(f"no supersteps of {program or experiment.name} were loaded at P={group.procs}",
                         statement.obj.span)
@@ -122,9 +145,20 @@ def _experiment_run(session, statement: ast.Timeline, experiment: Experiment):
                         statement.obj.span)
     if "run" in selected:
         number = int(selected["run"][1])
-    else:
-        times = [max(s.end for s in runs[r]) for r in group.runs]
-        number = group.runs[representative(times, session.fit_settings().aggregate)]
+        return trace, number, f"run {number} of {experiment.name}, {_label(group)}"
+    reason = None
+    for candidate in ordered:          # the largest size with a run that can be drawn
+        here = traces.get(candidate.procs)
+        known = [r for r in candidate.runs if here is not None and r in here.runs()]
+        usable, why = _evaluable(here, known) if known else ([], None)
+        reason = reason or why
+        if usable:
+            times = [max(s.end for s in here.runs()[r]) for r in usable]
+            number = usable[representative(times, session.fit_settings().aggregate)]
+            note = f" (runs that cannot be drawn are left out: {reason})" if reason else ""
+            return here, number, f"run {number} of {experiment.name}, {_label(candidate)}{note}"
+    times = [max(s.end for s in runs[r]) for r in group.runs]   # none can: the error comes with the drawing
+    number = group.runs[representative(times, session.fit_settings().aggregate)]
     return trace, number, f"run {number} of {experiment.name}, {_label(group)}"
 
 
