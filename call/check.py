@@ -18,6 +18,7 @@ from call.ccontext import CContext
 from call.clex import CLexError, CodeToken, Directive, lex
 from call.diagnostics import CallError, Diagnostic, edit_distance
 from call.jumps import jump_targets
+from call.omp import Partial, partial_constructs
 from call.order import Order
 from call.pragmas import Begin, End, EndFor, For, Parallel, Pragma, Report, parse_pragma
 from call.program import Findings, Program
@@ -36,7 +37,8 @@ def check_file(file: str, text: str) -> Program:
         where = err.span
         raise CallError([Diagnostic("error", file, where.line, where.column, err.message)], lines) from None
     findings = Findings(Program(file, lines))
-    _Checker(findings, jump_targets([t for t in stream if isinstance(t, CodeToken)])).run(stream)
+    code = [t for t in stream if isinstance(t, CodeToken)]
+    _Checker(findings, jump_targets(code), partial_constructs(stream)).run(stream)
     if findings.errors:
         found = sorted(findings.errors + findings.program.warnings, key=lambda d: (d.line, d.column))
         raise CallError(found, lines)
@@ -48,10 +50,12 @@ class _Checker:
     balance of experiments and sampling loops (call.balance) and the experiments that are
     an unbraced body (call.wrap), checks where each pragma stands, and describes the program."""
 
-    def __init__(self, findings: Findings, targets: dict[CodeToken, CodeToken | None]):
+    def __init__(self, findings: Findings, targets: dict[CodeToken, CodeToken | None],
+                 partials: list[Partial]):
         self.findings = findings
         self.program = findings.program
         self.targets = targets            # break/continue -> the loop or switch it leaves
+        self.partials = partials          # OpenMP statements the team does not run together
         self.context = CContext()
         self.balance = Balance(findings)
         self.wraps = Wraps(findings, self.balance, self.context)
@@ -73,6 +77,7 @@ class _Checker:
             self.context.directive(item)
         self.close_function(None)
         self.sync_needs_machine()
+        self.sync_reaches_team()
 
     def sync_needs_machine(self):
         """A `sync` experiment of a `parallel PUB` program synchronises the BSP machine the
@@ -88,6 +93,23 @@ class _Checker:
                                             f"'#pragma cll parallel PUB NAME', NAME a t_bsp or "
                                             f"t_bsp * variable in scope here",
                                     [self.findings.note(parallel, "the parallel line is here")])
+
+    def sync_reaches_team(self):
+        """A `sync` experiment of a `parallel OpenMP` program is a barrier of the team: inside
+        `#pragma omp single` (critical, the body of `omp for`...) not every thread reaches it
+        together and the run would wait forever, so each such begin is an error."""
+        parallel = self.program.parallel
+        if parallel is None or parallel.model != "OpenMP":
+            return
+        for _, pragma in self.program.sites:
+            inside = [p for p in self.partials if p.holds(pragma.line, pragma.column)]
+            if isinstance(pragma, Begin) and pragma.sync and inside:
+                construct = inside[-1]
+                self.findings.error(pragma, f"a sync experiment synchronises every thread of the "
+                                            f"team; inside '#pragma {construct.name}' (line "
+                                            f"{construct.line}) {construct.reason}, so the run "
+                                            f"would wait forever: move {pragma.name!r} outside it "
+                                            f"or drop 'sync'")
 
     # ------------------------------------------------------------ C code
 

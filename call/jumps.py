@@ -116,3 +116,16 @@ class _Walker:
             self.i += 1
             if depth == 0 and token.text == until:
                 return
+
+
+def statement_end(tokens: list[CodeToken], start: int) -> CodeToken:
+    """The last token of the C statement that begins at `tokens[start]` (a block, a loop with
+    its body, an if with its else, a simple statement up to its `;`): the extent of the
+    statement an OpenMP construct applies to (call.omp)."""
+    walker = _Walker(tokens)
+    walker.i = start
+    try:
+        walker.statement(None, None)
+    except RecursionError:   # statements nested a thousand deep: to the end of the file
+        walker.i = len(tokens)
+    return tokens[min(max(walker.i - 1, start), len(tokens) - 1)]

@@ -220,3 +220,53 @@ def test_pragma_text_in_comments_and_strings_is_not_a_pragma(tmp_path):
 def test_missing_file_is_one_clear_error(tmp_path):
     status, _, err = call("check", "nope.c", cwd=tmp_path)
     assert status == 1 and err.startswith("nope.c: error: cannot read")
+
+
+OMP_SYNC = """#pragma cll parallel OpenMP
+static double sink;
+int main(void) {{
+    int N = 1000;
+    #pragma omp parallel
+    {{
+        #pragma omp {construct}
+        {opening}
+            #pragma cll sync S S[0] + S[1]*N
+            sink += 1;
+            #pragma cll end S
+        {closing}
+        #pragma cll sync T T[0] + T[1]*N
+        sink += 1;
+        #pragma cll end T
+    }}
+    #pragma cll report all
+    return 0;
+}}
+"""
+
+
+@pytest.mark.parametrize("construct, opening, closing, named, reason", [
+    ("single", "{", "}", "single' (line 7", "only one thread reaches it"),
+    ("master", "{", "}", "master' (line 7", "only one thread reaches it"),
+    ("critical (update)", "{", "}", "critical' (line 7", "the threads reach it one at a time"),
+    ("for schedule(static)", "for (int i = 0; i < 4; i++) {", "}", "for' (line 7",
+     "each iteration runs on one thread"),
+    ("for", "for (int i = 0; i < 4; i++)", "", "for' (line 7", "each iteration runs on one thread"),
+    ("sections", "{\n#pragma omp section\n{", "}}", "section' (line 9", "each section runs on one thread"),
+])
+def test_sync_where_not_every_thread_arrives_is_an_error(tmp_path, construct, opening, closing,
+                                                         named, reason):
+    """Review 21: a sync experiment (a barrier of the team) inside `omp single` passed the
+    check and the run waited forever; T, after the construct, stays fine."""
+    status, _, err = check(tmp_path, OMP_SYNC.format(construct=construct, opening=opening,
+                                                     closing=closing))
+    assert status == 1, err
+    line = 9 + opening.count("\n")
+    assert (f"prog.c:{line}:13: error: a sync experiment synchronises every thread of the team; "
+            f"inside '#pragma omp {named}) {reason}, so the run would wait forever") in err, err
+    assert err.count("error:") == 1
+
+
+def test_sync_in_a_parallel_region_and_after_a_single_is_fine(tmp_path):
+    status, _, err = check(tmp_path, OMP_SYNC.format(construct="single", opening="{ sink += 2; }",
+                                                     closing="").replace("#pragma cll sync S", "#pragma cll S"))
+    assert status == 0, err
