@@ -27,6 +27,10 @@ class Balance:
         self.stack: list[_Open] = []
         self.near_misses: list[Directive] = []
         self.rejected: set[str] = set()   # names of begins that did not parse
+        # in the current function: each goto label and each goto's label name, with what
+        # is open there
+        self.labels: list[tuple[CodeToken, list[Begin | For]]] = []
+        self.gotos: list[tuple[CodeToken, list[Begin | For]]] = []
 
     def innermost(self) -> Begin | For | None:
         """The experiment or sampling loop begun last and still open."""
@@ -82,9 +86,48 @@ class Balance:
                                f"experiment is never ended",
                                [self.findings.note(inner, f"experiment {inner.name!r} begins here")])
 
+    def label(self, token: CodeToken, switch: CodeToken | None) -> None:
+        """A label: a `case`/`default` of `switch` inside an experiment or sampling loop
+        begun after that switch is an error (the switch jumps into it past its begin); a goto
+        label is remembered for the gotos of the function (close_function)."""
+        if token.text not in ("case", "default"):
+            self.labels.append((token, [o.pragma for o in self.stack]))
+        elif switch is not None:
+            self.entered(token, f"'{token.text}' label", f"the switch at line {switch.line}",
+                         [o.pragma for o in self.stack if _at(o.pragma) > _at(switch)])
+
+    def goto(self, name: CodeToken) -> None:
+        """A `goto NAME`: remembered with what is open there (close_function)."""
+        self.gotos.append((name, [o.pragma for o in self.stack]))
+
+    def entered(self, label: CodeToken, what: str, source: str, inside: list[Begin | For]) -> None:
+        """An error at `label` if `inside` (what is open at the label but not where `source`
+        jumps from) holds an experiment or sampling loop: the jump enters it past its begin."""
+        if not inside:
+            return
+        inner = inside[-1]
+        if isinstance(inner, Begin):
+            entered, opener = f"experiment {inner.name!r}", "begin"
+            enters = f"the experiment without its begin, and the run stops at 'end {inner.name}' (status 70)"
+        else:
+            entered, opener = "'#pragma cll for'", "'for'"
+            enters = "the sampling loop without its 'for'"
+        self.findings.error(label, f"{what} inside {entered}: {source} jumps to it from outside, "
+                                   f"so it enters {enters}; move the {opener} after the label or "
+                                   f"before the jump",
+                            [self.findings.note(inner, f"{entered} begins here")])
+
     def close_function(self, token: CodeToken | None) -> None:
         """The end of a function (`token`, its `}`) or of the file (None): report what is
-        still open."""
+        still open, and goto labels that a goto enters past a begin."""
+        for label, open_there in self.labels:
+            entering = ((name, [p for p in open_there if p not in open_at_goto])
+                        for name, open_at_goto in self.gotos if name.text == label.text)
+            name, inside = next(((n, i) for n, i in entering if i), (None, []))
+            if name is not None:
+                self.entered(label, f"label {label.text!r}", f"the 'goto' at line {name.line}", inside)
+        self.labels.clear()
+        self.gotos.clear()
         where = "before the end of the function" if token else "before the end of the file"
         for entry in self.stack:
             what = (f"experiment {entry.pragma.name!r} is never ended {where}"

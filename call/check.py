@@ -54,7 +54,7 @@ class _Checker:
                  partials: list[Partial]):
         self.findings = findings
         self.program = findings.program
-        self.targets = targets            # break/continue -> the loop or switch it leaves
+        self.targets = targets            # break/continue -> the loop or switch it leaves, labels
         self.partials = partials          # OpenMP statements the team does not run together
         self.context = CContext()
         self.balance = Balance(findings)
@@ -116,14 +116,19 @@ class _Checker:
     def code(self, token: CodeToken):
         """One token of C code: the end of a function, a jump that leaves experiments or
         sampling loops, the statement of an unbraced-body experiment."""
+        previous = self.context.previous
         self.context.token(token)
         self.order.code()
         if token.text == "}" and self.context.depth == 0:
             self.close_function(token)
         elif token.text in ("return", "goto") and token.kind == "IDENT":
             self.balance.leaving(token, (0, 0))
-        elif token in self.targets:
+        elif previous is not None and previous.text == "goto" and token.kind == "IDENT":
+            self.balance.goto(token)
+        elif token in self.targets and token.text in ("break", "continue"):
             self.balance.jump(token, self.targets[token])
+        elif token in self.targets:
+            self.balance.label(token, self.targets[token])
         self.wraps.code(token)
 
     def close_function(self, token: CodeToken | None):

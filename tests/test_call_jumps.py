@@ -149,7 +149,9 @@ def test_jump_targets_follow_unbraced_bodies_labels_and_cases():
     }
     break;
 }"""
-    assert targets(code) == {("continue", 3): ("for", 2), ("break", 3): ("switch", 3),
+    assert targets(code) == {("case", 3): ("switch", 3), ("default", 3): ("switch", 3),
+                             ("label", 7): None,
+                             ("continue", 3): ("for", 2), ("break", 3): ("switch", 3),
                              ("break", 4): ("while", 4), ("continue", 4): ("while", 4),
                              ("break", 5): ("do", 5), ("break", 6): ("for", 2),
                              ("continue", 7): ("for", 2), ("break", 8): ("FOREACH", 8),
@@ -160,3 +162,68 @@ def test_jump_targets_follow_unbraced_bodies_labels_and_cases():
 @pytest.mark.parametrize("code", ["}}} break; ) ] { for ( ; while do", "int f() { if (", "{" * 5000 + "break;"])
 def test_jump_targets_end_on_any_input(code):
     targets(code)
+
+
+SWITCH_INTO = """#include <stdio.h>
+static double sink;
+int main(void) {
+    int N, tries = 0;
+    #pragma cll for(N = 1; N <= 4; N++)
+    switch (N % 2) {
+    case 0:
+        #pragma cll f f[0] + f[1]*N
+        sink += 1;
+    case 1:
+        sink += 2;
+        #pragma cll end f
+        #pragma cll h h[0] + h[1]*N
+        switch (tries) { case 0: sink++; break; default: break; }
+        #pragma cll end h
+        break;
+    }
+    #pragma cll end for
+    #pragma cll g g[0] + g[1]*N
+again:
+    sink += 1;
+    if (++tries < 2) goto again;
+    #pragma cll end g
+    #pragma cll k k[0] + k[1]*N
+retry:
+    sink += 1;
+    #pragma cll end k
+    if (++tries < 4) goto retry;
+    #pragma cll report all
+    printf("%g\\n", sink);
+    return 0;
+}
+"""
+
+
+def test_a_jump_to_a_label_inside_an_experiment_is_an_error(tmp_path):
+    """Review 21: `case 1:` between f's begin and end passed the check and the run stopped at
+    `end f` (status 70); so does a goto into k from after its end. A switch wholly inside h
+    and a goto that stays inside g are fine."""
+    (tmp_path / "prog.c").write_text(SWITCH_INTO)
+    done = call("check", "prog.c", cwd=tmp_path)
+    assert done.returncode == 1
+    errors = [l for l in done.stderr.splitlines() if ": error: " in l]
+    assert errors == [
+        "prog.c:10:5: error: 'case' label inside experiment 'f': the switch at line 6 jumps to it "
+        "from outside, so it enters the experiment without its begin, and the run stops at 'end f' "
+        "(status 70); move the begin after the label or before the jump",
+        "prog.c:25:1: error: label 'retry' inside experiment 'k': the 'goto' at line 28 jumps to it "
+        "from outside, so it enters the experiment without its begin, and the run stops at 'end k' "
+        "(status 70); move the begin after the label or before the jump"]
+    assert "prog.c:8:9: note: experiment 'f' begins here" in done.stderr
+
+
+def test_a_case_label_inside_a_sampling_loop_is_an_error(tmp_path):
+    (tmp_path / "prog.c").write_text("int main(void) {\n    int N = 0, x = 0;\n    switch (x) {\n"
+                                     "    case 0:\n    #pragma cll for(N = 1; N < 3; N++)\n"
+                                     "    x++;\n    default:\n    x++;\n    #pragma cll end for\n"
+                                     "    }\n    return x;\n}\n")
+    done = call("check", "prog.c", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.startswith("prog.c:7:5: error: 'default' label inside '#pragma cll for': the "
+                                  "switch at line 3 jumps to it from outside, so it enters the sampling "
+                                  "loop without its 'for'; move the 'for' after the label or before the jump")
