@@ -75,16 +75,29 @@ class Balance:
         self.leaving(token, after)
 
     def leaving(self, token: CodeToken, after: tuple[int, int]) -> None:
-        """Warn when `token` (return, goto, break, continue) leaves experiments begun after
-        position `after`: they are never ended on that path."""
-        open_experiments = [o.pragma for o in self.stack
-                            if isinstance(o.pragma, Begin) and _at(o.pragma) > after]
-        if open_experiments:
-            inner = open_experiments[-1]
+        """When `token` (return, goto, break, continue) leaves experiments begun after
+        position `after`: they are never ended on that path, a warning; an error if an
+        experiment begun before `after` stays open where the jump goes, since the run then
+        stops at its `end` (it finds the one left open innermost)."""
+        experiments = [o.pragma for o in self.stack if isinstance(o.pragma, Begin)]
+        left = [e for e in experiments if _at(e) > after]
+        if not left:
+            return
+        inner, outer = left[-1], [e for e in experiments if _at(e) <= after]
+        notes = [self.findings.note(inner, f"experiment {inner.name!r} begins here")]
+        if outer:
+            self.findings.error(token, f"'{token.text}' leaves experiment {inner.name!r} open "
+                                       f"inside experiment {outer[-1].name!r}, which stays open "
+                                       f"where the jump goes: the run stops at 'end "
+                                       f"{outer[-1].name}' (status 70, it does not match the open "
+                                       f"experiment {inner.name!r}); end {inner.name!r} before "
+                                       f"the jump",
+                                notes + [self.findings.note(outer[-1], f"experiment "
+                                                                       f"{outer[-1].name!r} begins here")])
+        else:
             self.findings.warn(token.line, token.column,
                                f"'{token.text}' inside experiment {inner.name!r}: on this path the "
-                               f"experiment is never ended",
-                               [self.findings.note(inner, f"experiment {inner.name!r} begins here")])
+                               f"experiment is never ended", notes)
 
     def label(self, token: CodeToken, switch: CodeToken | None) -> None:
         """A label: a `case`/`default` of `switch` inside an experiment or sampling loop

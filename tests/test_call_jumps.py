@@ -227,3 +227,29 @@ def test_a_case_label_inside_a_sampling_loop_is_an_error(tmp_path):
     assert done.stderr.startswith("prog.c:7:5: error: 'default' label inside '#pragma cll for': the "
                                   "switch at line 3 jumps to it from outside, so it enters the sampling "
                                   "loop without its 'for'; move the 'for' after the label or before the jump")
+
+
+def test_a_break_that_leaves_an_experiment_inside_another_open_one_is_an_error(tmp_path):
+    """Review 21: a break out of I inside O was only warned about, and the run stopped at
+    `end O` (status 70) on its first pass with 0 records of O."""
+    (tmp_path / "prog.c").write_text("""int main(void) {
+    int N = 4, x = 0;
+    #pragma cll O O[0] + O[1]*N
+    for (int k = 0; k < 3; k++) {
+        #pragma cll I I[0] + I[1]*N
+        x += k;
+        if (k == 1) break;
+        #pragma cll end I
+    }
+    #pragma cll end O
+    return x;
+}
+""")
+    done = call("check", "prog.c", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        "prog.c:7:21: error: 'break' leaves experiment 'I' open inside experiment 'O', which stays "
+        "open where the jump goes: the run stops at 'end O' (status 70, it does not match the open "
+        "experiment 'I'); end 'I' before the jump\n")
+    assert "prog.c:5:9: note: experiment 'I' begins here" in done.stderr
+    assert "prog.c:3:5: note: experiment 'O' begins here" in done.stderr
