@@ -16,6 +16,7 @@ from __future__ import annotations
 from call.balance import Balance
 from call.ccontext import CContext
 from call.clex import CLexError, CodeToken, Directive, lex
+from call.conditions import kept
 from call.diagnostics import CallError, Diagnostic, edit_distance
 from call.jumps import jump_targets
 from call.omp import Partial, partial_constructs
@@ -27,16 +28,18 @@ from call.wrap import WRAPPABLE, Wraps
 PLACED = (Begin, End, For, EndFor, Report)  # pragmas that become statements
 
 
-def check_file(file: str, text: str) -> Program:
-    """Check `text` (the contents of `file`); CallError listing every error found, else the
-    Program with its warnings."""
+def check_file(file: str, text: str, macros: dict[str, str | None] | None = None) -> Program:
+    """Check `text` (the contents of `file`), without the arms of `#if` the compiler drops
+    (call.conditions; `macros`: those the compiler flags define, macros_of); CallError
+    listing every error found, else the Program with its warnings."""
     lines = text.splitlines()
     try:
         stream = lex(text)
     except CLexError as err:
         where = err.span
         raise CallError([Diagnostic("error", file, where.line, where.column, err.message)], lines) from None
-    findings = Findings(Program(file, lines))
+    stream, undecided = kept(stream, lines, macros or {})
+    findings = Findings(Program(file, lines), undecided)
     code = [t for t in stream if isinstance(t, CodeToken)]
     _Checker(findings, jump_targets(code), partial_constructs(stream)).run(stream)
     if findings.errors:
@@ -201,7 +204,8 @@ class _Checker:
         if str(first.formula) != str(pragma.formula):
             self.findings.error(pragma, f"experiment {pragma.name!r} has two different formulas: "
                                         f"'{pragma.formula}' here",
-                                [self.findings.note(first, f"and '{first.formula}' here")])
+                                [self.findings.note(first, f"and '{first.formula}' here")]
+                                + self.findings.undecided_notes(first, pragma))
         elif str(first.working_set) != str(pragma.working_set):
             self.findings.error(pragma, f"experiment {pragma.name!r} has two different working sets: "
                                         f"{_clause(pragma)} here",

@@ -270,3 +270,61 @@ def test_sync_in_a_parallel_region_and_after_a_single_is_fine(tmp_path):
     status, _, err = check(tmp_path, OMP_SYNC.format(construct="single", opening="{ sink += 2; }",
                                                      closing="").replace("#pragma cll sync S", "#pragma cll S"))
     assert status == 0, err
+
+
+IF_ARMS = """#include <stdio.h>
+#define USE_SQUARE 0
+static double sink;
+int main(void) {
+    int N, rep;
+    #pragma cll for(rep = 0; rep < 2; rep++)
+    #pragma cll for(N = 100; N <= 200; N *= 2)
+#if USE_SQUARE || defined(NEVER_DEFINED_HERE) && 0
+    #pragma cll f f[0] + f[1]*N*N
+    for (int i = 0; i < N*N; i++) sink += i;
+    #pragma cll end f
+#elif 1
+    #pragma cll f f[0] + f[1]*N
+    for (int i = 0; i < N; i++) sink += i;
+    #pragma cll end f
+#else
+    #pragma cll end for
+#endif
+#ifdef TIMING_G
+    #pragma cll g g[0] + g[1]*N
+#endif
+    #pragma cll end for
+    #pragma cll end for
+    #pragma cll report all
+    printf("%g\\n", sink);
+    return 0;
+}
+"""
+
+
+def test_pragmas_in_arms_the_compiler_drops_are_not_checked(tmp_path):
+    """Review 21: the same experiment with other formulas in `#if 0` / `#else` was 'two
+    different formulas', and a begin under `#ifdef NEVER` a cascade of errors. call decides
+    `#if` as gcc does where it can: here with -UTIMING_G; the run's trace has the kept
+    formula."""
+    (tmp_path / "prog.c").write_text(IF_ARMS)
+    assert call("check", "--cflags=-O2 -UTIMING_G", "prog.c", cwd=tmp_path)[0] == 0
+    status, _, err = call("run", "--cflags=-O1 -U TIMING_G", "prog.c", cwd=tmp_path)
+    assert status == 0, err
+    header = (tmp_path / "prog.cll.1.dat").read_text().split("\n#experiment: ")[1]
+    assert "#  formula: f[0] + f[1]*N\n" in header
+
+
+def test_an_undecided_condition_is_explained(tmp_path):
+    """A macro call cannot know (no -D/-U, no #define): every arm counts, and the error says
+    so at the #if."""
+    body = IF_ARMS.replace("#define USE_SQUARE 0\n", "").replace("#ifdef TIMING_G", "#if 0")
+    status, _, err = check(tmp_path, body)
+    assert status == 1
+    assert err.startswith("prog.c:12:5: error: experiment 'f' has two different formulas: "
+                          "'f[0] + f[1]*N' here\n"), err
+    assert ("prog.c:7:1: note: call reads every arm of '#if USE_SQUARE || defined(NEVER_DEFINED_HERE) "
+            "&& 0': it cannot tell which one the compiler keeps (decide the macros with -D/-U in "
+            "--cflags or a #define in the file)") in err
+    status, _, err = call("check", "--cflags=-DUSE_SQUARE=0", "prog.c", cwd=tmp_path)
+    assert status == 0, err
