@@ -173,14 +173,20 @@ class Balance:
 
     def end_loop(self, pragma: EndFor, depth: int) -> For | None:
         """An `end for` at brace depth `depth`: the sampling loop it closes, None if it closes none."""
-        top = self.stack[-1] if self.stack else None
-        if top is None or not any(isinstance(o.pragma, For) for o in self.stack):
+        if not any(isinstance(o.pragma, For) for o in self.stack):
             self.findings.error(pragma, "'end for' without a matching '#pragma cll for'")
-        elif isinstance(top.pragma, Begin):
-            self.findings.error(pragma, f"'end for' while experiment {top.pragma.name!r} is still open",
-                                [self.findings.note(top.pragma, f"experiment {top.pragma.name!r} begins here")]
-                                + self.typo_notes(top.pragma.name))
-        elif top.depth != depth:
+            return None
+        top = self.stack[-1]
+        if isinstance(top.pragma, Begin):
+            if top.pragma.name not in self.rejected:
+                self.findings.error(pragma, f"'end for' while experiment {top.pragma.name!r} is still open",
+                                    [self.findings.note(top.pragma, f"experiment {top.pragma.name!r} begins here")]
+                                    + self.typo_notes(top.pragma.name)
+                                    + self.findings.undecided_notes(top.pragma))
+            while isinstance(self.stack[-1].pragma, Begin):   # taken as ended here: no cascade
+                self.stack.pop()
+            top = self.stack[-1]
+        if top.depth != depth:
             self.findings.error(pragma, "'end for' is not in the same block as its 'for': the "
                                         "generated loop's braces would not match the program's",
                                 [self.findings.note(top.pragma, "the 'for' is here")])

@@ -23,6 +23,7 @@ from call.omp import Partial, partial_constructs
 from call.order import Order
 from call.pragmas import Begin, End, EndFor, For, Parallel, Pragma, Report, parse_pragma
 from call.program import Findings, Program
+from cll_grammar.span import nearest
 from call.wrap import WRAPPABLE, Wraps
 
 PLACED = (Begin, End, For, EndFor, Report)  # pragmas that become statements
@@ -148,8 +149,15 @@ class _Checker:
             pragma = parse_pragma(directive, self.program.file)
         except CallError as err:
             self.findings.errors.extend(err.diagnostics)
-            self.balance.reject(directive.body.split()[:2])  # no cascade at its `end`
+            words = directive.body.split()[:2]
+            self.balance.reject(words)  # no cascade at its `end`
             self.order.code()
+            if len(words) == 2 and nearest(words[0], ("end",)):   # `ned A`: taken as `end A`
+                place = dict(file=self.program.file, line=directive.line, column=directive.column)
+                if words[1] == "for":
+                    self.end_loop(EndFor(**place))
+                else:
+                    self.balance.end(End(**place, name=words[1]))
             return
         if not isinstance(pragma, (Begin, For, EndFor)):
             self.order.code()

@@ -328,3 +328,27 @@ def test_an_undecided_condition_is_explained(tmp_path):
             "--cflags or a #define in the file)") in err
     status, _, err = call("check", "--cflags=-DUSE_SQUARE=0", "prog.c", cwd=tmp_path)
     assert status == 0, err
+
+
+def test_a_misspelt_end_is_the_only_error(tmp_path):
+    """Review 21: `#pragma cll ned A` gave 6 errors and a warning, the first a false 'for has
+    no end for'. The typo is taken as the `end` it was meant to be: one message."""
+    status, _, err = check(tmp_path, in_main(
+        "#pragma cll for(x = 0; x < 3; x++)", "#pragma cll for(N = 1; N < 9; N *= 2)",
+        "#pragma cll A A[0] + A[1]*N", "x += N;", "#pragma cll ned A",
+        "#pragma cll B B[0] + B[1]*N", "x += N;", "#pragma cll end B",
+        "#pragma cll ned for", "#pragma cll end for"))
+    assert status == 1
+    assert [l for l in err.splitlines() if "error:" in l or "warning:" in l] == [
+        "prog.c:7:17: error: unknown directive 'ned' after '#pragma cll' (did you mean 'end'?)",
+        "prog.c:11:17: error: unknown directive 'ned' after '#pragma cll' (did you mean 'end'?)"]
+
+
+def test_an_end_for_ends_the_experiments_left_open_inside_its_loop(tmp_path):
+    """One error for a missing `end`, not one per `end for` and per open loop after it."""
+    status, _, err = check(tmp_path, in_main(
+        "#pragma cll for(x = 0; x < 3; x++)", "#pragma cll for(N = 1; N < 9; N *= 2)",
+        "#pragma cll A A[0] + A[1]*N", "x += N;", "#pragma cll end for", "#pragma cll end for"))
+    assert status == 1
+    assert [l for l in err.splitlines() if "error:" in l or "warning:" in l] == [
+        "prog.c:7:5: error: 'end for' while experiment 'A' is still open"]
