@@ -10,7 +10,7 @@ import traceback
 from call.build import compile_program, read_source, translate
 from call.check import Program, check_file
 from call.conditions import macros_of
-from call.diagnostics import CallError
+from call.diagnostics import CallError, Diagnostic
 from cll_grammar.span import printable
 
 USAGE = """call translate PROG.c [-o DIR]     write PROG.cll.c and PROG.cll.h
@@ -167,6 +167,9 @@ def run_program_command(args, program_args: list[str]) -> int:
     stderr (call.run, imported lazily: only it needs subprocess plumbing)."""
     from call.progress import Progress
     from call.run import run_program
+    if not args.source.endswith(".c"):
+        raise CallError([Diagnostic("error", args.source, 0, 0, "not a .c file: call run builds "
+                                                                "and runs one C source file, PROG.c")])
     program = check_file(args.source, read_source(args.source), macros_of(shlex.split(args.cflags)))
     print_warnings(program)
     return run_program(program, args.procs, args.cflags, program_args, args.oversubscribe, Progress())
