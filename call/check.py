@@ -59,7 +59,7 @@ class _Checker:
         self.findings = findings
         self.program = findings.program
         self.targets = targets            # break/continue -> the loop or switch it leaves, labels
-        self.partials = partials          # OpenMP statements the team does not run together
+        self.partials = partials          # OpenMP constructs' statements (call.omp)
         self.context = CContext()
         self.balance = Balance(findings)
         self.wraps = Wraps(findings, self.balance, self.context)
@@ -107,7 +107,7 @@ class _Checker:
             return
         for _, pragma in self.program.sites:
             inside = [p for p in self.partials if p.holds(pragma.line, pragma.column)]
-            if isinstance(pragma, Begin) and pragma.sync and inside:
+            if isinstance(pragma, Begin) and pragma.sync and inside and inside[-1].reason:
                 construct = inside[-1]
                 self.findings.error(pragma, f"a sync experiment synchronises every thread of the "
                                             f"team; inside '#pragma {construct.name}' (line "

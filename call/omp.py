@@ -1,7 +1,8 @@
 """The OpenMP constructs whose statement not every thread of the team runs together
 (`single`, `master`, `masked`, `critical`, `ordered`, the body of `for`/`loop`/`sections`,
 a `task`): a `sync` experiment inside one waits at a barrier that the other threads never
-reach, so the run would hang (gcc rejects a literal `#pragma omp barrier` there)."""
+reach, so the run would hang (gcc rejects a literal `#pragma omp barrier` there). A
+`parallel` region nested inside one makes a new team, whose threads all reach it again."""
 from __future__ import annotations
 
 import re
@@ -28,11 +29,12 @@ _REASONS = {"single": "only one thread reaches it", "master": "only one thread r
 
 @dataclass(frozen=True)
 class Partial:
-    """The statement of an OpenMP construct that the team does not run together: from its
-    first token `start` to its last `end` (line, column); `name` as written ('omp single')."""
+    """The statement of an OpenMP construct, from its first token `start` to its last `end`
+    (line, column); `name` as written ('omp single'); `reason` why the team does not run it
+    together, None for a `parallel` region (a new team, which a sync inside it waits for)."""
     name: str
     line: int
-    reason: str
+    reason: str | None
     start: tuple[int, int]
     end: tuple[int, int]
 
@@ -43,7 +45,7 @@ class Partial:
 
 def partial_constructs(stream: list[CodeToken | Directive]) -> list[Partial]:
     """Each `#pragma omp` construct of the lexed file whose statement not every thread of the
-    team runs together, outermost first."""
+    team runs together, and each `parallel` region (reason None), outermost first."""
     code = [item for item in stream if isinstance(item, CodeToken)]
     found, seen = [], 0
     for item in stream:
@@ -52,7 +54,7 @@ def partial_constructs(stream: list[CodeToken | Directive]) -> list[Partial]:
             continue
         words = _construct(item) if item.namespace == "omp" and seen < len(code) else []
         reason = next((_REASONS[w] for w in words if w in _REASONS), None)
-        if reason:
+        if reason or "parallel" in words:
             first, last = code[seen], statement_end(code, seen)
             found.append(Partial(f"omp {' '.join(words)}", item.line, reason,
                                  (first.line, first.column), (last.line, last.column)))

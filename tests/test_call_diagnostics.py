@@ -270,6 +270,11 @@ def test_sync_in_a_parallel_region_and_after_a_single_is_fine(tmp_path):
     status, _, err = check(tmp_path, OMP_SYNC.format(construct="single", opening="{ sink += 2; }",
                                                      closing="").replace("#pragma cll sync S", "#pragma cll S"))
     assert status == 0, err
+    # a parallel region nested in the single: a new team, all of whose threads reach S
+    status, _, err = check(tmp_path, OMP_SYNC.format(construct="single",
+                                                     opening="{\n#pragma omp parallel\n{",
+                                                     closing="}}"))
+    assert status == 0, err
 
 
 IF_ARMS = """#include <stdio.h>
