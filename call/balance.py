@@ -105,7 +105,7 @@ class Balance:
         label is remembered for the gotos of the function (close_function)."""
         if token.text not in ("case", "default"):
             self.labels.append((token, [o.pragma for o in self.stack]))
-        elif switch is not None:
+        elif switch is not None and switch.text == "switch":   # (a loop in Duff's device: not followed)
             self.entered(token, f"'{token.text}' label", f"the switch at line {switch.line}",
                          [o.pragma for o in self.stack if _at(o.pragma) > _at(switch)])
 

@@ -45,6 +45,15 @@ def macros_of(flags: list[str]) -> dict[str, str | None]:
     return macros
 
 
+@dataclass
+class _Group:
+    """An open `#if` ... `#endif` group: whether its current arm is kept (`live`), whether an
+    arm known true came before (`taken`), and where its first undecided condition stands."""
+    live: bool
+    taken: bool
+    undecided: Undecided | None = None
+
+
 def kept(stream: list[CodeToken | Directive], lines: list[str],
          macros: dict[str, str | None]) -> tuple[list[CodeToken | Directive], list[Undecided]]:
     """The items of the lexed file the compiler keeps (those in a dropped arm left out), and
@@ -52,46 +61,37 @@ def kept(stream: list[CodeToken | Directive], lines: list[str],
     the file's own `#define`/`#undef` lines update a copy."""
     known = dict(macros)
     out, undecided = [], []
-    groups: list[list] = []   # [live, taken, unsure, Undecided-in-progress or None]
+    groups: list[_Group] = []
     for item in stream:
-        live = all(g[0] for g in groups)
-        if not isinstance(item, Directive) or item.namespace is not None:
-            if live:
-                out.append(item)
-            continue
-        text = _text(item, lines)
-        word, rest = (text.split(None, 1) + [""])[:2] if text else ("", "")
-        if word in ("if", "ifdef", "ifndef"):
-            value = None if not live else _decide(word, rest, known)
-            group = [live and value is not False, value is True, value is None and live, None]
-            if group[2]:
-                group[3] = Undecided(item.line, len(lines), "#" + text)
-            groups.append(group)
-        elif word in ("elif", "else") and groups:
-            group = groups[-1]
-            parent = all(g[0] for g in groups[:-1])
-            value = True if word == "else" else (_decide("if", rest, known) if parent else None)
-            if group[1] or not parent:
-                group[0] = False
-            else:
-                group[0] = value is not False
-                group[1] = value is True and not group[2]
-                if value is None and group[3] is None:
-                    group[2], group[3] = True, Undecided(item.line, len(lines), "#" + text)
-        elif word == "endif" and groups:
-            group = groups.pop()
-            if group[3] is not None:
-                undecided.append(Undecided(group[3].line, item.line, group[3].text))
-        elif live and word in ("define", "undef") and _WORD.match(rest):
-            name = _WORD.match(rest).group()
-            unsure = any(g[2] for g in groups)
-            if unsure:
-                known.pop(name, None)
-            else:
-                known[name] = _value(rest[len(name):]) if word == "define" else None
+        live = all(g.live for g in groups)
+        if isinstance(item, Directive) and item.namespace is None:
+            text = _text(item, lines)
+            word, rest = (text.split(None, 1) + ["", ""])[:2]
+            parent = all(g.live for g in groups[:-1 if word in ("elif", "else") else None])
+            if word in ("if", "ifdef", "ifndef"):
+                groups.append(_Group(False, False))
+            if word in ("if", "ifdef", "ifndef", "elif", "else") and groups:
+                group = groups[-1]
+                test = "if" if word == "elif" else word
+                value = True if word == "else" else _decide(test, rest, known) if parent else False
+                group.live = parent and not group.taken and value is not False
+                if group.live and value is None and group.undecided is None:
+                    group.undecided = Undecided(item.line, 0, "#" + text)
+                group.taken = group.taken or (value is True and group.undecided is None)
+            elif word == "endif" and groups:
+                group = groups.pop()
+                if group.undecided is not None:
+                    undecided.append(Undecided(group.undecided.line, item.line, group.undecided.text))
+            elif live and word in ("define", "undef") and _WORD.match(rest):
+                name = _WORD.match(rest).group()
+                if any(g.undecided for g in groups):   # defined or not: call cannot tell
+                    known.pop(name, None)
+                else:
+                    known[name] = _value(rest[len(name):]) if word == "define" else None
         if live:
             out.append(item)
-    undecided += [g[3] for g in groups if g[3] is not None]
+    undecided += [Undecided(g.undecided.line, len(lines), g.undecided.text)
+                  for g in groups if g.undecided is not None]
     return out, undecided
 
 

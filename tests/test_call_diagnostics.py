@@ -357,3 +357,49 @@ def test_an_end_for_ends_the_experiments_left_open_inside_its_loop(tmp_path):
     assert status == 1
     assert [l for l in err.splitlines() if "error:" in l or "warning:" in l] == [
         "prog.c:7:5: error: 'end for' while experiment 'A' is still open"]
+
+
+def test_kept_arms_follow_nesting_elif_chains_and_defines():
+    from call.clex import CodeToken, lex
+    from call.conditions import kept, macros_of
+    text = """a0
+#define ONE 1
+#if ONE && !defined(TWO)
+a1
+# if 0
+a2
+# elif defined ONE
+a3
+# else
+a4
+# endif
+#elif 1
+a5
+#else
+a6
+#endif
+#ifdef UNKNOWN
+#define THREE
+u1
+#else
+u2
+#endif
+#ifdef THREE
+u3
+#endif
+#if 0
+#if UNKNOWN
+d1
+#else
+d2
+#endif
+#elif X == 2
+x1
+#endif
+"""
+    def words(flags):
+        items, undecided = kept(lex(text), text.splitlines(), macros_of(flags))
+        return [t.text for t in items if isinstance(t, CodeToken)], [u.line for u in undecided]
+    assert words([]) == (["a0", "a1", "a3", "a5", "a6", "u1", "u2", "u3", "x1"], [3, 17, 23, 32])
+    assert words(["-UTWO"]) == (["a0", "a1", "a3", "u1", "u2", "u3", "x1"], [17, 23, 32])
+    assert words(["-DTWO", "-D", "X=2", "-DUNKNOWN"]) == (["a0", "a5", "u1", "u3", "x1"], [])
