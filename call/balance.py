@@ -30,7 +30,7 @@ class Balance:
         # in the current function: each goto label and each goto's label name, with what
         # is open there
         self.labels: list[tuple[CodeToken, list[Begin | For]]] = []
-        self.gotos: list[tuple[CodeToken, list[Begin | For]]] = []
+        self.gotos: list[tuple[CodeToken, CodeToken, list[Begin | For]]] = []
 
     def innermost(self) -> Begin | For | None:
         """The experiment or sampling loop begun last and still open."""
@@ -75,15 +75,20 @@ class Balance:
         self.leaving(token, after)
 
     def leaving(self, token: CodeToken, after: tuple[int, int]) -> None:
-        """When `token` (return, goto, break, continue) leaves experiments begun after
+        """When `token` (return, break, continue) leaves experiments begun after
         position `after`: they are never ended on that path, a warning; an error if an
         experiment begun before `after` stays open where the jump goes, since the run then
         stops at its `end` (it finds the one left open innermost)."""
         experiments = [o.pragma for o in self.stack if isinstance(o.pragma, Begin)]
-        left = [e for e in experiments if _at(e) > after]
+        self.left(token, [e for e in experiments if _at(e) > after],
+                  [e for e in experiments if _at(e) <= after])
+
+    def left(self, token: CodeToken, left: list[Begin], outer: list[Begin]) -> None:
+        """The jump `token` leaves the experiments `left` open while `outer` stay open where
+        it goes (leaving)."""
         if not left:
             return
-        inner, outer = left[-1], [e for e in experiments if _at(e) <= after]
+        inner = left[-1]
         notes = [self.findings.note(inner, f"experiment {inner.name!r} begins here")]
         if outer:
             self.findings.error(token, f"'{token.text}' leaves experiment {inner.name!r} open "
@@ -109,9 +114,9 @@ class Balance:
             self.entered(token, f"'{token.text}' label", f"the switch at line {switch.line}",
                          [o.pragma for o in self.stack if _at(o.pragma) > _at(switch)])
 
-    def goto(self, name: CodeToken) -> None:
+    def goto(self, keyword: CodeToken, name: CodeToken) -> None:
         """A `goto NAME`: remembered with what is open there (close_function)."""
-        self.gotos.append((name, [o.pragma for o in self.stack]))
+        self.gotos.append((keyword, name, [o.pragma for o in self.stack]))
 
     def entered(self, label: CodeToken, what: str, source: str, inside: list[Begin | For]) -> None:
         """An error at `label` if `inside` (what is open at the label but not where `source`
@@ -132,13 +137,19 @@ class Balance:
 
     def close_function(self, token: CodeToken | None) -> None:
         """The end of a function (`token`, its `}`) or of the file (None): report what is
-        still open, and goto labels that a goto enters past a begin."""
+        still open, goto labels that a goto enters past a begin, and gotos that leave
+        experiments (those open at the goto but not at its label, all without one)."""
         for label, open_there in self.labels:
             entering = ((name, [p for p in open_there if p not in open_at_goto])
-                        for name, open_at_goto in self.gotos if name.text == label.text)
+                        for _, name, open_at_goto in self.gotos if name.text == label.text)
             name, inside = next(((n, i) for n, i in entering if i), (None, []))
             if name is not None:
                 self.entered(label, f"label {label.text!r}", f"the 'goto' at line {name.line}", inside)
+        targets = {label.text: open_there for label, open_there in self.labels}
+        for keyword, name, open_at_goto in self.gotos:
+            open_there = targets.get(name.text, [])
+            self.left(keyword, [p for p in open_at_goto if isinstance(p, Begin) and p not in open_there],
+                      [p for p in open_at_goto if isinstance(p, Begin) and p in open_there])
         self.labels.clear()
         self.gotos.clear()
         where = "before the end of the function" if token else "before the end of the file"

@@ -125,10 +125,10 @@ class _Checker:
         self.order.code()
         if token.text == "}" and self.context.depth == 0:
             self.close_function(token)
-        elif token.text in ("return", "goto") and token.kind == "IDENT":
+        elif token.text == "return" and token.kind == "IDENT":
             self.balance.leaving(token, (0, 0))
         elif previous is not None and previous.text == "goto" and token.kind == "IDENT":
-            self.balance.goto(token)
+            self.balance.goto(previous, token)
         elif token in self.targets and token.text in ("break", "continue"):
             self.balance.jump(token, self.targets[token])
         elif token in self.targets:

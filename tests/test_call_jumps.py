@@ -215,6 +215,7 @@ def test_a_jump_to_a_label_inside_an_experiment_is_an_error(tmp_path):
         "from outside, so it enters the experiment without its begin, and the run stops at 'end k' "
         "(status 70); move the begin after the label or before the jump"]
     assert "prog.c:8:9: note: experiment 'f' begins here" in done.stderr
+    assert "warning" not in done.stderr    # the goto to `again` stays inside g
 
 
 def test_a_case_label_inside_a_sampling_loop_is_an_error(tmp_path):
@@ -253,3 +254,27 @@ def test_a_break_that_leaves_an_experiment_inside_another_open_one_is_an_error(t
         "experiment 'I'); end 'I' before the jump\n")
     assert "prog.c:5:9: note: experiment 'I' begins here" in done.stderr
     assert "prog.c:3:5: note: experiment 'O' begins here" in done.stderr
+
+
+def test_a_goto_is_judged_by_what_is_open_at_its_label(tmp_path):
+    """A goto to a label inside the same experiments leaves none (no warning); one that leaves
+    I for a label still inside O stops the run at `end O`, an error."""
+    (tmp_path / "prog.c").write_text("""int main(void) {
+    int N = 4, x = 0;
+    #pragma cll O O[0] + O[1]*N
+    #pragma cll I I[0] + I[1]*N
+again:
+    if (++x < 3) goto again;
+    if (x == 5) goto out;
+    #pragma cll end I
+out:
+    #pragma cll end O
+    return x;
+}
+""")
+    done = call("check", "prog.c", cwd=tmp_path)
+    assert done.returncode == 1
+    assert [l for l in done.stderr.splitlines() if "error:" in l or "warning:" in l] == [
+        "prog.c:7:17: error: 'goto' leaves experiment 'I' open inside experiment 'O', which stays "
+        "open where the jump goes: the run stops at 'end O' (status 70, it does not match the open "
+        "experiment 'I'); end 'I' before the jump"]
