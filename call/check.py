@@ -127,8 +127,8 @@ class _Checker:
             self.close_function(token)
         elif token.text == "return" and token.kind == "IDENT":
             self.balance.leaving(token, (0, 0))
-        elif previous is not None and previous.text == "goto" and token.kind == "IDENT":
-            self.balance.goto(previous, token)
+        elif previous is not None and previous.text == "goto" and previous.kind == "IDENT":
+            self.balance.goto(previous, token)   # `goto *p`: no label, so it leaves all
         elif token in self.targets and token.text in ("break", "continue"):
             self.balance.jump(token, self.targets[token])
         elif token in self.targets:
