@@ -27,6 +27,10 @@ class Balance:
         self.stack: list[_Open] = []
         self.near_misses: list[Directive] = []
         self.rejected: set[str] = set()   # names of begins that did not parse
+        # in the current function: each goto label and each goto's label name, with what
+        # is open there
+        self.labels: list[tuple[CodeToken, list[Begin | For]]] = []
+        self.gotos: list[tuple[CodeToken, CodeToken, list[Begin | For]]] = []
 
     def innermost(self) -> Begin | For | None:
         """The experiment or sampling loop begun last and still open."""
@@ -71,20 +75,83 @@ class Balance:
         self.leaving(token, after)
 
     def leaving(self, token: CodeToken, after: tuple[int, int]) -> None:
-        """Warn when `token` (return, goto, break, continue) leaves experiments begun after
-        position `after`: they are never ended on that path."""
-        open_experiments = [o.pragma for o in self.stack
-                            if isinstance(o.pragma, Begin) and _at(o.pragma) > after]
-        if open_experiments:
-            inner = open_experiments[-1]
+        """When `token` (return, break, continue) leaves experiments begun after
+        position `after`: they are never ended on that path, a warning; an error if an
+        experiment begun before `after` stays open where the jump goes, since the run then
+        stops at its `end` (it finds the one left open innermost)."""
+        experiments = [o.pragma for o in self.stack if isinstance(o.pragma, Begin)]
+        self.left(token, [e for e in experiments if _at(e) > after],
+                  [e for e in experiments if _at(e) <= after])
+
+    def left(self, token: CodeToken, left: list[Begin], outer: list[Begin]) -> None:
+        """The jump `token` leaves the experiments `left` open while `outer` stay open where
+        it goes (leaving)."""
+        if not left:
+            return
+        inner = left[-1]
+        notes = [self.findings.note(inner, f"experiment {inner.name!r} begins here")]
+        if outer:
+            self.findings.error(token, f"'{token.text}' leaves experiment {inner.name!r} open "
+                                       f"inside experiment {outer[-1].name!r}, which stays open "
+                                       f"where the jump goes: the run stops at 'end "
+                                       f"{outer[-1].name}' (status 70, it does not match the open "
+                                       f"experiment {inner.name!r}); end {inner.name!r} before "
+                                       f"the jump",
+                                notes + [self.findings.note(outer[-1], f"experiment "
+                                                                       f"{outer[-1].name!r} begins here")])
+        else:
             self.findings.warn(token.line, token.column,
                                f"'{token.text}' inside experiment {inner.name!r}: on this path the "
-                               f"experiment is never ended",
-                               [self.findings.note(inner, f"experiment {inner.name!r} begins here")])
+                               f"experiment is never ended", notes)
+
+    def label(self, token: CodeToken, switch: CodeToken | None) -> None:
+        """A label: a `case`/`default` of `switch` inside an experiment or sampling loop
+        begun after that switch is an error (the switch jumps into it past its begin); a goto
+        label is remembered for the gotos of the function (close_function)."""
+        if token.text not in ("case", "default"):
+            self.labels.append((token, [o.pragma for o in self.stack]))
+        elif switch is not None and switch.text == "switch":   # (a loop in Duff's device: not followed)
+            self.entered(token, f"'{token.text}' label", f"the switch at line {switch.line}",
+                         [o.pragma for o in self.stack if _at(o.pragma) > _at(switch)])
+
+    def goto(self, keyword: CodeToken, name: CodeToken) -> None:
+        """A `goto NAME`: remembered with what is open there (close_function)."""
+        self.gotos.append((keyword, name, [o.pragma for o in self.stack]))
+
+    def entered(self, label: CodeToken, what: str, source: str, inside: list[Begin | For]) -> None:
+        """An error at `label` if `inside` (what is open at the label but not where `source`
+        jumps from) holds an experiment or sampling loop: the jump enters it past its begin."""
+        if not inside:
+            return
+        inner = inside[-1]
+        if isinstance(inner, Begin):
+            entered, opener = f"experiment {inner.name!r}", "begin"
+            enters = f"the experiment without its begin, and the run stops at 'end {inner.name}' (status 70)"
+        else:
+            entered, opener = "'#pragma cll for'", "'for'"
+            enters = "the sampling loop without its 'for'"
+        self.findings.error(label, f"{what} inside {entered}: {source} jumps to it from outside, "
+                                   f"so it enters {enters}; move the {opener} after the label or "
+                                   f"before the jump",
+                            [self.findings.note(inner, f"{entered} begins here")])
 
     def close_function(self, token: CodeToken | None) -> None:
         """The end of a function (`token`, its `}`) or of the file (None): report what is
-        still open."""
+        still open, goto labels that a goto enters past a begin, and gotos that leave
+        experiments (those open at the goto but not at its label, all without one)."""
+        for label, open_there in self.labels:
+            entering = ((name, [p for p in open_there if p not in open_at_goto])
+                        for _, name, open_at_goto in self.gotos if name.text == label.text)
+            name, inside = next(((n, i) for n, i in entering if i), (None, []))
+            if name is not None:
+                self.entered(label, f"label {label.text!r}", f"the 'goto' at line {name.line}", inside)
+        targets = {label.text: open_there for label, open_there in self.labels}
+        for keyword, name, open_at_goto in self.gotos:
+            open_there = targets.get(name.text, [])
+            self.left(keyword, [p for p in open_at_goto if isinstance(p, Begin) and p not in open_there],
+                      [p for p in open_at_goto if isinstance(p, Begin) and p in open_there])
+        self.labels.clear()
+        self.gotos.clear()
         where = "before the end of the function" if token else "before the end of the file"
         for entry in self.stack:
             what = (f"experiment {entry.pragma.name!r} is never ended {where}"
@@ -117,14 +184,20 @@ class Balance:
 
     def end_loop(self, pragma: EndFor, depth: int) -> For | None:
         """An `end for` at brace depth `depth`: the sampling loop it closes, None if it closes none."""
-        top = self.stack[-1] if self.stack else None
-        if top is None or not any(isinstance(o.pragma, For) for o in self.stack):
+        if not any(isinstance(o.pragma, For) for o in self.stack):
             self.findings.error(pragma, "'end for' without a matching '#pragma cll for'")
-        elif isinstance(top.pragma, Begin):
-            self.findings.error(pragma, f"'end for' while experiment {top.pragma.name!r} is still open",
-                                [self.findings.note(top.pragma, f"experiment {top.pragma.name!r} begins here")]
-                                + self.typo_notes(top.pragma.name))
-        elif top.depth != depth:
+            return None
+        top = self.stack[-1]
+        if isinstance(top.pragma, Begin):
+            if top.pragma.name not in self.rejected:
+                self.findings.error(pragma, f"'end for' while experiment {top.pragma.name!r} is still open",
+                                    [self.findings.note(top.pragma, f"experiment {top.pragma.name!r} begins here")]
+                                    + self.typo_notes(top.pragma.name)
+                                    + self.findings.undecided_notes(top.pragma))
+            while isinstance(self.stack[-1].pragma, Begin):   # taken as ended here: no cascade
+                self.stack.pop()
+            top = self.stack[-1]
+        if top.depth != depth:
             self.findings.error(pragma, "'end for' is not in the same block as its 'for': the "
                                         "generated loop's braces would not match the program's",
                                 [self.findings.note(top.pragma, "the 'for' is here")])

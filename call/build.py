@@ -13,6 +13,7 @@ from typing import Callable
 from call import manifest
 from cll_grammar.outputs import missing_folder
 from call.check import Program, check_file
+from call.conditions import macros_of
 from call.diagnostics import CallError, Diagnostic
 from call.generate import instrumented_header, instrumented_source
 from call.progress import Progress
@@ -29,15 +30,16 @@ def read_source(path: str) -> str:
 Warn = Callable[[Program], None] | None   # what shows a checked file's warnings (None: nothing)
 
 
-def translate(source: str, out_dir: str | Path | None = None,
-              warn: Warn = None) -> tuple[Path, Program]:
+def translate(source: str, out_dir: str | Path | None = None, warn: Warn = None,
+              macros: dict[str, str | None] | None = None) -> tuple[Path, Program]:
     """Check `source` and write `<stem>.cll.c` and `<stem>.cll.h` into `out_dir` (default:
     next to the source), a folder that must exist (cll_grammar.outputs); returns the .cll.c
     path and the checked program, whose warnings go to `warn` first (call.cli prints them;
-    `call run` has printed them already)."""
+    `call run` has printed them already); `macros`: those the compiler flags define
+    (call.conditions.macros_of), which decide `#if`."""
     if out_dir is not None and (problem := missing_folder(out_dir, folder=True)):
         raise CallError([Diagnostic("error", f"-o {out_dir}", 0, 0, problem)])
-    program = check_file(source, read_source(source))
+    program = check_file(source, read_source(source), macros)
     if warn is not None:
         warn(program)
     src = Path(source)
@@ -114,7 +116,8 @@ def compile_program(arguments: list[str], warn: Warn = None,
         translated = {}
         for number, source in enumerate(sources):
             (Path(directory) / str(number)).mkdir()
-            translated[source] = translate(source, Path(directory) / str(number), warn)
+            translated[source] = translate(source, Path(directory) / str(number), warn,
+                                           macros_of(arguments))
         return subprocess.run(build_command(arguments, translated)).returncode
 
 

@@ -16,27 +16,33 @@ from __future__ import annotations
 from call.balance import Balance
 from call.ccontext import CContext
 from call.clex import CLexError, CodeToken, Directive, lex
+from call.conditions import kept
 from call.diagnostics import CallError, Diagnostic, edit_distance
 from call.jumps import jump_targets
+from call.omp import Partial, partial_constructs
 from call.order import Order
 from call.pragmas import Begin, End, EndFor, For, Parallel, Pragma, Report, parse_pragma
 from call.program import Findings, Program
+from cll_grammar.span import nearest
 from call.wrap import WRAPPABLE, Wraps
 
 PLACED = (Begin, End, For, EndFor, Report)  # pragmas that become statements
 
 
-def check_file(file: str, text: str) -> Program:
-    """Check `text` (the contents of `file`); CallError listing every error found, else the
-    Program with its warnings."""
+def check_file(file: str, text: str, macros: dict[str, str | None] | None = None) -> Program:
+    """Check `text` (the contents of `file`), without the arms of `#if` the compiler drops
+    (call.conditions; `macros`: those the compiler flags define, macros_of); CallError
+    listing every error found, else the Program with its warnings."""
     lines = text.splitlines()
     try:
         stream = lex(text)
     except CLexError as err:
         where = err.span
         raise CallError([Diagnostic("error", file, where.line, where.column, err.message)], lines) from None
-    findings = Findings(Program(file, lines))
-    _Checker(findings, jump_targets([t for t in stream if isinstance(t, CodeToken)])).run(stream)
+    stream, undecided = kept(stream, lines, macros or {})
+    findings = Findings(Program(file, lines), undecided)
+    code = [t for t in stream if isinstance(t, CodeToken)]
+    _Checker(findings, jump_targets(code), partial_constructs(stream)).run(stream)
     if findings.errors:
         found = sorted(findings.errors + findings.program.warnings, key=lambda d: (d.line, d.column))
         raise CallError(found, lines)
@@ -48,10 +54,12 @@ class _Checker:
     balance of experiments and sampling loops (call.balance) and the experiments that are
     an unbraced body (call.wrap), checks where each pragma stands, and describes the program."""
 
-    def __init__(self, findings: Findings, targets: dict[CodeToken, CodeToken | None]):
+    def __init__(self, findings: Findings, targets: dict[CodeToken, CodeToken | None],
+                 partials: list[Partial]):
         self.findings = findings
         self.program = findings.program
-        self.targets = targets            # break/continue -> the loop or switch it leaves
+        self.targets = targets            # break/continue -> the loop or switch it leaves, labels
+        self.partials = partials          # OpenMP constructs' statements (call.omp)
         self.context = CContext()
         self.balance = Balance(findings)
         self.wraps = Wraps(findings, self.balance, self.context)
@@ -73,6 +81,7 @@ class _Checker:
             self.context.directive(item)
         self.close_function(None)
         self.sync_needs_machine()
+        self.sync_reaches_team()
 
     def sync_needs_machine(self):
         """A `sync` experiment of a `parallel PUB` program synchronises the BSP machine the
@@ -89,19 +98,41 @@ class _Checker:
                                             f"t_bsp * variable in scope here",
                                     [self.findings.note(parallel, "the parallel line is here")])
 
+    def sync_reaches_team(self):
+        """A `sync` experiment of a `parallel OpenMP` program is a barrier of the team: inside
+        `#pragma omp single` (critical, the body of `omp for`...) not every thread reaches it
+        together and the run would wait forever, so each such begin is an error."""
+        parallel = self.program.parallel
+        if parallel is None or parallel.model != "OpenMP":
+            return
+        for _, pragma in self.program.sites:
+            inside = [p for p in self.partials if p.holds(pragma.line, pragma.column)]
+            if isinstance(pragma, Begin) and pragma.sync and inside and inside[-1].reason:
+                construct = inside[-1]
+                self.findings.error(pragma, f"a sync experiment synchronises every thread of the "
+                                            f"team; inside '#pragma {construct.name}' (line "
+                                            f"{construct.line}) {construct.reason}, so the run "
+                                            f"would wait forever: move {pragma.name!r} outside it "
+                                            f"or drop 'sync'")
+
     # ------------------------------------------------------------ C code
 
     def code(self, token: CodeToken):
         """One token of C code: the end of a function, a jump that leaves experiments or
         sampling loops, the statement of an unbraced-body experiment."""
+        previous = self.context.previous
         self.context.token(token)
         self.order.code()
         if token.text == "}" and self.context.depth == 0:
             self.close_function(token)
-        elif token.text in ("return", "goto") and token.kind == "IDENT":
+        elif token.text == "return" and token.kind == "IDENT":
             self.balance.leaving(token, (0, 0))
-        elif token in self.targets:
+        elif previous is not None and previous.text == "goto" and previous.kind == "IDENT":
+            self.balance.goto(previous, token)   # `goto *p`: no label, so it leaves all
+        elif token in self.targets and token.text in ("break", "continue"):
             self.balance.jump(token, self.targets[token])
+        elif token in self.targets:
+            self.balance.label(token, self.targets[token])
         self.wraps.code(token)
 
     def close_function(self, token: CodeToken | None):
@@ -118,8 +149,15 @@ class _Checker:
             pragma = parse_pragma(directive, self.program.file)
         except CallError as err:
             self.findings.errors.extend(err.diagnostics)
-            self.balance.reject(directive.body.split()[:2])  # no cascade at its `end`
+            words = directive.body.split()[:2]
+            self.balance.reject(words)  # no cascade at its `end`
             self.order.code()
+            if len(words) == 2 and nearest(words[0], ("end",)):   # `ned A`: taken as `end A`
+                place = dict(file=self.program.file, line=directive.line, column=directive.column)
+                if words[1] == "for":
+                    self.end_loop(EndFor(**place))
+                else:
+                    self.balance.end(End(**place, name=words[1]))
             return
         if not isinstance(pragma, (Begin, For, EndFor)):
             self.order.code()
@@ -174,7 +212,8 @@ class _Checker:
         if str(first.formula) != str(pragma.formula):
             self.findings.error(pragma, f"experiment {pragma.name!r} has two different formulas: "
                                         f"'{pragma.formula}' here",
-                                [self.findings.note(first, f"and '{first.formula}' here")])
+                                [self.findings.note(first, f"and '{first.formula}' here")]
+                                + self.findings.undecided_notes(first, pragma))
         elif str(first.working_set) != str(pragma.working_set):
             self.findings.error(pragma, f"experiment {pragma.name!r} has two different working sets: "
                                         f"{_clause(pragma)} here",

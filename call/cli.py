@@ -3,19 +3,22 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import shlex
 import sys
 import traceback
 
 from call.build import compile_program, read_source, translate
 from call.check import Program, check_file
-from call.diagnostics import CallError
+from call.conditions import macros_of
+from call.diagnostics import CallError, Diagnostic
 from cll_grammar.span import printable
 
 USAGE = """call translate PROG.c [-o DIR]     write PROG.cll.c and PROG.cll.h
 call cc [CC ARGS...] PROG.c ...    translate and compile with the tracing runtime ($CC, default cc)
 call run PROG.c [--procs A:B:F] [--cflags FLAGS] [--no-oversubscribe] [-- ARGS]
                                    build if needed, run (MPI: mpirun -np P), print trace paths
-call check PROG.c ...              diagnostics only
+call check PROG.c ... [--cflags FLAGS]
+                                   diagnostics only (-D/-U in FLAGS decide #if)
 call probe [--quick] [--label NAME] [--db PATH] [--procs 1,2,4] [--no-oversubscribe]
                                    measure this machine (memory mountain, caches, operation
                                    costs) and store the run in the machine database
@@ -49,6 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     translate_.add_argument("-o", dest="out_dir", default=None, help="output directory")
     check = commands.add_parser("check", help="report diagnostics only")
     check.add_argument("sources", nargs="+")
+    check.add_argument("--cflags", default="", help="compiler flags: their -D/-U decide #if")
     run = commands.add_parser("run", help="build if needed, run, print where the traces went",
                               usage="call run [-h] [--procs PROCS] [--cflags CFLAGS] [--no-oversubscribe] "
                                     "source [-- ARGS ...]",
@@ -129,8 +133,9 @@ def main(argv: list[str] | None = None) -> int:
             output, _ = translate(args.source, args.out_dir, warn=print_warnings)
             print(f"call: wrote {output} and {output.with_suffix('.h')}", file=sys.stderr)
         elif args.command == "check":
+            macros = macros_of(shlex.split(args.cflags))
             for source in args.sources:
-                print_warnings(check_file(source, read_source(source)))
+                print_warnings(check_file(source, read_source(source), macros))
         elif args.command == "run":
             return run_program_command(args, program_args)
         elif args.command == "probe":
@@ -162,7 +167,10 @@ def run_program_command(args, program_args: list[str]) -> int:
     stderr (call.run, imported lazily: only it needs subprocess plumbing)."""
     from call.progress import Progress
     from call.run import run_program
-    program = check_file(args.source, read_source(args.source))
+    if not args.source.endswith(".c"):
+        raise CallError([Diagnostic("error", args.source, 0, 0, "not a .c file: call run builds "
+                                                                "and runs one C source file, PROG.c")])
+    program = check_file(args.source, read_source(args.source), macros_of(shlex.split(args.cflags)))
     print_warnings(program)
     return run_program(program, args.procs, args.cflags, program_args, args.oversubscribe, Progress())
 

@@ -5,7 +5,9 @@
 generated loop instead; an experiment that such a jump leaves is never ended. To see which
 jumps do that, this module follows the statement structure of the code tokens (blocks,
 if/else, for/while/do/switch with or without braces, labels, case labels, loop macros) far
-enough to pair each jump with its construct. It never fails: odd input still ends.
+enough to pair each jump with its construct, and each `case`/`default` label with its
+switch (a jump to a label inside an experiment enters it without its begin). It never fails:
+odd input still ends.
 """
 from __future__ import annotations
 
@@ -17,7 +19,9 @@ NOT_MACROS = frozenset({"if", "return", "sizeof", "_Alignof", "_Generic", "_Stat
 def jump_targets(tokens: list[CodeToken]) -> dict[CodeToken, CodeToken | None]:
     """For each `break`/`continue` token, the keyword token (`for`, `while`, `do`, `switch`)
     of the construct it leaves, or None when it stands in no loop (no loop or switch for a
-    `break`), where a C compiler rejects it."""
+    `break`), where a C compiler rejects it. Labels too, the places a jump may enter: a
+    `case`/`default` token gives its switch (the innermost loop or switch, None outside
+    any), the name of a goto label None."""
     walker = _Walker(tokens)
     try:
         walker.file()
@@ -76,6 +80,7 @@ class _Walker:
                 self.i += 1
                 self.statement(loop, breakable)
         elif word in ("case", "default") or (word and self.peek(1) == ":"):
+            self.targets[token] = breakable if word in ("case", "default") else None
             while self.i < len(self.tokens) and self.peek() not in (":", "}"):
                 self.i += 1
             self.i += self.peek() == ":"
@@ -116,3 +121,16 @@ class _Walker:
             self.i += 1
             if depth == 0 and token.text == until:
                 return
+
+
+def statement_end(tokens: list[CodeToken], start: int) -> CodeToken:
+    """The last token of the C statement that begins at `tokens[start]` (a block, a loop with
+    its body, an if with its else, a simple statement up to its `;`): the extent of the
+    statement an OpenMP construct applies to (call.omp)."""
+    walker = _Walker(tokens)
+    walker.i = start
+    try:
+        walker.statement(None, None)
+    except RecursionError:   # statements nested a thousand deep: to the end of the file
+        walker.i = len(tokens)
+    return tokens[min(max(walker.i - 1, start), len(tokens) - 1)]

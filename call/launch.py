@@ -55,14 +55,16 @@ def finished(path: Path) -> bool:
 
 def status_note(path: Path) -> str:
     """What to say after a trace's path about its status: nothing when `complete`, a calm
-    word for `exit-without-report` (the runtime saving the trace at exit is the normal way
-    for a program without `report`), the status itself otherwise; and, for a large trace,
+    word for `exit-without-report` (the runtime saving the trace at exit is a normal end,
+    docs/trace-format.md: the way for a program without `report`, and every record of one
+    that exits before its `report` is kept as well), the status itself otherwise; and, for a large trace,
     its size and how to make it smaller (`size_note`)."""
     state, records = trace_header(path)
     if state == "complete":
         said = ""
     elif state == "exit-without-report":
-        said = " (saved when the program ended: it has no report, which is fine)"
+        said = (" (written at exit: the program reached no '#pragma cll report', which is a "
+                "normal end; every record is in it)")
     else:
         said = f" (status: {state})"
     return said + size_note(path.stat().st_size, records)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from call.clex import CodeToken, Directive
+from call.conditions import Undecided
 from call.diagnostics import Diagnostic
 from call.pragmas import Begin, For, Parallel, Pragma
 from call.shuffle import Nest
@@ -36,11 +37,24 @@ class Program:
 
 
 class Findings:
-    """The errors found while checking `program` (its warnings go into the program)."""
+    """The errors found while checking `program` (its warnings go into the program);
+    `undecided`: the conditional groups whose every arm is read (call.conditions)."""
 
-    def __init__(self, program: Program):
+    def __init__(self, program: Program, undecided: list[Undecided] = ()):
         self.program = program
         self.errors: list[Diagnostic] = []
+        self.undecided = list(undecided)
+
+    def undecided_notes(self, *pragmas: Pragma) -> list[Diagnostic]:
+        """A note when one of `pragmas` stands in an `#if` group whose condition call cannot
+        decide: it reads every arm, so what the compiler drops may be what is wrong."""
+        for group in self.undecided:
+            if any(group.line < p.line < group.end for p in pragmas):
+                return [self.diagnostic("note", group.line, 1,
+                                        f"call reads every arm of '{group.text}': it cannot tell "
+                                        f"which one the compiler keeps (decide the macros with "
+                                        f"-D/-U in --cflags or a #define in the file)")]
+        return []
 
     def diagnostic(self, severity, line, column, message, notes=()) -> Diagnostic:
         """A diagnostic at `line`, `column` of the checked file."""

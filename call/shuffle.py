@@ -79,9 +79,10 @@ def _copy(nest: Nest, row: str, save: bool) -> str:
 def helpers() -> list[str]:
     """The C lines the generated header holds when the file has a shuffled nest: the table,
     its growth, the seeded Fisher-Yates shuffle (splitmix64; seed from $CLL_SHUFFLE_SEED, a
-    decimal unsigned integer, else DEFAULT_SEED, mixed with the nest's line and round) and
+    decimal unsigned integer below 2^64, else DEFAULT_SEED, mixed with the nest's line and round) and
     its release."""
     return f"""\
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,9 +111,11 @@ static void cll_shuffle_order(cll_shuffle *s, unsigned line, unsigned long long 
     char *end = NULL;
     unsigned long long x = {DEFAULT_SEED}ull;
     if (text != NULL && *text != '\\0') {{
+        errno = 0;
         x = strtoull(text, &end, 10);
-        if (*end != '\\0' || *text < '0' || *text > '9') {{
-            fprintf(stderr, "cll: {SEED_VARIABLE}=%s is not a decimal unsigned integer\\n", text);
+        if (*end != '\\0' || *text < '0' || *text > '9' || errno == ERANGE) {{
+            fprintf(stderr, "cll: {SEED_VARIABLE}=%s is not a decimal unsigned integer from 0 to "
+                    "18446744073709551615\\n", text);
             exit(2);
         }}
     }}

@@ -134,9 +134,15 @@ typedef int (*cll_record_fn)(const cll_record *r, const double *vars, void *ctx)
  * the callback's non-zero value, or -1 (errno set) if a spill file fails. */
 int cll_store_each_(cll_record_fn fn, void *ctx);
 
-/* One line per experiment still open in any thread, for the header and stderr:
- * calls fn(experiment, thread, ctx) innermost last. */
-void cll_store_each_open_(void (*fn)(const cll_experiment *e, int thread, void *ctx), void *ctx);
+/* The experiments still open, for the header and stderr: calls fn(experiment, thread,
+ * times, ctx) once per experiment open on a thread, `times` its open frames there (more
+ * than 1 when jumps left it open again and again), outermost first. */
+void cll_store_each_open_(void (*fn)(const cll_experiment *e, int thread, uint64_t times, void *ctx),
+                          void *ctx);
+
+/* Make (or grow to the experiments registered so far) what cll_store_each_open_ counts
+ * with: called at each registration, so that it allocates nothing after a signal. */
+void cll_store_reserve_(void);
 
 /* Seconds one empty begin/end pair costs here (measured on a scratch buffer, ~1 ms). */
 double cll_store_overhead_(void);

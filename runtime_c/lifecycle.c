@@ -44,11 +44,17 @@ static int write_or_complain(const char *status, const char *const *names, int n
     return -1;
 }
 
-static void warn_open(const cll_experiment *e, int thread, void *ctx)
+static void warn_open(const cll_experiment *e, int thread, uint64_t times, void *ctx)
 {
     (void)ctx;
-    fprintf(stderr, "cll: warning: experiment '%s' (begun at %s) still open at exit in thread %d\n",
-            e->name, e->source ? e->source : "?", thread);
+    const char *source = e->source ? e->source : "?";
+    if (times == 1)
+        fprintf(stderr, "cll: warning: experiment '%s' (begun at %s) still open at exit in thread %d\n",
+                e->name, source, thread);
+    else
+        fprintf(stderr, "cll: warning: experiment '%s' (begun at %s) was left open %llu times in "
+                "thread %d (a jump out of it skipped its end; those runs have no record)\n",
+                e->name, source, (unsigned long long)times, thread);
 }
 
 static void at_exit(void)
@@ -319,5 +325,6 @@ void cll_register(const cll_program *program)
 {
     cll_init_();
     cll_registry_add_(program);
+    cll_store_reserve_();
     cll_trace_reserve_();
 }

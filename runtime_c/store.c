@@ -56,6 +56,8 @@ typedef struct cll_slot {
     char spill_path[4096];
     char *readback;     /* reads the spilled chunks back: made at the first spill, so that
                            a write on the way out of a signal allocates nothing */
+    uint64_t *dropped;  /* by experiment id: frames cut from a full stack (squash_leaked) */
+    int ndropped;       /* experiments `dropped` holds */
     struct cll_slot *next;
 } __attribute__((aligned(64))) cll_slot;
 
@@ -73,6 +75,10 @@ static void *xmalloc(size_t size)
 }
 
 enum { STACK_BYTES = 1024 };   /* a slot's first stack of open experiments */
+/* The most a slot's stack of open experiments may hold: deeper than any recursion with an
+ * experiment per level that fits a C stack, so only frames that a jump left open (a
+ * `break` out of an experiment in a loop, each pass one more) fill it. */
+#define STACK_LIMIT_BYTES ((size_t)1 << 24)
 
 /* Make `s` an empty slot on the record buffer `buf` of `cap` bytes and the stack `stack`. */
 static void slot_init(cll_slot *s, char *buf, size_t cap, char *stack)
@@ -118,6 +124,31 @@ static inline int slot_values(const cll_slot *s, const cll_experiment *e)
     return s->counting ? cll_values_(e) : e->nvars;
 }
 
+/* A full stack: its outer half, frames that jumps left open and no `end` can close any
+ * more in a run that goes on (an `end` of one of them would find the frames above it open
+ * and stop the run), is cut off and counted in s->dropped by experiment, so that the stack
+ * stays bounded; the frames are still reported as open (cll_store_each_open_). */
+static void squash_leaked(cll_slot *s)
+{
+    int n = cll_experiment_count_();
+    if (n > s->ndropped) {
+        uint64_t *grown = realloc(s->dropped, (size_t)n * sizeof *grown);
+        if (!grown)
+            cll_fatal_("cll: error: out of memory for open experiments", "out of memory");
+        memset(grown + s->ndropped, 0, (size_t)(n - s->ndropped) * sizeof *grown);
+        s->dropped = grown;
+        s->ndropped = n;
+    }
+    size_t at = 0;
+    while (at < s->top / 2) {
+        const cll_frame *f = (const cll_frame *)(s->stack + at);
+        s->dropped[f->e->id]++;
+        at += FRAME_BYTES(slot_values(s, f->e));
+    }
+    memmove(s->stack, s->stack + at, s->top - at);
+    s->top -= at;
+}
+
 /* Make room for the frame of `e` (cold path); refuse an experiment that was never
  * registered (its records could not be written). */
 static __attribute__((noinline, cold)) void slot_grow(cll_slot *s, const cll_experiment *e)
@@ -128,6 +159,8 @@ static __attribute__((noinline, cold)) void slot_grow(cll_slot *s, const cll_exp
                  "(cll_register)", e->source ? e->source : "cll", e->name);
         cll_fatal_(msg, "experiment begins but was never registered");
     }
+    if (s->top + FRAME_BYTES(slot_values(s, e)) > STACK_LIMIT_BYTES)
+        squash_leaked(s);
     while (s->top + FRAME_BYTES(slot_values(s, e)) > s->stack_bytes)
         s->stack_bytes *= 2;
     s->stack = realloc(s->stack, s->stack_bytes);
@@ -430,14 +463,64 @@ int cll_store_each_(cll_record_fn fn, void *ctx)
     return 0;
 }
 
-void cll_store_each_open_(void (*fn)(const cll_experiment *e, int thread, void *ctx), void *ctx)
+/* What cll_store_each_open_ counts with, by experiment id (cll_store_reserve_ makes it, so
+ * that a trace written after a signal allocates nothing). */
+static struct {
+    uint64_t *count;    /* open frames of each experiment on the slot being counted */
+    int *order;         /* the experiments with open frames, outermost first */
+    int capacity;
+} tally;
+
+void cll_store_reserve_(void)
 {
-    for (cll_slot *s = slots; s; s = s->next)
+    int n = cll_experiment_count_();
+    if (n <= tally.capacity)
+        return;
+    uint64_t *count = calloc((size_t)n, sizeof *count);
+    int *order = malloc((size_t)n * sizeof *order);
+    if (!count || !order) {
+        free(count);
+        free(order);
+        return;
+    }
+    free(tally.count);
+    free(tally.order);
+    tally.count = count;
+    tally.order = order;
+    tally.capacity = n;
+}
+
+/* Count one more open frame of experiment `id` (its first makes it next in the order). */
+static void tally_add(int id, uint64_t frames, int *listed)
+{
+    if (!frames)
+        return;
+    if (!tally.count[id])
+        tally.order[(*listed)++] = id;
+    tally.count[id] += frames;
+}
+
+void cll_store_each_open_(void (*fn)(const cll_experiment *e, int thread, uint64_t times, void *ctx),
+                          void *ctx)
+{
+    for (cll_slot *s = slots; s; s = s->next) {
+        int listed = 0;
+        for (int id = 0; id < s->ndropped && id < tally.capacity; id++)
+            tally_add(id, s->dropped[id], &listed);
         for (size_t at = 0; at < s->top;) {
             const cll_frame *f = (const cll_frame *)(s->stack + at);
-            fn(f->e, s->thread, ctx);
+            if (f->e->id < tally.capacity)
+                tally_add(f->e->id, 1, &listed);
+            else    /* registered after the tally was made: one line per frame */
+                fn(f->e, s->thread, 1, ctx);
             at += FRAME_BYTES(slot_values(s, f->e));
         }
+        for (int i = 0; i < listed; i++) {
+            int id = tally.order[i];
+            fn(cll_experiment_at_(id), s->thread, tally.count[id], ctx);
+            tally.count[id] = 0;
+        }
+    }
 }
 
 static int cmp_double(const void *a, const void *b)

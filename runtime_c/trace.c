@@ -135,12 +135,16 @@ typedef struct open_list {
     int n;
 } open_list;
 
-static void list_open(const cll_experiment *e, int thread, void *ctx)
+static void list_open(const cll_experiment *e, int thread, uint64_t times, void *ctx)
 {
     open_list *list = ctx;
-    if (list->f)
-        fprintf(list->f, "%s%s (thread %d, begun at %s)", list->n ? ", " : "#open: ", e->name,
+    if (list->f) {
+        fprintf(list->f, "%s%s (thread %d, begun at %s", list->n ? ", " : "#open: ", e->name,
                 thread, e->source ? e->source : "?");
+        if (times > 1)
+            fprintf(list->f, ", %llu times", (unsigned long long)times);
+        fputc(')', list->f);
+    }
     list->n++;
 }
 

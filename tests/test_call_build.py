@@ -186,3 +186,12 @@ def test_dependency_rules_with_escapes_and_continuations(tmp_path):
     got = manifest.read_dependencies(rule, work)
     assert got == sorted([os.path.abspath("a b.h"), os.path.abspath("c$d.h"),
                           os.path.abspath("sub/e.h"), "/usr/include/stdio.h"])
+
+
+def test_run_refuses_a_source_that_is_not_a_c_file_up_front(tmp_path):
+    """Review 21: `call run prog.txt` said it was rebuilding, then 'no .c file to compile'."""
+    (tmp_path / "prog.txt").write_text("int main(void) { return 0; }\n")
+    done = call("run", "prog.txt", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == "prog.txt: error: not a .c file: call run builds and runs one C source file, PROG.c\n"
+    assert not (tmp_path / ".cll-build").exists()

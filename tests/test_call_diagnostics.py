@@ -220,3 +220,186 @@ def test_pragma_text_in_comments_and_strings_is_not_a_pragma(tmp_path):
 def test_missing_file_is_one_clear_error(tmp_path):
     status, _, err = call("check", "nope.c", cwd=tmp_path)
     assert status == 1 and err.startswith("nope.c: error: cannot read")
+
+
+OMP_SYNC = """#pragma cll parallel OpenMP
+static double sink;
+int main(void) {{
+    int N = 1000;
+    #pragma omp parallel
+    {{
+        #pragma omp {construct}
+        {opening}
+            #pragma cll sync S S[0] + S[1]*N
+            sink += 1;
+            #pragma cll end S
+        {closing}
+        #pragma cll sync T T[0] + T[1]*N
+        sink += 1;
+        #pragma cll end T
+    }}
+    #pragma cll report all
+    return 0;
+}}
+"""
+
+
+@pytest.mark.parametrize("construct, opening, closing, named, reason", [
+    ("single", "{", "}", "single' (line 7", "only one thread reaches it"),
+    ("master", "{", "}", "master' (line 7", "only one thread reaches it"),
+    ("critical (update)", "{", "}", "critical' (line 7", "the threads reach it one at a time"),
+    ("for schedule(static)", "for (int i = 0; i < 4; i++) {", "}", "for' (line 7",
+     "each iteration runs on one thread"),
+    ("for", "for (int i = 0; i < 4; i++)", "", "for' (line 7", "each iteration runs on one thread"),
+    ("sections", "{\n#pragma omp section\n{", "}}", "section' (line 9", "each section runs on one thread"),
+])
+def test_sync_where_not_every_thread_arrives_is_an_error(tmp_path, construct, opening, closing,
+                                                         named, reason):
+    """Review 21: a sync experiment (a barrier of the team) inside `omp single` passed the
+    check and the run waited forever; T, after the construct, stays fine."""
+    status, _, err = check(tmp_path, OMP_SYNC.format(construct=construct, opening=opening,
+                                                     closing=closing))
+    assert status == 1, err
+    line = 9 + opening.count("\n")
+    assert (f"prog.c:{line}:13: error: a sync experiment synchronises every thread of the team; "
+            f"inside '#pragma omp {named}) {reason}, so the run would wait forever") in err, err
+    assert err.count("error:") == 1
+
+
+def test_sync_in_a_parallel_region_and_after_a_single_is_fine(tmp_path):
+    status, _, err = check(tmp_path, OMP_SYNC.format(construct="single", opening="{ sink += 2; }",
+                                                     closing="").replace("#pragma cll sync S", "#pragma cll S"))
+    assert status == 0, err
+    # a parallel region nested in the single: a new team, all of whose threads reach S
+    status, _, err = check(tmp_path, OMP_SYNC.format(construct="single",
+                                                     opening="{\n#pragma omp parallel\n{",
+                                                     closing="}}"))
+    assert status == 0, err
+
+
+IF_ARMS = """#include <stdio.h>
+#define USE_SQUARE 0
+static double sink;
+int main(void) {
+    int N, rep;
+    #pragma cll for(rep = 0; rep < 2; rep++)
+    #pragma cll for(N = 100; N <= 200; N *= 2)
+#if USE_SQUARE || defined(NEVER_DEFINED_HERE) && 0
+    #pragma cll f f[0] + f[1]*N*N
+    for (int i = 0; i < N*N; i++) sink += i;
+    #pragma cll end f
+#elif 1
+    #pragma cll f f[0] + f[1]*N
+    for (int i = 0; i < N; i++) sink += i;
+    #pragma cll end f
+#else
+    #pragma cll end for
+#endif
+#ifdef TIMING_G
+    #pragma cll g g[0] + g[1]*N
+#endif
+    #pragma cll end for
+    #pragma cll end for
+    #pragma cll report all
+    printf("%g\\n", sink);
+    return 0;
+}
+"""
+
+
+def test_pragmas_in_arms_the_compiler_drops_are_not_checked(tmp_path):
+    """Review 21: the same experiment with other formulas in `#if 0` / `#else` was 'two
+    different formulas', and a begin under `#ifdef NEVER` a cascade of errors. call decides
+    `#if` as gcc does where it can: here with -UTIMING_G; the run's trace has the kept
+    formula."""
+    (tmp_path / "prog.c").write_text(IF_ARMS)
+    assert call("check", "--cflags=-O2 -UTIMING_G", "prog.c", cwd=tmp_path)[0] == 0
+    status, _, err = call("run", "--cflags=-O1 -U TIMING_G", "prog.c", cwd=tmp_path)
+    assert status == 0, err
+    header = (tmp_path / "prog.cll.1.dat").read_text().split("\n#experiment: ")[1]
+    assert "#  formula: f[0] + f[1]*N\n" in header
+
+
+def test_an_undecided_condition_is_explained(tmp_path):
+    """A macro call cannot know (no -D/-U, no #define): every arm counts, and the error says
+    so at the #if."""
+    body = IF_ARMS.replace("#define USE_SQUARE 0\n", "").replace("#ifdef TIMING_G", "#if 0")
+    status, _, err = check(tmp_path, body)
+    assert status == 1
+    assert err.startswith("prog.c:12:5: error: experiment 'f' has two different formulas: "
+                          "'f[0] + f[1]*N' here\n"), err
+    assert ("prog.c:7:1: note: call reads every arm of '#if USE_SQUARE || defined(NEVER_DEFINED_HERE) "
+            "&& 0': it cannot tell which one the compiler keeps (decide the macros with -D/-U in "
+            "--cflags or a #define in the file)") in err
+    status, _, err = call("check", "--cflags=-DUSE_SQUARE=0", "prog.c", cwd=tmp_path)
+    assert status == 0, err
+
+
+def test_a_misspelt_end_is_the_only_error(tmp_path):
+    """Review 21: `#pragma cll ned A` gave 6 errors and a warning, the first a false 'for has
+    no end for'. The typo is taken as the `end` it was meant to be: one message."""
+    status, _, err = check(tmp_path, in_main(
+        "#pragma cll for(x = 0; x < 3; x++)", "#pragma cll for(N = 1; N < 9; N *= 2)",
+        "#pragma cll A A[0] + A[1]*N", "x += N;", "#pragma cll ned A",
+        "#pragma cll B B[0] + B[1]*N", "x += N;", "#pragma cll end B",
+        "#pragma cll ned for", "#pragma cll end for"))
+    assert status == 1
+    assert [l for l in err.splitlines() if "error:" in l or "warning:" in l] == [
+        "prog.c:7:17: error: unknown directive 'ned' after '#pragma cll' (did you mean 'end'?)",
+        "prog.c:11:17: error: unknown directive 'ned' after '#pragma cll' (did you mean 'end'?)"]
+
+
+def test_an_end_for_ends_the_experiments_left_open_inside_its_loop(tmp_path):
+    """One error for a missing `end`, not one per `end for` and per open loop after it."""
+    status, _, err = check(tmp_path, in_main(
+        "#pragma cll for(x = 0; x < 3; x++)", "#pragma cll for(N = 1; N < 9; N *= 2)",
+        "#pragma cll A A[0] + A[1]*N", "x += N;", "#pragma cll end for", "#pragma cll end for"))
+    assert status == 1
+    assert [l for l in err.splitlines() if "error:" in l or "warning:" in l] == [
+        "prog.c:7:5: error: 'end for' while experiment 'A' is still open"]
+
+
+def test_kept_arms_follow_nesting_elif_chains_and_defines():
+    from call.clex import CodeToken, lex
+    from call.conditions import kept, macros_of
+    text = """a0
+#define ONE 1
+#if ONE && !defined(TWO)
+a1
+# if 0
+a2
+# elif defined ONE
+a3
+# else
+a4
+# endif
+#elif 1
+a5
+#else
+a6
+#endif
+#ifdef UNKNOWN
+#define THREE
+u1
+#else
+u2
+#endif
+#ifdef THREE
+u3
+#endif
+#if 0
+#if UNKNOWN
+d1
+#else
+d2
+#endif
+#elif X == 2
+x1
+#endif
+"""
+    def words(flags):
+        items, undecided = kept(lex(text), text.splitlines(), macros_of(flags))
+        return [t.text for t in items if isinstance(t, CodeToken)], [u.line for u in undecided]
+    assert words([]) == (["a0", "a1", "a3", "a5", "a6", "u1", "u2", "u3", "x1"], [3, 17, 23, 32])
+    assert words(["-UTWO"]) == (["a0", "a1", "a3", "u1", "u2", "u3", "x1"], [17, 23, 32])
+    assert words(["-DTWO", "-D", "X=2", "-DUNKNOWN"]) == (["a0", "a5", "u1", "u3", "x1"], [])

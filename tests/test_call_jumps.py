@@ -149,7 +149,9 @@ def test_jump_targets_follow_unbraced_bodies_labels_and_cases():
     }
     break;
 }"""
-    assert targets(code) == {("continue", 3): ("for", 2), ("break", 3): ("switch", 3),
+    assert targets(code) == {("case", 3): ("switch", 3), ("default", 3): ("switch", 3),
+                             ("label", 7): None,
+                             ("continue", 3): ("for", 2), ("break", 3): ("switch", 3),
                              ("break", 4): ("while", 4), ("continue", 4): ("while", 4),
                              ("break", 5): ("do", 5), ("break", 6): ("for", 2),
                              ("continue", 7): ("for", 2), ("break", 8): ("FOREACH", 8),
@@ -160,3 +162,119 @@ def test_jump_targets_follow_unbraced_bodies_labels_and_cases():
 @pytest.mark.parametrize("code", ["}}} break; ) ] { for ( ; while do", "int f() { if (", "{" * 5000 + "break;"])
 def test_jump_targets_end_on_any_input(code):
     targets(code)
+
+
+SWITCH_INTO = """#include <stdio.h>
+static double sink;
+int main(void) {
+    int N, tries = 0;
+    #pragma cll for(N = 1; N <= 4; N++)
+    switch (N % 2) {
+    case 0:
+        #pragma cll f f[0] + f[1]*N
+        sink += 1;
+    case 1:
+        sink += 2;
+        #pragma cll end f
+        #pragma cll h h[0] + h[1]*N
+        switch (tries) { case 0: sink++; break; default: break; }
+        #pragma cll end h
+        break;
+    }
+    #pragma cll end for
+    #pragma cll g g[0] + g[1]*N
+again:
+    sink += 1;
+    if (++tries < 2) goto again;
+    #pragma cll end g
+    #pragma cll k k[0] + k[1]*N
+retry:
+    sink += 1;
+    #pragma cll end k
+    if (++tries < 4) goto retry;
+    #pragma cll report all
+    printf("%g\\n", sink);
+    return 0;
+}
+"""
+
+
+def test_a_jump_to_a_label_inside_an_experiment_is_an_error(tmp_path):
+    """Review 21: `case 1:` between f's begin and end passed the check and the run stopped at
+    `end f` (status 70); so does a goto into k from after its end. A switch wholly inside h
+    and a goto that stays inside g are fine."""
+    (tmp_path / "prog.c").write_text(SWITCH_INTO)
+    done = call("check", "prog.c", cwd=tmp_path)
+    assert done.returncode == 1
+    errors = [l for l in done.stderr.splitlines() if ": error: " in l]
+    assert errors == [
+        "prog.c:10:5: error: 'case' label inside experiment 'f': the switch at line 6 jumps to it "
+        "from outside, so it enters the experiment without its begin, and the run stops at 'end f' "
+        "(status 70); move the begin after the label or before the jump",
+        "prog.c:25:1: error: label 'retry' inside experiment 'k': the 'goto' at line 28 jumps to it "
+        "from outside, so it enters the experiment without its begin, and the run stops at 'end k' "
+        "(status 70); move the begin after the label or before the jump"]
+    assert "prog.c:8:9: note: experiment 'f' begins here" in done.stderr
+    assert "warning" not in done.stderr    # the goto to `again` stays inside g
+
+
+def test_a_case_label_inside_a_sampling_loop_is_an_error(tmp_path):
+    (tmp_path / "prog.c").write_text("int main(void) {\n    int N = 0, x = 0;\n    switch (x) {\n"
+                                     "    case 0:\n    #pragma cll for(N = 1; N < 3; N++)\n"
+                                     "    x++;\n    default:\n    x++;\n    #pragma cll end for\n"
+                                     "    }\n    return x;\n}\n")
+    done = call("check", "prog.c", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.startswith("prog.c:7:5: error: 'default' label inside '#pragma cll for': the "
+                                  "switch at line 3 jumps to it from outside, so it enters the sampling "
+                                  "loop without its 'for'; move the 'for' after the label or before the jump")
+
+
+def test_a_break_that_leaves_an_experiment_inside_another_open_one_is_an_error(tmp_path):
+    """Review 21: a break out of I inside O was only warned about, and the run stopped at
+    `end O` (status 70) on its first pass with 0 records of O."""
+    (tmp_path / "prog.c").write_text("""int main(void) {
+    int N = 4, x = 0;
+    #pragma cll O O[0] + O[1]*N
+    for (int k = 0; k < 3; k++) {
+        #pragma cll I I[0] + I[1]*N
+        x += k;
+        if (k == 1) break;
+        #pragma cll end I
+    }
+    #pragma cll end O
+    return x;
+}
+""")
+    done = call("check", "prog.c", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        "prog.c:7:21: error: 'break' leaves experiment 'I' open inside experiment 'O', which stays "
+        "open where the jump goes: the run stops at 'end O' (status 70, it does not match the open "
+        "experiment 'I'); end 'I' before the jump\n")
+    assert "prog.c:5:9: note: experiment 'I' begins here" in done.stderr
+    assert "prog.c:3:5: note: experiment 'O' begins here" in done.stderr
+
+
+def test_a_goto_is_judged_by_what_is_open_at_its_label(tmp_path):
+    """A goto to a label inside the same experiments leaves none (no warning); one that leaves
+    I for a label still inside O stops the run at `end O`, an error."""
+    (tmp_path / "prog.c").write_text("""int main(void) {
+    int N = 4, x = 0;
+    #pragma cll O O[0] + O[1]*N
+    #pragma cll I I[0] + I[1]*N
+again:
+    if (++x < 3) goto again;
+    if (x == 5) goto out;
+    #pragma cll end I
+out:
+    #pragma cll end O
+    return x;
+}
+""")
+    done = call("check", "prog.c", cwd=tmp_path)
+    assert done.returncode == 1
+    assert [l for l in done.stderr.splitlines() if "error:" in l or "warning:" in l] == [
+        "prog.c:7:17: error: 'goto' leaves experiment 'I' open inside experiment 'O', which stays "
+        "open where the jump goes: the run stops at 'end O' (status 70, it does not match the open "
+        "experiment 'I'); end 'I' before the jump"]

@@ -237,12 +237,15 @@ def test_shuffle_on_the_sweep_inside_the_repetitions_shuffles_each_round_anew(bu
     assert warnings((work / "rounds.c").read_text()) == []
 
 
-def test_a_malformed_seed_stops_the_program_with_one_message(builds):
+@pytest.mark.parametrize("seed", ["-3", "12x", "18446744073709551616", "99999999999999999999999"])
+def test_a_malformed_seed_stops_the_program_with_one_message(builds, seed):
+    """Review 21: a seed above 2^64-1 was silently clamped to it."""
     work, built = builds
     done = subprocess.run([str(built["shuffled"])], cwd=work, capture_output=True, text=True,
-                          env=dict(os.environ, CLL_SHUFFLE_SEED="-3"))
+                          env=dict(os.environ, CLL_SHUFFLE_SEED=seed))
     assert done.returncode == 2
-    assert done.stderr == "cll: CLL_SHUFFLE_SEED=-3 is not a decimal unsigned integer\n"
+    assert done.stderr == (f"cll: CLL_SHUFFLE_SEED={seed} is not a decimal unsigned integer from 0 "
+                           f"to 18446744073709551615\n")
 
 
 def test_the_plain_program_ignores_shuffle(builds, tmp_path):

@@ -78,7 +78,7 @@ def test_internal_error_is_one_line_and_exit_2_with_debug_for_the_traceback(tmp_
     (tmp_path / "p.c").write_text("int main(void) { return 0; }\n")
     monkeypatch.chdir(tmp_path)
 
-    def broken(file, text):
+    def broken(file, text, macros=None):
         raise ZeroDivisionError("a bug")
     monkeypatch.setattr(cli, "check_file", broken)
     assert cli.main(["check", "p.c"]) == 2

@@ -342,8 +342,8 @@ def test_a_program_without_report_gets_a_calm_note(tmp_path):
     done = call("run", "quiet.c", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     trace = tmp_path / "quiet.cll.1.dat"
-    assert (f"call: trace: {trace} (saved when the program ended: it has no report, which is "
-            f"fine)") in done.stderr
+    assert (f"call: trace: {trace} (written at exit: the program reached no '#pragma cll "
+            f"report', which is a normal end; every record is in it)") in done.stderr
     assert "error" not in done.stderr and "warning" not in done.stderr
     assert trace_header(trace)["status"] == "exit-without-report"
 

@@ -69,3 +69,27 @@ def test_end_from_another_unit_closes_the_frame_begun_here(tmp_path):
     assert [r[3:] for r in trace.records["w"]] == [["1", "2", "3", "4", "5"]]
     assert [r[3] for r in trace.records["a"]] == ["9"]
     assert "open" not in trace.header
+
+
+def test_experiments_left_open_again_and_again_are_counted_in_bounded_memory(tmp_path):
+    """Review 21: a `break` out of an experiment in a long loop left one more frame open each
+    pass: 80,000 identical stderr lines, a 2.8 MB `#open:` line and a stack that grew without
+    bound. Each experiment left open is now reported once with its count, the stack stays
+    under its limit (16 MiB; the 1.5 M frames of `a` would take 48 MiB), and every record of
+    the experiment that ends is kept."""
+    src = c_program(MIXED, f"""
+        for (int i = 0; i < 1500000; i++) {{ {begin("a", "i")} {begin("z")} {end("z")} }}
+        cll_report(0, 0);
+        char line[256]; FILE *status = fopen("/proc/self/status", "r");
+        while (fgets(line, sizeof line, status))   /* this program's peak memory, in kB */
+            if (strncmp(line, "VmHWM:", 6) == 0) fputs(line + 6, stdout);
+        return 0;""", prelude="#include <string.h>")
+    result = run(build(tmp_path, {"prog.c": src}))
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout.split()[0]) < 40000     # kB: the stack stayed bounded
+    assert result.stderr.splitlines() == [
+        "cll: warning: experiment 'a' (begun at prog.c:11:1) was left open 1500000 times in "
+        "thread 0 (a jump out of it skipped its end; those runs have no record)"]
+    trace = read_trace(tmp_path / "prog.cll.1.dat")
+    assert trace.header["open"] == "a (thread 0, begun at prog.c:11:1, 1500000 times)"
+    assert len(trace.records["z"]) == 1500000

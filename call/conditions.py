@@ -1,0 +1,175 @@
+"""Which parts of a C file the compiler keeps: the arms of `#if`/`#ifdef`/`#ifndef`/`#elif`/
+`#else` whose condition call can decide, as gcc will.
+
+A condition is decided when it is an integer constant expression once each macro in it is
+known: `#define`d or `#undef`ined earlier in the file's kept code, or given with `-D`/`-U`
+in the compiler flags (`call run --cflags`, `call cc`'s arguments, `call check --cflags`).
+`#if 0`, `#ifdef X` with X given by -DX or defined above, `#if defined(X) && N > 1` are.
+The pragmas and code of an arm the compiler drops are not checked (nor translated: the
+compiler never sees them). A condition on a macro call cannot know (one that a header may
+define, such as `_OPENMP`) is undecided: all its arms count, as if each were kept.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from call.clex import CodeToken, Directive
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_TOKEN = re.compile(r"\s*(0[xX][0-9a-fA-F]+|\d+|[A-Za-z_]\w*|&&|\|\||[=!<>]=|<<|>>|[-+*/%()<>!~&|^?:])")
+_SUFFIX = re.compile(r"(?<=[0-9a-fA-F])[uUlL]+\b")
+
+
+@dataclass(frozen=True)
+class Undecided:
+    """A conditional group whose condition call cannot decide: every arm counts."""
+    line: int        # its `#if`/`#ifdef`/`#ifndef`
+    end: int         # its `#endif` (the file's last line if none)
+    text: str        # `#ifdef NEVER`
+
+
+def macros_of(flags: list[str]) -> dict[str, str | None]:
+    """The macros `-D NAME[=VALUE]` defines (value '1' without one) and `-U NAME` undefines
+    (None) in compiler flags, the last word winning."""
+    macros: dict[str, str | None] = {}
+    words = iter(flags)
+    for word in words:
+        if word in ("-D", "-U"):
+            word += next(words, "")
+        if word.startswith("-D") and len(word) > 2:
+            name, _, value = word[2:].partition("=")
+            macros[name] = value if "=" in word else "1"
+        elif word.startswith("-U") and len(word) > 2:
+            macros[word[2:]] = None
+    return macros
+
+
+@dataclass
+class _Group:
+    """An open `#if` ... `#endif` group: whether its current arm is kept (`live`), whether an
+    arm known true came before (`taken`), and where its first undecided condition stands."""
+    live: bool
+    taken: bool
+    undecided: Undecided | None = None
+
+
+def kept(stream: list[CodeToken | Directive], lines: list[str],
+         macros: dict[str, str | None]) -> tuple[list[CodeToken | Directive], list[Undecided]]:
+    """The items of the lexed file the compiler keeps (those in a dropped arm left out), and
+    the undecided conditional groups. `macros`: known macros (macros_of), None undefined;
+    the file's own `#define`/`#undef` lines update a copy."""
+    known = dict(macros)
+    out, undecided = [], []
+    groups: list[_Group] = []
+    for item in stream:
+        live = all(g.live for g in groups)
+        if isinstance(item, Directive) and item.namespace is None:
+            text = _text(item, lines)
+            word, rest = (text.split(None, 1) + ["", ""])[:2]
+            parent = all(g.live for g in groups[:-1 if word in ("elif", "else") else None])
+            if word in ("if", "ifdef", "ifndef"):
+                groups.append(_Group(False, False))
+            if word in ("if", "ifdef", "ifndef", "elif", "else") and groups:
+                group = groups[-1]
+                test = "if" if word == "elif" else word
+                value = True if word == "else" else _decide(test, rest, known) if parent else False
+                group.live = parent and not group.taken and value is not False
+                if group.live and value is None and group.undecided is None:
+                    group.undecided = Undecided(item.line, 0, "#" + text)
+                group.taken = group.taken or (value is True and group.undecided is None)
+            elif word == "endif" and groups:
+                group = groups.pop()
+                if group.undecided is not None:
+                    undecided.append(Undecided(group.undecided.line, item.line, group.undecided.text))
+            elif live and word in ("define", "undef") and _WORD.match(rest):
+                name = _WORD.match(rest).group()
+                if any(g.undecided for g in groups):   # defined or not: call cannot tell
+                    known.pop(name, None)
+                else:
+                    known[name] = _value(rest[len(name):]) if word == "define" else None
+        if live:
+            out.append(item)
+    undecided += [Undecided(g.undecided.line, len(lines), g.undecided.text)
+                  for g in groups if g.undecided is not None]
+    return out, undecided
+
+
+def _text(directive: Directive, lines: list[str]) -> str:
+    """A preprocessor line's text after `#`, continuation lines joined, comments blanked."""
+    text = "\n".join(lines[directive.line - 1:directive.last_line])
+    text = re.sub(r"\\\r?\n", "", text)
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"//.*", "", text)
+    return text.strip()[1:].strip()
+
+
+def _value(definition: str) -> str:
+    """The replacement text of `#define NAME...` (a function-like macro: not a value)."""
+    return "(" if definition.startswith("(") else definition.strip() or ""
+
+
+def _decide(word: str, rest: str, known: dict[str, str | None]) -> bool | None:
+    """The truth of `#if REST` / `#ifdef NAME` / `#ifndef NAME`, None if undecided."""
+    if word != "if":
+        name = _WORD.match(rest.strip())
+        if not name or name.group() not in known:
+            return None
+        return (known[name.group()] is not None) == (word == "ifdef")
+    return _evaluate(rest, known)
+
+
+_DEFINED = re.compile(r"\bdefined\s*(\(\s*([A-Za-z_]\w*)\s*\)|([A-Za-z_]\w*))")
+
+
+def _evaluate(expression: str, known: dict[str, str | None], depth: int = 0) -> bool | None:
+    """An `#if` expression's truth when it is an integer constant expression whose macros
+    are known, or whose value is the same whether each unknown one in `defined` is defined or
+    not (`defined(X) && 0`); None otherwise."""
+    unknown = sorted({m.group(2) or m.group(3) for m in _DEFINED.finditer(expression)} - known.keys())
+    if unknown and len(unknown) <= 4:
+        values = {_evaluate(expression, {**known, **dict(zip(unknown, choice))}, depth)
+                  for choice in _choices(len(unknown))}
+        return values.pop() if len(values) == 1 else None
+    expression = _DEFINED.sub(lambda m: _defined(m.group(2) or m.group(3), known), expression)
+    if "?" in expression or depth > 8:
+        return None
+    python, position = [], 0
+    for match in _TOKEN.finditer(_SUFFIX.sub("", expression)):
+        if match.start() != position:
+            return None
+        position, token = match.end(), match.group(1)
+        if _WORD.fullmatch(token):
+            if token not in known:
+                return None
+            value = known[token]
+            token = "0" if value is None else _evaluate_value(value, known, depth)
+            if token is None:
+                return None
+        python.append({"&&": " and ", "||": " or ", "!": " not ", "/": "//"}.get(token, token))
+    if position != len(_SUFFIX.sub("", expression).rstrip()) or not python:
+        return None
+    try:
+        return bool(eval("".join(python), {"__builtins__": {}}))   # digits and operators only
+    except Exception:   # division by zero, a malformed expression: the compiler's to report
+        return None
+
+
+def _evaluate_value(value: str, known: dict[str, str | None], depth: int) -> str | None:
+    """A known macro's value inside an `#if` expression, as a number's text."""
+    if re.fullmatch(r"\s*\d+\s*", _SUFFIX.sub("", value)):
+        return _SUFFIX.sub("", value).strip()
+    truth = _evaluate(value, known, depth + 1) if value and value != "(" else None
+    return None if truth is None else str(int(truth))
+
+
+def _choices(count: int) -> list[tuple[str | None, ...]]:
+    """Every way `count` macros can be defined ('1') or not (None)."""
+    return [tuple("1" if bits >> i & 1 else None for i in range(count)) for bits in range(2 ** count)]
+
+
+def _defined(name: str, known: dict[str, str | None]) -> str:
+    """`defined NAME` as 1 or 0, or the name itself (unknown, so the whole is undecided)."""
+    if name not in known:
+        return "defined_unknown_macro_"
+    return "1" if known[name] is not None else "0"
