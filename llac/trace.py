@@ -30,6 +30,8 @@ HEAD_BYTES = 1 << 16       # read (and checked) before the rest of a file
 MAX_HEADER = 1 << 24       # a #data line must come within this many bytes
 QUOTED = 40                # characters of a refused file's first line quoted in the message
 PARALLEL = ("none", "OpenMP", "MPI", "PUB")
+# a program that returns from main without reaching `report` ends normally too (docs/trace-format.md)
+NORMAL_ENDS = ("complete", "exit-without-report")
 DATA_LINE = re.compile(rb"^#data[ \t\r]*$", re.M)
 HEADER_RUN = re.compile(rb"(?:#[^\n]*(?:\n|$))*")
 BOM = b"\xef\xbb\xbf"      # a UTF-8 byte-order mark, which some editors put before the first line
@@ -305,7 +307,7 @@ def _parse_header(path: str, lines: list[str], problems: list[Problem]):
                 raise TraceError(f"{path}:{number}: the header gives '{key}:' twice (also at line "
                                  f"{header_lines[key]}): it was edited or damaged; keep one of them")
             header[key], header_lines[key] = value, number
-            if key == "status" and value != "complete":
+            if key == "status" and value not in NORMAL_ENDS:
                 problems.append(Problem(path, number, f"the program did not finish normally (status: {value})"))
             if key == "parallel" and value not in PARALLEL:
                 problems.append(Problem(path, number, f"unknown 'parallel: {value}' (not {', '.join(PARALLEL)})"))

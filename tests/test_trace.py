@@ -151,6 +151,14 @@ def test_file_cut_in_its_header():
     assert not trace.complete and list(trace.experiments) == ["rowinit"]
 
 
+def test_a_program_that_never_reached_report_ended_normally():
+    """`exit-without-report`: the program returned from main without reaching `report`, and the
+    runtime wrote every record at exit; call calls that a normal end, and so does llac."""
+    trace = load(HEADER.replace("#status: complete", "#status: exit-without-report")
+                 + "rowinit 0 0 1e-6 16\ncolinit 0 0 1e-6 16\n#end\n")
+    assert messages(trace) == [] and trace.header["status"] == "exit-without-report"
+
+
 def test_bad_header_entries_skip_only_their_experiment():
     text = (HEADER.replace("colinit[0] + colinit[1]*N", "colinit[0] * colinit[1]*N")
             .replace("#procs: 1", "#procs: 1\nprocs 2")
