@@ -220,7 +220,9 @@ def test_a_program_sharing_its_core_is_told_to_fit_its_cpu_time(software, tmp_pa
     said = [line for line in fitted.stdout.splitlines() if "above the CPU time" in line]
     assert len(said) == 1, fitted.stdout + fitted.stderr
     excess = int(re.search(r"the wall time is (\d+)% above", said[0]).group(1))
-    assert 30 <= excess <= 200 and "`cpu = spin with time = perf_TASK_CLOCK * 1e-9`" in said[0]
+    # about 100% beside the one busy loop; more when other work shares the core too (266% seen
+    # beside the test suite's neighbours); a unit error would be a factor of 1e9
+    assert 30 <= excess <= 1000 and "`cpu = spin with time = perf_TASK_CLOCK * 1e-9`" in said[0]
 
 
 def test_unusable_events_are_dropped_with_one_message(tmp_path):
