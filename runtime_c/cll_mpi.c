@@ -4,9 +4,9 @@
  * Every MPI call is compiled against the user's MPI (Open MPI or MPICH), so the runtime
  * library (libcllrt.a) never calls MPI. The layer provides (docs/mpi.md):
  *
- *   - accounting: PMPI wrappers of MPI_Init/Init_thread (start-up: P, rank, clock offsets)
- *     and of every MPI 3.1 call that moves data (point to point, persistent, matched probes,
- *     completion, collectives blocking and nonblocking, neighbourhood, one-sided), which
+ *   - accounting: PMPI wrappers of MPI_Init/Init_thread (start-up: P, rank, clock offsets),
+ *     of MPI_Abort (this rank's records saved first) and of every MPI 3.1 call that moves
+ *     data (point to point, persistent, matched probes, completion, collectives blocking and nonblocking, neighbourhood, one-sided), which
  *     count per thread messages and bytes sent and received, distinct partners and time
  *     inside MPI; what a program used that is not counted goes to the header's
  *     `mpi_uncounted`;
@@ -778,6 +778,20 @@ CLL_WEAK int MPI_Finalize(void)
 {
     cll_mpi_.started = 0;
     return PMPI_Finalize();
+}
+
+/* MPI_Abort ends every rank of `comm` at once (docs/mpi.md, "Faults"): this rank first
+ * writes its own records (rank 0 at the trace's path, the others to their .rank<r> file)
+ * with the status "MPI_Abort with errorcode N"; the ranks the MPI library then stops with a
+ * signal save theirs in the runtime's signal handler. PUB's misuse messages end this way. */
+CLL_WEAK int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+    if (cll_mpi_.started) {
+        char status[64];
+        snprintf(status, sizeof status, "MPI_Abort with errorcode %d", errorcode);
+        cll_save_records(status);
+    }
+    return PMPI_Abort(comm, errorcode);
 }
 
 /* ------------------------------------------------------------------ report: gather */
