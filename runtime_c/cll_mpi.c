@@ -6,10 +6,10 @@
  *
  *   - accounting: PMPI wrappers of MPI_Init/Init_thread (start-up: P, rank, clock offsets),
  *     of MPI_Abort (this rank's records saved first) and of every MPI 3.1 call that moves
- *     data (point to point, persistent, matched probes, completion, collectives blocking and nonblocking, neighbourhood, one-sided), which
- *     count per thread messages and bytes sent and received, distinct partners and time
- *     inside MPI; what a program used that is not counted goes to the header's
- *     `mpi_uncounted`;
+ *     data (point to point, persistent, matched probes, completion, collectives blocking
+ *     and nonblocking, neighbourhood, one-sided), which count per thread messages and
+ *     bytes sent and received, distinct partners and time inside MPI; what a program used
+ *     that is not counted goes to the header's `mpi_uncounted`;
  *   - the API of generated code (cll_mpi.h): cll_mpi_begin/cll_mpi_end, which turn those
  *     counters into the measured columns of each record (CLL_COL_*), and
  *     cll_mpi_report, which gathers every rank's records on rank 0 (in chunks, with a
