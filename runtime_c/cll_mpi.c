@@ -107,6 +107,19 @@ static __attribute__((noinline, cold)) void cll_mpi_fail_(const char *what)
     cll_fail(msg, what);
 }
 
+/* `what` is an error before MPI_Init (cll_fail_unstarted: no trace written, as this process
+ * has no records nor P yet), or after it (cll_mpi_fail_). */
+static void cll_mpi_refuse_(const char *what)
+{
+    int up = 0;
+    PMPI_Initialized(&up);
+    if (up)
+        cll_mpi_fail_(what);
+    char msg[1024];
+    snprintf(msg, sizeof msg, "cll: error: %s", what);
+    cll_fail_unstarted(msg);
+}
+
 static void *cll_mpi_alloc_(void *p, size_t size)
 {
     p = realloc(p, size);
@@ -603,7 +616,7 @@ void cll_mpi_begin(cll_experiment *e, double *values)
         char msg[512];
         snprintf(msg, sizeof msg, "experiment '%s' (%s) begins before MPI_Init: a '#pragma cll "
                  "parallel MPI' program must call MPI_Init first", e->name, e->source);
-        cll_mpi_fail_(msg);
+        cll_mpi_refuse_(msg);
     }
     cll_mpi_thread *t = &cll_mpi_self_;
     if (t->depth == t->cap) {
@@ -1042,7 +1055,7 @@ void cll_mpi_report(const char *const *names, int nnames)
     int finalized = 0;
     PMPI_Finalized(&finalized);
     if (!cll_mpi_.started)
-        cll_mpi_fail_(finalized ? "'#pragma cll report' after MPI_Finalize: report before it"
+        cll_mpi_refuse_(finalized ? "'#pragma cll report' after MPI_Finalize: report before it"
                                 : "'#pragma cll report' but MPI_Init was never called: a "
                                   "'#pragma cll parallel MPI' program must call MPI_Init first");
     /* First every rank puts its own records on disk (rank 0 at the trace's path, the others

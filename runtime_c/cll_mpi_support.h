@@ -66,6 +66,11 @@ void cll_mark_reported(void);
  * handlers. */
 void cll_save_records(const char *status);
 
+/* Print `msg` on stderr and exit 70 without writing a trace: for an error of an MPI process
+ * before MPI_Init, which has no records yet (its experiments begin only after it) and no P:
+ * every rank would write the same prog.cll.1.dat, over a sequential run's trace. */
+void cll_fail_unstarted(const char *msg) __attribute__((noreturn));
+
 /* Print `msg` on stderr, write the trace with status "error: <status>" and exit 70 (never
  * returns). */
 void cll_fail(const char *msg, const char *status);

@@ -102,6 +102,14 @@ void cll_mark_reported(void)
 
 void cll_fail(const char *msg, const char *status) { cll_fatal_(msg, status); }
 
+void cll_fail_unstarted(const char *msg)
+{
+    finished = 1;   /* nothing to write, at exit either */
+    fprintf(stderr, "%s\n", msg);
+    cll_store_remove_spills_();
+    exit(CLL_EXIT_ERROR);
+}
+
 #ifndef CLL_NO_SIGNAL_HANDLERS
 /* Every signal whose default action ends the process (signal(7): Term and Core) and that
  * can be caught, plus the real-time signals (Term) handled below. */

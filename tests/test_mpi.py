@@ -313,8 +313,15 @@ def test_a_rank_that_dies_inside_malloc_leaves_every_record_on_disk(faults):
 
 
 def test_a_program_that_never_calls_mpi_init_is_told_so(faults):
+    """Before MPI_Init a rank has no P: it writes no trace (every rank wrote prog.cll.1.dat,
+    over an earlier sweep's P=1 trace)."""
+    earlier = faults / "faults.cll.1.dat"
+    earlier.write_text("an earlier sweep's P=1 trace\n")
     done = call("run", "faults.c", "--", "noinit", cwd=faults,
                 env={"OMPI_MCA_odls_base_sigkill_timeout": "3"})      # the other ranks have nothing to write
+    assert earlier.read_text() == "an earlier sweep's P=1 trace\n"
+    assert [path.name for path in faults.glob("faults.cll.1*")] == [earlier.name]
+    earlier.unlink()
     assert done.returncode == 70
     assert ("cll: error: experiment 'work' (faults.c:15:5) begins before MPI_Init: a '#pragma cll "
             "parallel MPI' program must call MPI_Init first") in done.stderr
