@@ -107,6 +107,7 @@ MISUSE = [
     ("sync_missing", 2, "bsp_sync", [0], "waiting for the other processors of the machine to "
                                          "reach bsp_sync (PUB_TIMEOUT=3)"),
     ("getmsg", 1, "bsp_getmsg", [0], "message 0 does not exist"),
+    ("after_end", 2, "bsp_sync", [0, 1], "this BSP machine was already ended"),
     ("partitioned_sync", 2, "bsp_sync", [0, 1], "the machine is partitioned"),
     ("end_open", 4, "bsp_end", [0, 1, 2, 3], "a partition of this machine is still open"),
     ("done_unsynced", 2, "bsp_done", [0, 1], "this processor sent 1 message in the partition after "
@@ -174,10 +175,13 @@ def test_processors_at_different_calls_are_told_where_the_others_are(program, mo
             procs > 2 and rank == odd_one(mode, procs)), line
 
 
-def test_a_bad_timeout_variable_is_refused_at_bsp_begin(program):
-    done = run(program, 1, "sync", timeout_env="soon")
+@pytest.mark.parametrize("value", ["soon", "-1", "inf", "1e400", "1e-400"])
+def test_a_bad_timeout_variable_is_refused_at_bsp_begin(program, value):
+    """Infinite and out-of-range values too: they waited forever without a word."""
+    done = run(program, 1, "sync", timeout_env=value)
     assert done.returncode != 0
-    assert "pub: bsp_begin: rank 0: PUB_TIMEOUT='soon' is not a number of seconds >= 0" in done.stderr
+    assert (f"pub: bsp_begin: rank 0: PUB_TIMEOUT='{value}' is not a finite number of seconds >= 0 "
+            "(0 waits forever)") in done.stderr
 
 
 def test_the_installed_library_is_the_source_tree_s():

@@ -19,6 +19,8 @@
 #define _GNU_SOURCE
 #include "pub.h"
 
+#include <errno.h>
+#include <math.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -34,6 +36,7 @@
 static double timeout_s = PUB_DEFAULT_TIMEOUT;   /* 0: wait forever */
 static int tag_limit = 32767;                    /* MPI_TAG_UB: tags are step % tag_limit */
 static int live_roots, initialised_mpi;
+static int world_rank = -1;                       /* this process's, kept for after bsp_end */
 static long arrivals;                             /* sequence numbers of received messages */
 
 /* A send this processor posted on a machine. bsp_send's is from the library's copy of the
@@ -85,7 +88,7 @@ static void fail_at(const char *fn, int pid, int nprocs, int depth, const char *
  * a misuse is reported once, clearly, and never hangs. */
 static void fail_at(const char *fn, int pid, int nprocs, int depth, const char *fmt, ...)
 {
-    int initialised = 0, finalised = 0, rank = -1;
+    int initialised = 0, finalised = 0, rank = world_rank;
     char text[1024];
     va_list ap;
     MPI_Initialized(&initialised);
@@ -538,16 +541,19 @@ static void teardown(t_bsp *bsp)
     bsp->magic = PUB_ENDED;
 }
 
-/* PUB_TIMEOUT: seconds a wait may make no progress before it is reported; 0 waits forever. */
+/* PUB_TIMEOUT: seconds a wait may make no progress before it is reported; 0 waits forever.
+ * A value out of range (1e400, 1e-400), infinite or not a number is refused: it would wait
+ * forever without saying so. */
 static void read_timeout(void)
 {
     const char *text = getenv("PUB_TIMEOUT");
     char *end;
     if (text == NULL || *text == '\0')
         return;
+    errno = 0;
     timeout_s = strtod(text, &end);
-    if (*end != '\0' || !(timeout_s >= 0))
-        fail_at("bsp_begin", -1, 0, 0, "PUB_TIMEOUT='%s' is not a number of seconds >= 0 "
+    if (*end != '\0' || errno == ERANGE || !isfinite(timeout_s) || !(timeout_s >= 0))
+        fail_at("bsp_begin", -1, 0, 0, "PUB_TIMEOUT='%s' is not a finite number of seconds >= 0 "
                 "(0 waits forever)", text);
 }
 
@@ -560,6 +566,7 @@ void bsp_begin(t_bsp *bsp, int *argc, char ***argv)
         MPI_Init(argc, argv);
         initialised_mpi = 1;
     }
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     if (bsp == NULL)
         fail_at("bsp_begin", -1, 0, 0, "the BSP machine is NULL");
     read_timeout();

@@ -272,6 +272,9 @@ static void misuse(t_bsp *bsp, const char *mode)
         bsp_oblsync(&sub, 0);
         bsp_done(&sub);
         bsp_sync(bsp);
+    } else if (!strcmp(mode, "after_end")) {   /* bsp_end finalised MPI */
+        bsp_end(bsp);
+        bsp_sync(bsp);
     } else if (!strcmp(mode, "end_sync") || !strcmp(mode, "sync_end")) {
         if (me != (mode[0] == 'e' ? 0 : p - 1))   /* it goes on to main's bsp_end */
             bsp_sync(bsp);
