@@ -4,12 +4,12 @@
  * Every MPI call is compiled against the user's MPI (Open MPI or MPICH), so the runtime
  * library (libcllrt.a) never calls MPI. The layer provides (docs/mpi.md):
  *
- *   - accounting: PMPI wrappers of MPI_Init/Init_thread (start-up: P, rank, clock offsets)
- *     and of every MPI 3.1 call that moves data (point to point, persistent, matched probes,
- *     completion, collectives blocking and nonblocking, neighbourhood, one-sided), which
- *     count per thread messages and bytes sent and received, distinct partners and time
- *     inside MPI; what a program used that is not counted goes to the header's
- *     `mpi_uncounted`;
+ *   - accounting: PMPI wrappers of MPI_Init/Init_thread (start-up: P, rank, clock offsets),
+ *     of MPI_Abort (this rank's records saved first) and of every MPI 3.1 call that moves
+ *     data (point to point, persistent, matched probes, completion, collectives blocking
+ *     and nonblocking, neighbourhood, one-sided), which count per thread messages and
+ *     bytes sent and received, distinct partners and time inside MPI; what a program used
+ *     that is not counted goes to the header's `mpi_uncounted`;
  *   - the API of generated code (cll_mpi.h): cll_mpi_begin/cll_mpi_end, which turn those
  *     counters into the measured columns of each record (CLL_COL_*), and
  *     cll_mpi_report, which gathers every rank's records on rank 0 (in chunks, with a
@@ -105,6 +105,19 @@ static __attribute__((noinline, cold)) void cll_mpi_fail_(const char *what)
     char msg[1024];
     snprintf(msg, sizeof msg, "cll: error: %s", what);
     cll_fail(msg, what);
+}
+
+/* `what` is an error before MPI_Init (cll_fail_unstarted: no trace written, as this process
+ * has no records nor P yet), or after it (cll_mpi_fail_). */
+static void cll_mpi_refuse_(const char *what)
+{
+    int up = 0;
+    PMPI_Initialized(&up);
+    if (up)
+        cll_mpi_fail_(what);
+    char msg[1024];
+    snprintf(msg, sizeof msg, "cll: error: %s", what);
+    cll_fail_unstarted(msg);
 }
 
 static void *cll_mpi_alloc_(void *p, size_t size)
@@ -603,7 +616,7 @@ void cll_mpi_begin(cll_experiment *e, double *values)
         char msg[512];
         snprintf(msg, sizeof msg, "experiment '%s' (%s) begins before MPI_Init: a '#pragma cll "
                  "parallel MPI' program must call MPI_Init first", e->name, e->source);
-        cll_mpi_fail_(msg);
+        cll_mpi_refuse_(msg);
     }
     cll_mpi_thread *t = &cll_mpi_self_;
     if (t->depth == t->cap) {
@@ -778,6 +791,20 @@ CLL_WEAK int MPI_Finalize(void)
 {
     cll_mpi_.started = 0;
     return PMPI_Finalize();
+}
+
+/* MPI_Abort ends every rank of `comm` at once (docs/mpi.md, "Faults"): this rank first
+ * writes its own records (rank 0 at the trace's path, the others to their .rank<r> file)
+ * with the status "MPI_Abort with errorcode N"; the ranks the MPI library then stops with a
+ * signal save theirs in the runtime's signal handler. PUB's misuse messages end this way. */
+CLL_WEAK int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+    if (cll_mpi_.started) {
+        char status[64];
+        snprintf(status, sizeof status, "MPI_Abort with errorcode %d", errorcode);
+        cll_save_records(status);
+    }
+    return PMPI_Abort(comm, errorcode);
 }
 
 /* ------------------------------------------------------------------ report: gather */
@@ -1028,7 +1055,7 @@ void cll_mpi_report(const char *const *names, int nnames)
     int finalized = 0;
     PMPI_Finalized(&finalized);
     if (!cll_mpi_.started)
-        cll_mpi_fail_(finalized ? "'#pragma cll report' after MPI_Finalize: report before it"
+        cll_mpi_refuse_(finalized ? "'#pragma cll report' after MPI_Finalize: report before it"
                                 : "'#pragma cll report' but MPI_Init was never called: a "
                                   "'#pragma cll parallel MPI' program must call MPI_Init first");
     /* First every rank puts its own records on disk (rank 0 at the trace's path, the others

@@ -59,6 +59,18 @@ void cll_report_status(const char *status, const char *const *names, int nnames)
  * at exit or on a fatal signal (as after cll_report). */
 void cll_mark_reported(void);
 
+/* Write this process's records now, with `status`, unless they are saved already (a trace
+ * written at exit, on a signal or a run-time error, or a gathered trace that holds them);
+ * later ends (exit, a signal) then write nothing more. For a process about to be ended from
+ * outside the runtime's hooks: MPI_Abort, whose MPI library ends the process without exit's
+ * handlers. */
+void cll_save_records(const char *status);
+
+/* Print `msg` on stderr and exit 70 without writing a trace: for an error of an MPI process
+ * before MPI_Init, which has no records yet (its experiments begin only after it) and no P:
+ * every rank would write the same prog.cll.1.dat, over a sequential run's trace. */
+void cll_fail_unstarted(const char *msg) __attribute__((noreturn));
+
 /* Print `msg` on stderr, write the trace with status "error: <status>" and exit 70 (never
  * returns). */
 void cll_fail(const char *msg, const char *status);

@@ -292,7 +292,8 @@ static void name_runs_of(const char *name)
 /* ---------------------------------------------------------------- experiments */
 
 /* Fail unless MPI is running (bsp_begin was called and bsp_end not yet); `what` names the
- * pragma. Then observe PUB and extend the trace, once. */
+ * pragma. Before bsp_begin no trace is written (cll_fail_unstarted: no records, no P yet).
+ * Then observe PUB and extend the trace, once. */
 static void require_started(const char *what)
 {
     int up = 0, down = 0;
@@ -303,6 +304,11 @@ static void require_started(const char *what)
         snprintf(msg, sizeof msg, "%s %s: a '#pragma cll parallel PUB' program must call "
                  "bsp_begin first (and bsp_end only after the last experiment and report)",
                  what, down ? "after bsp_end (MPI is finalised)" : "before bsp_begin");
+        if (!up) {
+            char full[1100];
+            snprintf(full, sizeof full, "cll: error: %s", msg);
+            cll_fail_unstarted(full);
+        }
         fail(msg);
     }
     if (!pub.started) {

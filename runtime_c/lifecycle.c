@@ -69,17 +69,21 @@ static void at_exit(void)
     deliver_deferred();
 }
 
-/* cll_fatal_'s handler: the trace with status "error: <status>" (unless the trace on disk
- * holds more than this process's records). */
-static void write_on_fatal(const char *status)
+void cll_save_records(const char *status)
 {
     if (!finished && !kept) {
         finished = 1;
-        char full[2048];
-        snprintf(full, sizeof full, "error: %s", status);
-        write_or_complain(full, NULL, 0, 0);
+        write_or_complain(status, NULL, 0, 0);
         cll_store_remove_spills_();
     }
+}
+
+/* cll_fatal_'s handler: the trace with status "error: <status>" (cll_save_records). */
+static void write_on_fatal(const char *status)
+{
+    char full[2048];
+    snprintf(full, sizeof full, "error: %s", status);
+    cll_save_records(full);
 }
 
 void cll_report_status(const char *status, const char *const *names, int nnames)
@@ -103,6 +107,14 @@ void cll_mark_reported(void)
 }
 
 void cll_fail(const char *msg, const char *status) { cll_fatal_(msg, status); }
+
+void cll_fail_unstarted(const char *msg)
+{
+    finished = 1;   /* nothing to write, at exit either */
+    fprintf(stderr, "%s\n", msg);
+    cll_store_remove_spills_();
+    exit(CLL_EXIT_ERROR);
+}
 
 #ifndef CLL_NO_SIGNAL_HANDLERS
 /* Every signal whose default action ends the process (signal(7): Term and Core) and that

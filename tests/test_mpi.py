@@ -86,6 +86,8 @@ int main(int argc, char **argv) {
     #pragma cll end for
     if (!strcmp(mode, "abort") && rank == 2)
         abort();
+    if (!strcmp(mode, "mpi_abort") && rank == 2)
+        MPI_Abort(MPI_COMM_WORLD, 3);
     if (!strcmp(mode, "corrupt") && rank == 2) {   /* glibc aborts inside free(), its lock held */
         kept[0] = malloc(5000); kept[1] = malloc(5000);
         free(kept[0]); free(kept[0]);
@@ -281,6 +283,24 @@ def test_a_rank_that_aborts_leaves_every_record_on_disk(faults):
     assert all_work_records(faults) == EVERY_RECORD
 
 
+def test_a_rank_that_calls_mpi_abort_leaves_every_record_on_disk(faults):
+    """MPI_Abort ends the process without exit's handlers or a signal of its own: the layer's
+    MPI_Abort saves the rank's records first; Open MPI stops the others with SIGTERM."""
+    for old in faults.glob("faults.cll.4*.dat"):
+        old.unlink()
+    done = call("run", "faults.c", "--", "mpi_abort", cwd=faults,
+                env={"CLL_MPI_TIMEOUT": "20", "OMPI_MCA_odls_base_sigkill_timeout": "3"})
+    assert done.returncode == 3, done.stderr
+    assert "faults.cll.4.rank2.dat (MPI_Abort with errorcode 3)" in done.stderr, done.stderr
+    assert "faults.cll.4.dat (signal SIGTERM)" in done.stderr
+    assert all_work_records(faults) == EVERY_RECORD
+    loaded = run_bounded([sys.executable, "-m", "llac", "-c", 'load "faults.cll.4*.dat"'], timeout=120,
+                         cwd=faults, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert loaded.returncode == 0, loaded.stderr
+    assert "created work: 20 records" in loaded.stdout, loaded.stdout
+    assert "(status: MPI_Abort with errorcode 3)" in loaded.stderr
+
+
 def test_a_rank_that_dies_inside_malloc_leaves_every_record_on_disk(faults):
     """MPI processes have threads, so glibc's heap-corruption abort holds malloc's lock; the
     runtime's write on the way out allocates nothing (it used to hang there)."""
@@ -293,8 +313,15 @@ def test_a_rank_that_dies_inside_malloc_leaves_every_record_on_disk(faults):
 
 
 def test_a_program_that_never_calls_mpi_init_is_told_so(faults):
+    """Before MPI_Init a rank has no P: it writes no trace (every rank wrote prog.cll.1.dat,
+    over an earlier sweep's P=1 trace)."""
+    earlier = faults / "faults.cll.1.dat"
+    earlier.write_text("an earlier sweep's P=1 trace\n")
     done = call("run", "faults.c", "--", "noinit", cwd=faults,
                 env={"OMPI_MCA_odls_base_sigkill_timeout": "3"})      # the other ranks have nothing to write
+    assert earlier.read_text() == "an earlier sweep's P=1 trace\n"
+    assert [path.name for path in faults.glob("faults.cll.1*")] == [earlier.name]
+    earlier.unlink()
     assert done.returncode == 70
     assert ("cll: error: experiment 'work' (faults.c:15:5) begins before MPI_Init: a '#pragma cll "
             "parallel MPI' program must call MPI_Init first") in done.stderr

@@ -107,6 +107,7 @@ MISUSE = [
     ("sync_missing", 2, "bsp_sync", [0], "waiting for the other processors of the machine to "
                                          "reach bsp_sync (PUB_TIMEOUT=3)"),
     ("getmsg", 1, "bsp_getmsg", [0], "message 0 does not exist"),
+    ("after_end", 2, "bsp_sync", [0, 1], "this BSP machine was already ended"),
     ("partitioned_sync", 2, "bsp_sync", [0, 1], "the machine is partitioned"),
     ("end_open", 4, "bsp_end", [0, 1, 2, 3], "a partition of this machine is still open"),
     ("done_unsynced", 2, "bsp_done", [0, 1], "this processor sent 1 message in the partition after "
@@ -134,10 +135,53 @@ def test_misuse_is_one_message_with_rank_and_function_then_abort(program, mode, 
     assert all(said.count(line) == 1 for line in said)
 
 
-def test_a_bad_timeout_variable_is_refused_at_bsp_begin(program):
-    done = run(program, 1, "sync", timeout_env="soon")
+def odd_one(mode: str, procs: int) -> int:
+    """The processor that differs from the others in a disagreement case of pub_cases."""
+    return procs - 1 if mode == "sync_end" else 0
+
+
+def where(mode: str, procs: int, rank: int) -> tuple[str, str]:
+    """In a disagreement case of pub_cases: rank's call and the first processor it finds at
+    another call or with other arguments, as the message names it ("processor Q (rank Q) ...")."""
+    odd = odd_one(mode, procs)
+    calls = {"end_sync": ("bsp_end", "bsp_sync"), "sync_end": ("bsp_end", "bsp_sync"),
+             "partition_sync": ("bsp_partition", "bsp_sync"), "done_sync": ("bsp_done", "bsp_sync"),
+             "partition_args": ("bsp_partition", "bsp_partition")}[mode]
+    mine, other = (calls[0], calls[1]) if rank == odd else (calls[1], calls[0])
+    first = odd if rank != odd else (1 if odd == 0 else 0)
+    if mode == "partition_args":
+        there, here = ("2", f"1, Y = {{{procs}}}") if rank == 0 else ("1", f"2, Y = {{1,{procs}}}")
+        return mine, (f"processor {first} (rank {first}) passed other arguments to bsp_partition "
+                      f"(r = {there} there; r = {here} here)")
+    return mine, f"processor {first} (rank {first}) reached {other} while this one is in {mine}"
+
+
+@pytest.mark.parametrize("procs", [2, 4])
+@pytest.mark.parametrize("mode", ["end_sync", "sync_end", "partition_sync", "partition_args", "done_sync"])
+def test_processors_at_different_calls_are_told_where_the_others_are(program, mode, procs):
+    """bsp_sync, bsp_end, bsp_partition and bsp_done meet with one exchange whose key names the
+    call and the partition's arguments: each processor that says something names the call it
+    is in and a processor elsewhere (Open MPI's "MPI Error in NBC subrequest" or a mean of
+    garbage supersteps before; a hang in MPI_Comm_create_group for a partition)."""
+    done = run(program, procs, mode)
     assert done.returncode != 0
-    assert "pub: bsp_begin: rank 0: PUB_TIMEOUT='soon' is not a number of seconds >= 0" in done.stderr
+    said = [line for line in done.stderr.splitlines() if line.startswith("pub: ")]
+    assert said and "NBC" not in done.stderr and "mean" not in done.stderr, done.stderr
+    for line in said:
+        rank = int(re.match(r"pub: \w+: rank (\d+)", line).group(1))
+        call, words = where(mode, procs, rank)
+        assert line.startswith(f"pub: {call}: rank {rank} ") and words in line, (line, words)
+        assert (f"({procs - 1} processors differ from this one)" in line) == (
+            procs > 2 and rank == odd_one(mode, procs)), line
+
+
+@pytest.mark.parametrize("value", ["soon", "-1", "inf", "1e400", "1e-400"])
+def test_a_bad_timeout_variable_is_refused_at_bsp_begin(program, value):
+    """Infinite and out-of-range values too: they waited forever without a word."""
+    done = run(program, 1, "sync", timeout_env=value)
+    assert done.returncode != 0
+    assert (f"pub: bsp_begin: rank 0: PUB_TIMEOUT='{value}' is not a finite number of seconds >= 0 "
+            "(0 waits forever)") in done.stderr
 
 
 def test_the_installed_library_is_the_source_tree_s():

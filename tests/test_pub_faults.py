@@ -71,18 +71,24 @@ def run_lengths(steps) -> dict[int, tuple[int, str]]:
     return {run: (len(made), max(made, key=lambda s: s.step).sync) for run, made in runs.items()}
 
 
-@pytest.mark.parametrize("procs", [2, 4])
-def test_a_rank_that_aborts_inside_a_run_leaves_its_supersteps_in_its_rank_file(folder, procs):
+@pytest.mark.parametrize("procs, mode, status", [
+    (2, "abort", "signal SIGABRT"), (4, "abort", "signal SIGABRT"),
+    (2, "misuse", "MPI_Abort with errorcode 1"), (4, "misuse", "MPI_Abort with errorcode 1")])
+def test_a_rank_that_aborts_inside_a_run_leaves_its_supersteps_in_its_rank_file(folder, procs, mode, status):
+    """abort(): the rank's signal handler saves its records; a misuse of the library: pub.c's
+    message, then MPI_Abort, which saves them first. The others get Open MPI's SIGTERM."""
     for old in folder.glob("pub_faults.cll.*"):
         old.unlink()
-    done = call_run(folder, procs, "abort", OMPI_MCA_odls_base_sigkill_timeout="3")   # the ranks write in ms
+    done = call_run(folder, procs, mode, OMPI_MCA_odls_base_sigkill_timeout="3")   # the ranks write in ms
     last = procs - 1
     assert done.returncode != 0
-    assert f"pub_faults.cll.{procs}.rank{last}.dat (signal SIGABRT)" in done.stderr, done.stderr
+    assert f"pub_faults.cll.{procs}.rank{last}.dat ({status})" in done.stderr, done.stderr
+    if mode == "misuse":
+        assert f"pub: bsp_send: rank {last} (processor {last} of {procs} " in done.stderr
     files = {r: folder / (f"pub_faults.cll.{procs}.rank{r}.dat" if r else f"pub_faults.cll.{procs}.dat")
              for r in range(procs)}
     aborted = read_trace(files[last])
-    assert aborted.header["status"] == "signal SIGABRT"
+    assert aborted.header["status"] == status
     assert aborted.header["superstep_origin"] == f"rank {last}"
     assert len(aborted.header["superstep_starts"].split()) == 2          # it began run 2
     assert {s.rank for s in aborted.supersteps.steps} == {last}

@@ -232,11 +232,19 @@ def test_an_experiment_end_inside_a_partition_is_a_runtime_error_with_the_trace_
 
 
 def test_a_pub_program_that_never_calls_bsp_begin_is_told_so(misuse):
-    done = call("run", "pub_misuse.c", "--procs", "1:1:2", "--", "nobegin", cwd=misuse,
+    """Before bsp_begin a rank has no P: it writes no trace (every rank wrote prog.cll.1.dat,
+    over an earlier sweep's P=1 trace)."""
+    earlier = misuse / "pub_misuse.cll.1.dat"
+    earlier.write_text("an earlier sweep's P=1 trace\n")
+    done = call("run", "pub_misuse.c", "--procs", "2:2:2", "--", "nobegin", cwd=misuse,
                 quick_abort=True)
     assert done.returncode != 0
     assert ("cll: error: experiment 'f' (pub_misuse.c:16:5) begins before bsp_begin: a "
             "'#pragma cll parallel PUB' program must call bsp_begin first") in done.stderr
+    assert "the run failed (status 70) and wrote no trace for P=2" in done.stderr, done.stderr
+    assert earlier.read_text() == "an earlier sweep's P=1 trace\n"
+    assert [path.name for path in misuse.glob("pub_misuse.cll.1*")] == [earlier.name]
+    earlier.unlink()
 
 
 def test_a_machine_name_that_is_not_a_t_bsp_is_a_compile_error_at_the_name(tmp_path):

@@ -6,7 +6,10 @@
  * later superstep (a partner ahead after an oblivious sync) wait in MPI's queue until the
  * receiver reaches that superstep. bsp_sync learns how many messages to receive from a
  * reduce-scatter of the per-destination send counts, which is also the barrier and a
- * consistency check of the oblivious supersteps before it (sent vs received). A send from
+ * consistency check of the oblivious supersteps before it (sent vs received). bsp_end,
+ * bsp_partition and bsp_done make the same exchange (a meeting), each with a key naming the
+ * call (and the partition's arguments): processors at different calls, or partitioning
+ * differently, are told so instead of mismatching collectives. A send from
  * bsp_send's copy of the data stays pending across oblivious synchronisations (tested at
  * later library calls, awaited at bsp_sync and bsp_end): a processor never waits for the
  * receiver of its messages, which MPI would make it do for large ones. Every wait polls
@@ -16,6 +19,8 @@
 #define _GNU_SOURCE
 #include "pub.h"
 
+#include <errno.h>
+#include <math.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -31,6 +36,7 @@
 static double timeout_s = PUB_DEFAULT_TIMEOUT;   /* 0: wait forever */
 static int tag_limit = 32767;                    /* MPI_TAG_UB: tags are step % tag_limit */
 static int live_roots, initialised_mpi;
+static int world_rank = -1;                       /* this process's, kept for after bsp_end */
 static long arrivals;                             /* sequence numbers of received messages */
 
 /* A send this processor posted on a machine. bsp_send's is from the library's copy of the
@@ -45,13 +51,25 @@ struct pub_send {
     uintptr_t from, size;       /*   the bytes from .. from + size - 1 */
 };
 
+/* A meeting of the processors of a machine (bsp_sync, bsp_end, bsp_partition, bsp_done) is
+ * one reduce-scatter (a sum) of MEET_WIDTH longs per destination: the messages sent to it in
+ * this superstep and in the oblivious ones before, the superstep, and the processor's key and
+ * its square. The keys are the same on every processor exactly when their sum is nprocs times
+ * this processor's key and the sum of squares nprocs times its square. */
+enum { MEET_NOW, MEET_OBL, MEET_STEP, MEET_KEY, MEET_KEY2, MEET_WIDTH };
+/* The keys: the call, and for bsp_partition a hash of its arguments added (< 2^20, so that
+ * the sums of squares stay far inside a long). */
+enum { MEET_SYNC = 1, MEET_END, MEET_DONE, MEET_PARTITION };
+#define MEET_HASH_LIMIT (1L << 20)
+
 /* A partition ended by bsp_done whose count check (a nonblocking reduce-scatter over its
  * members) or sends have not completed yet: bsp_done does not wait for the other members. */
 typedef struct retired {
     MPI_Comm comm;
     MPI_Request request;
-    long *counts;               /* the reduce-scatter's send buffer, kept until it completes */
-    long expected, received;
+    long *counts;               /* the meeting's send buffer, kept until it completes */
+    long in[MEET_WIDTH];        /* what the meeting gathered (meet) */
+    long received;
     struct pub_send *sends;     /* the partition's sends, the first npending still pending */
     int npending, send_slots;
     int pid, nprocs, depth;
@@ -70,7 +88,7 @@ static void fail_at(const char *fn, int pid, int nprocs, int depth, const char *
  * a misuse is reported once, clearly, and never hangs. */
 static void fail_at(const char *fn, int pid, int nprocs, int depth, const char *fmt, ...)
 {
-    int initialised = 0, finalised = 0, rank = -1;
+    int initialised = 0, finalised = 0, rank = world_rank;
     char text[1024];
     va_list ap;
     MPI_Initialized(&initialised);
@@ -320,14 +338,106 @@ static void deliver(const char *fn, t_bsp *bsp, long n)
     qsort(bsp->msgs, (size_t)n, sizeof *bsp->msgs, by_sender);
 }
 
-/* Sum over the machine of `width` longs per destination: out[width*d ..] goes to processor
- * d, which gets the sums in `in`. Nonblocking, polled, so a missing processor times out. */
-static void exchange_counts(const char *fn, t_bsp *bsp, const long *out, int width, long *in,
-                            const char *what)
+/* The MPI_COMM_WORLD rank of each processor of `bsp`, made once per machine. */
+static const int *world_ranks(t_bsp *bsp)
 {
+    if (bsp->world == NULL) {
+        int *pids = grow(NULL, (size_t)bsp->nprocs, sizeof *pids);
+        MPI_Group group, world;
+        for (int i = 0; i < bsp->nprocs; i++)
+            pids[i] = i;
+        bsp->world = grow(NULL, (size_t)bsp->nprocs, sizeof *bsp->world);
+        MPI_Comm_group(bsp->comm, &group);
+        MPI_Comm_group(MPI_COMM_WORLD, &world);
+        MPI_Group_translate_ranks(group, bsp->nprocs, pids, world, bsp->world);
+        MPI_Group_free(&group);
+        MPI_Group_free(&world);
+        free(pids);
+    }
+    return bsp->world;
+}
+
+/* The call of meeting key `key` (MEET_*; a partition's key has its arguments' hash added). */
+static long call_of(long key)
+{
+    return key >= MEET_PARTITION ? MEET_PARTITION : key;
+}
+
+/* The name of the call of meeting key `key`. */
+static const char *call_name(long key)
+{
+    static const char *const names[] = {"?", "bsp_sync", "bsp_end", "bsp_done", "bsp_partition"};
+    return names[call_of(key)];
+}
+
+/* A meeting whose keys differ: learn every processor's key and r (this one's: `key`, `r`,
+ * with bsp_partition's bounds `Y`), then fail naming the first processor at another call,
+ * else the first that passed bsp_partition other arguments, and how many differ. */
+static void disagreement(const char *fn, t_bsp *bsp, long key, int r, const int *Y)
+{
+    long mine[2] = {key, r}, *all = grow(NULL, 2 * (size_t)bsp->nprocs, sizeof *all);
     MPI_Request request;
-    MPI_Ireduce_scatter_block(out, in, width, MPI_LONG, MPI_SUM, bsp->comm, &request);
+    int q = -1, others = 0;
+    char more[64] = "", bounds[120] = "";
+    int shown = 0;
+    MPI_Iallgather(mine, 2, MPI_LONG, all, 2, MPI_LONG, bsp->comm, &request);
+    wait_all(fn, bsp, 1, &request, "learning which call the other processors are in");
+    for (int i = 0; i < bsp->nprocs; i++)
+        if (all[2 * i] != key) {
+            others++;
+            if (q < 0 || (call_of(all[2 * q]) == call_of(key) && call_of(all[2 * i]) != call_of(key)))
+                q = i;
+        }
+    if (others > 1)
+        snprintf(more, sizeof more, " (%d processors differ from this one)", others);
+    if (call_of(all[2 * q]) != call_of(key))
+        FAIL(fn, bsp, "processor %d (rank %d) reached %s while this one is in %s%s: every "
+             "processor of a machine makes the same calls of bsp_sync, bsp_partition, bsp_done "
+             "and bsp_end, in the same order", q, world_ranks(bsp)[q], call_name(all[2 * q]),
+             call_name(key), more);
+    for (size_t used = 0; shown < r && used < sizeof bounds - 16; shown++)
+        used += (size_t)snprintf(bounds + used, sizeof bounds - used, "%s%d", shown ? "," : "",
+                                 Y[shown]);
+    FAIL(fn, bsp, "processor %d (rank %d) passed other arguments to bsp_partition (r = %ld there; "
+         "r = %d, Y = {%s%s} here)%s: every processor of the machine passes the same r and Y",
+         q, world_ranks(bsp)[q], all[2 * q + 1], r, bounds, shown < r ? ",..." : "", more);
+}
+
+/* This processor's part of a meeting on `bsp` at `key`: per destination, the MEET_* fields. */
+static long *meeting_out(const t_bsp *bsp, long key)
+{
+    long *out = grow(NULL, MEET_WIDTH * (size_t)bsp->nprocs, sizeof *out);
+    for (int d = 0; d < bsp->nprocs; d++) {
+        long *to = out + MEET_WIDTH * d;
+        to[MEET_NOW] = bsp->sent_now[d];
+        to[MEET_OBL] = bsp->sent_obl[d];
+        to[MEET_STEP] = bsp->step;
+        to[MEET_KEY] = key;
+        to[MEET_KEY2] = key * key;
+    }
+    return out;
+}
+
+/* Whether a meeting's sums `in` show every processor of `bsp` at this one's `key`. */
+static int agreed(const t_bsp *bsp, const long *in, long key)
+{
+    return in[MEET_KEY] == key * bsp->nprocs && in[MEET_KEY2] == key * key * bsp->nprocs;
+}
+
+/* Meet the other processors of `bsp` at `key` (with bsp_partition's `r` and `Y`): their sums
+ * in `in` (MEET_WIDTH longs). Nonblocking, polled, so that a missing processor times out
+ * (saying `what` was awaited); processors at another call, or partitioning differently, fail
+ * here (disagreement). */
+static void meet(const char *fn, t_bsp *bsp, long key, int r, const int *Y, long *in,
+                 const char *what)
+{
+    long *out = meeting_out(bsp, key);
+    MPI_Request request;
+    MPI_Ireduce_scatter_block(out, in, MEET_WIDTH, MPI_LONG, MPI_SUM, bsp->comm, &request);
     wait_all(fn, bsp, 1, &request, what);
+    free(out);
+    if (!agreed(bsp, in, key))
+        disagreement(fn, bsp, key, r, Y);
 }
 
 /* Complete the partitions ended by bsp_done (their count checks, then their sends): all of
@@ -338,7 +448,7 @@ static void check_retired(int wait)
     retired **link = &retired_list;
     while (*link) {
         retired *r = *link;
-        t_bsp who = {.pid = r->pid, .nprocs = r->nprocs, .depth = r->depth};
+        t_bsp who = {.comm = r->comm, .pid = r->pid, .nprocs = r->nprocs, .depth = r->depth};
         int done = 1;   /* a completed request is MPI_REQUEST_NULL, which tests done again */
         if (wait)
             wait_all("bsp_done", &who, 1, &r->request,
@@ -349,12 +459,13 @@ static void check_retired(int wait)
             link = &r->next;
             continue;
         }
-        if (r->expected != r->received)
-            fail_at("bsp_done", r->pid, r->nprocs, r->depth,
-                    "%ld messages were sent to this processor in the partition but %ld were "
-                    "received: messages sent after its last synchronisation, or more than its "
-                    "bsp_oblsync calls waited for, are never delivered",
-                    r->expected, r->received);
+        if (!agreed(&who, r->in, MEET_DONE))
+            disagreement("bsp_done", &who, MEET_DONE, 0, NULL);
+        if (r->in[MEET_NOW] + r->in[MEET_OBL] != r->received)
+            FAIL("bsp_done", &who, "%ld messages were sent to this processor in the partition "
+                 "but %ld were received: messages sent after its last synchronisation, or more "
+                 "than its bsp_oblsync calls waited for, are never delivered",
+                 r->in[MEET_NOW] + r->in[MEET_OBL], r->received);
         if (wait)
             complete_sends("bsp_done", &who, r->sends, &r->npending, 1);
         else
@@ -386,26 +497,14 @@ static void observe_delivery(pub_call call, t_bsp *bsp)
 {
     static int *senders, capacity;
     long bytes = 0;
-    if (bsp->world == NULL) {   /* pid -> world rank, once per machine */
-        int *pids = grow(NULL, (size_t)bsp->nprocs, sizeof *pids);
-        MPI_Group group, world;
-        for (int i = 0; i < bsp->nprocs; i++)
-            pids[i] = i;
-        bsp->world = grow(NULL, (size_t)bsp->nprocs, sizeof *bsp->world);
-        MPI_Comm_group(bsp->comm, &group);
-        MPI_Comm_group(MPI_COMM_WORLD, &world);
-        MPI_Group_translate_ranks(group, bsp->nprocs, pids, world, bsp->world);
-        MPI_Group_free(&group);
-        MPI_Group_free(&world);
-        free(pids);
-    }
+    const int *world = world_ranks(bsp);
     if (bsp->nmsgs > capacity) {
         capacity = bsp->nmsgs;
         senders = grow(senders, (size_t)capacity, sizeof *senders);
     }
     for (int i = 0; i < bsp->nmsgs; i++) {
         bytes += bsp->msgs[i].size;
-        senders[i] = bsp->world[bsp->msgs[i].src];
+        senders[i] = world[bsp->msgs[i].src];
     }
     pub_observer(&(pub_event){.call = call, .returning = 1, .bsp = bsp, .bytes_in = bytes,
                               .nsenders = bsp->nmsgs, .senders = senders});
@@ -442,16 +541,19 @@ static void teardown(t_bsp *bsp)
     bsp->magic = PUB_ENDED;
 }
 
-/* PUB_TIMEOUT: seconds a wait may make no progress before it is reported; 0 waits forever. */
+/* PUB_TIMEOUT: seconds a wait may make no progress before it is reported; 0 waits forever.
+ * A value out of range (1e400, 1e-400), infinite or not a number is refused: it would wait
+ * forever without saying so. */
 static void read_timeout(void)
 {
     const char *text = getenv("PUB_TIMEOUT");
     char *end;
     if (text == NULL || *text == '\0')
         return;
+    errno = 0;
     timeout_s = strtod(text, &end);
-    if (*end != '\0' || !(timeout_s >= 0))
-        fail_at("bsp_begin", -1, 0, 0, "PUB_TIMEOUT='%s' is not a number of seconds >= 0 "
+    if (*end != '\0' || errno == ERANGE || !isfinite(timeout_s) || !(timeout_s >= 0))
+        fail_at("bsp_begin", -1, 0, 0, "PUB_TIMEOUT='%s' is not a finite number of seconds >= 0 "
                 "(0 waits forever)", text);
 }
 
@@ -464,6 +566,7 @@ void bsp_begin(t_bsp *bsp, int *argc, char ***argv)
         MPI_Init(argc, argv);
         initialised_mpi = 1;
     }
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     if (bsp == NULL)
         fail_at("bsp_begin", -1, 0, 0, "the BSP machine is NULL");
     read_timeout();
@@ -487,7 +590,7 @@ static void check_all_received(const char *fn, t_bsp *bsp, long expected)
 
 void bsp_end(t_bsp *bsp)
 {
-    long *out, in;
+    long in[MEET_WIDTH];
     live("bsp_end", bsp, 0);
     if (bsp->parent)
         FAIL("bsp_end", bsp, "this machine is a partition: end it with bsp_done (bsp_end ends "
@@ -495,13 +598,9 @@ void bsp_end(t_bsp *bsp)
     if (bsp->child)
         FAIL("bsp_end", bsp, "a partition of this machine is still open: call bsp_done first");
     check_retired(1);
-    out = grow(NULL, (size_t)bsp->nprocs, sizeof *out);
-    for (int d = 0; d < bsp->nprocs; d++)
-        out[d] = bsp->sent_now[d] + bsp->sent_obl[d];
-    exchange_counts("bsp_end", bsp, out, 1, &in,
-                    "waiting for the other processors of the machine to reach bsp_end");
-    free(out);
-    check_all_received("bsp_end", bsp, in);
+    meet("bsp_end", bsp, MEET_END, 0, NULL, in,
+         "waiting for the other processors of the machine to reach bsp_end");
+    check_all_received("bsp_end", bsp, in[MEET_NOW] + in[MEET_OBL]);
     /* after the check: a message never received is reported by its receiver, not awaited */
     complete_sends("bsp_end", bsp, bsp->sends, &bsp->npending, 1);
     MPI_Comm_free(&bsp->comm);
@@ -543,31 +642,24 @@ static void next_superstep(t_bsp *bsp, int oblivious)
 
 void bsp_sync(t_bsp *bsp)
 {
-    long *out, in[3];
+    long in[MEET_WIDTH];
     live("bsp_sync", bsp, 1);
     if (pub_observer)
         observe_entry(PUB_SYNC, bsp);
     check_retired(0);
-    out = grow(NULL, 3 * (size_t)bsp->nprocs, sizeof *out);
-    for (int d = 0; d < bsp->nprocs; d++) {
-        out[3 * d] = bsp->sent_now[d];
-        out[3 * d + 1] = bsp->sent_obl[d];
-        out[3 * d + 2] = bsp->step;
-    }
-    exchange_counts("bsp_sync", bsp, out, 3, in,
-                    "waiting for the other processors of the machine to reach bsp_sync");
-    free(out);
+    meet("bsp_sync", bsp, MEET_SYNC, 0, NULL, in,
+         "waiting for the other processors of the machine to reach bsp_sync");
     /* the processor in the latest superstep sees a sum above nprocs times its own */
-    if (in[2] != bsp->step * bsp->nprocs)
+    if (in[MEET_STEP] != bsp->step * bsp->nprocs)
         FAIL("bsp_sync", bsp, "the processors of the machine reached bsp_sync in different "
              "supersteps (this one in superstep %ld, mean %.2f): every processor must have "
              "finished the same number of supersteps (bsp_sync and bsp_oblsync calls)",
-             bsp->step, (double)in[2] / bsp->nprocs);
-    if (in[1] != bsp->recv_obl)
+             bsp->step, (double)in[MEET_STEP] / bsp->nprocs);
+    if (in[MEET_OBL] != bsp->recv_obl)
         FAIL("bsp_sync", bsp, "in the oblivious supersteps since the last bsp_sync, %ld messages "
-             "were sent to this processor but its bsp_oblsync calls received %ld", in[1],
+             "were sent to this processor but its bsp_oblsync calls received %ld", in[MEET_OBL],
              bsp->recv_obl);
-    deliver("bsp_sync", bsp, in[0]);
+    deliver("bsp_sync", bsp, in[MEET_NOW]);
     complete_sends("bsp_sync", bsp, bsp->sends, &bsp->npending, 1);
     next_superstep(bsp, 0);
     if (pub_observer)
@@ -676,9 +768,19 @@ int bspmsg_src(const t_bspmsg *msg)
 
 /* ---------------------------------------------------------------- partitions */
 
+/* bsp_partition's meeting key: MEET_PARTITION plus a hash (FNV-1a) of r and Y. */
+static long partition_key(int r, const int *Y)
+{
+    unsigned long hash = 2166136261u ^ (unsigned)r;
+    for (int i = 0; i < r; i++)
+        hash = (hash * 16777619u) ^ (unsigned)Y[i];
+    return MEET_PARTITION + (long)(hash % MEET_HASH_LIMIT);
+}
+
 void bsp_partition(t_bsp *bsp, t_bsp *sub, int r, const int *Y)
 {
     int group = 0, low, range[1][3];
+    long in[MEET_WIDTH];
     MPI_Group whole, part;
     MPI_Comm comm;
     live("bsp_partition", bsp, 1);
@@ -699,6 +801,10 @@ void bsp_partition(t_bsp *bsp, t_bsp *sub, int r, const int *Y)
     if (pub_observer)
         observe_entry(PUB_PARTITION, bsp);
     check_retired(0);
+    /* MPI_Comm_create_group waits for the subgroup's members without a timeout: the machine
+     * first agrees on the call and its arguments */
+    meet("bsp_partition", bsp, partition_key(r, Y), r, Y, in,
+         "waiting for the other processors of the machine to reach bsp_partition");
     while (bsp->pid >= Y[group])
         group++;
     low = group ? Y[group - 1] : 0;
@@ -741,7 +847,7 @@ void bsp_done(t_bsp *sub)
     if (pub_observer)
         observe_entry(PUB_DONE, sub);
     r = grow(NULL, 1, sizeof *r);
-    out = grow(NULL, (size_t)sub->nprocs, sizeof *out);
+    out = meeting_out(sub, MEET_DONE);
     /* the partition's sends still in flight complete with its count check, not here */
     *r = (retired){.comm = sub->comm, .counts = out, .received = sub->recv_obl,
                    .sends = sub->sends, .npending = sub->npending, .send_slots = sub->send_slots,
@@ -749,9 +855,7 @@ void bsp_done(t_bsp *sub)
                    .next = retired_list};
     sub->sends = NULL;
     sub->send_slots = sub->npending = 0;
-    for (int d = 0; d < sub->nprocs; d++)
-        out[d] = sub->sent_now[d] + sub->sent_obl[d];
-    MPI_Ireduce_scatter_block(out, &r->expected, 1, MPI_LONG, MPI_SUM, sub->comm, &r->request);
+    MPI_Ireduce_scatter_block(out, r->in, MEET_WIDTH, MPI_LONG, MPI_SUM, sub->comm, &r->request);
     retired_list = r;
     sub->parent->child = NULL;
     teardown(sub);

@@ -272,6 +272,34 @@ static void misuse(t_bsp *bsp, const char *mode)
         bsp_oblsync(&sub, 0);
         bsp_done(&sub);
         bsp_sync(bsp);
+    } else if (!strcmp(mode, "after_end")) {   /* bsp_end finalised MPI */
+        bsp_end(bsp);
+        bsp_sync(bsp);
+    } else if (!strcmp(mode, "end_sync") || !strcmp(mode, "sync_end")) {
+        if (me != (mode[0] == 'e' ? 0 : p - 1))   /* it goes on to main's bsp_end */
+            bsp_sync(bsp);
+    } else if (!strcmp(mode, "partition_sync")) {
+        int Y[1] = {p};
+        if (me == 0) {
+            bsp_partition(bsp, &sub, 1, Y);
+            bsp_done(&sub);
+        } else {
+            bsp_sync(bsp);
+        }
+    } else if (!strcmp(mode, "partition_args")) {
+        int Y[1] = {p}, Z[2] = {1, p};
+        if (me == 0)
+            bsp_partition(bsp, &sub, 1, Y);
+        else
+            bsp_partition(bsp, &sub, 2, Z);
+        bsp_sync(&sub);
+        bsp_done(&sub);
+    } else if (!strcmp(mode, "done_sync")) {
+        int Y[1] = {p};
+        bsp_partition(bsp, &sub, 1, Y);
+        if (me != 0)
+            bsp_sync(&sub);
+        bsp_done(&sub);
     } else {
         fprintf(stderr, "pub_cases: unknown mode %s\n", mode);
         exit(2);

@@ -1,7 +1,8 @@
 /* A PUB program whose processors fail (tests/test_pub_faults.py). Each run of the sync
  * experiment f is three supersteps in which every processor sends N bytes to the next one
  * and waits obliviously for the one message sent to it. Argument "ok" runs as it should;
- * "abort": the last processor aborts in the second run, after two supersteps; "late": the
+ * "abort": the last processor aborts in the second run, after two supersteps; "misuse": it
+ * sends to a processor outside the machine there instead (pub.c's message, then MPI_Abort); "late": the
  * last processor reaches report 4 s after the others (run it with CLL_MPI_TIMEOUT=1);
  * "exit": the last processor ends the program without report. */
 #include "pub.h"
@@ -25,6 +26,8 @@ int main(int argc, char **argv)
     for (int s = 0; s < 3; s++) {
         if (!strcmp(mode, "abort") && run == 2 && s == 2 && me == p - 1)
             abort();
+        if (!strcmp(mode, "misuse") && run == 2 && s == 2 && me == p - 1)
+            bsp_send(&machine, p, data, 1);
         bsp_send(&machine, (me + 1) % p, data, N);
         bsp_oblsync(&machine, 1);
     }
