@@ -55,7 +55,7 @@ int main(void)
             check(edge); check(nextafter(edge, 0)); check(nextafter(edge, 2 * edge));
             check(s * (pow(10, e) - 0.5 * pow(10, e - 9)));
         }
-    for (long i = 0; i < 2000000; i++) {
+    for (long i = 0; i < 1000000; i++) {
         unsigned long long r = next();
         double random = ldexp((double)(r >> 11), (int)(next() % 100) - 100 - 3);  /* 2^-156 .. 2^-4 * 2^53 */
         check(r & 1 ? random : -random);
@@ -78,4 +78,4 @@ def test_put_g9_and_g17_write_what_printf_writes_for_every_kind_of_double(tmp_pa
     exe = build(tmp_path, {"check.c": CHECK}, exe="check")
     done = run(exe, timeout=120)
     assert done.returncode == 0 and done.stdout.endswith(" checked, 0 wrong\n"), done.stdout + done.stderr
-    assert int(done.stdout.split()[-4]) > 20_000_000
+    assert int(done.stdout.split()[-4]) > 10_000_000
