@@ -147,7 +147,7 @@ def exchange(tmp_path_factory) -> Path:
 @pytest.mark.parametrize("procs", [2, 4])
 def test_trace_has_every_rank_and_the_bytes_each_sent(exchange, procs):
     header, records, columns = header_and_records(exchange / f"exchange.cll.{procs}.dat")
-    assert not list(exchange.glob(f"*.rank*")) and not list(exchange.glob(".*tmp*"))  # copies gone
+    assert not list(exchange.glob("*.rank*")) and not list(exchange.glob(".*tmp*"))  # copies gone
     assert header["parallel"] == "MPI" and header["procs"] == str(procs)
     assert header["status"] == "complete"
     assert header["ranks"].split() == [str(r) for r in range(procs)]
