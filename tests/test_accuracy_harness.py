@@ -19,13 +19,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from accuracy_harness import cases as cases_module, cli, extrap_tool  # noqa: E402
 from accuracy_harness.cases import aggregate, make_case, relative_spread, synthetic  # noqa: E402
 from accuracy_harness.catalogue import KERNEL_SAMPLES, REPO, kernel, run_sample  # noqa: E402
-from accuracy_harness.evaluate import (Row, extrap_rows, interval_scores, llac_rows,  # noqa: E402
-                                       negative_constants, relative_errors)
+from accuracy_harness.evaluate import (AWARE_TOOL, Row, extrap_rows, interval_scores,  # noqa: E402
+                                       llac_rows, negative_constants, relative_errors)
 from accuracy_harness.load import background_load  # noqa: E402
 from accuracy_harness.noise import CPU_EVENT, QUICK_NOISE_KERNELS, NoiseResult, cpu_time  # noqa: E402
 from accuracy_harness.report import noise_table, percent, table, targets, targets10  # noqa: E402
 from cll_grammar.formula import parse_formula  # noqa: E402
+from cll_grammar.machinedb import MachineDB  # noqa: E402
 from llac.experiment import Experiment  # noqa: E402
+from llac.trace import read_trace  # noqa: E402
+from support.machines import probe_run, write_stream_trace  # noqa: E402
 from llac.model import FitSettings, Prediction  # noqa: E402
 
 
@@ -146,6 +149,35 @@ def test_llac_rows_report_coverage_width_and_negatives():
         assert 0 <= row.coverage <= 1 and 0 < row.width < 1 and row.negatives >= 0
 
 
+def stream_case(tmp_path, host="node1"):
+    """A case of the synthetic machine's streaming experiment (support.machines): fitted on
+    working sets inside its caches (up to 16 MiB), holding out three in memory (32-128 MiB)."""
+    inside, beyond = [int(2 ** (k / 2)) for k in range(18, 43)], [2 ** 22, 2 ** 23, 2 ** 24]
+    write_stream_trace(tmp_path / "s.cll.1.dat", inside + beyond, host=host)
+    return make_case("kernels/stream", read_trace(tmp_path / "s.cll.1.dat").experiments["stream"],
+                     {"N": max(inside)})
+
+
+def test_a_kernel_with_a_working_set_gets_the_machine_aware_prediction(tmp_path, monkeypatch):
+    with MachineDB(tmp_path / "machines.sqlite") as db:
+        db.store(probe_run())
+    monkeypatch.setenv("LLAC_MACHINE_DB", str(tmp_path / "machines.sqlite"))
+    rows = {row.tool: row for row in llac_rows(stream_case(tmp_path))}
+    assert rows.keys() == {"llac", AWARE_TOOL, "llac-1-interval"}
+    aware, plain = rows[AWARE_TOOL], rows["llac"]
+    assert aware.median < 0.05 < 0.2 < plain.median, (aware, plain)   # memory came; only aware saw it
+    assert aware.model == "sequential reads of 8 bytes, rho=1.00" and np.isnan(aware.coverage)
+
+
+def test_a_kernel_measured_on_an_unprobed_machine_says_why_it_has_no_aware_prediction(tmp_path, monkeypatch):
+    with MachineDB(tmp_path / "machines.sqlite") as db:
+        db.store(probe_run())
+    monkeypatch.setenv("LLAC_MACHINE_DB", str(tmp_path / "machines.sqlite"))
+    aware = [row for row in llac_rows(stream_case(tmp_path, host="elsewhere")) if row.tool == AWARE_TOOL]
+    assert len(aware) == 1 and np.isnan(aware[0].median)
+    assert "(elsewhere, Test CPU 9000) was never probed" in aware[0].model
+
+
 def alive(process):
     """Whether `process` runs (not finished, not a zombie)."""
     try:
@@ -228,8 +260,10 @@ def test_a_noise_kernel_run_with_the_task_clock_gives_its_cpu_time_beside_its_wa
     chain = run_sample(k.sample(k.fit_n), tmp_path, {"CLL_COUNTERS": CPU_EVENT})[k.experiment]
     wall, cpu = chain.columns["time"], cpu_time(chain).columns["time"]
     # a compute-bound kernel: its CPU time is its wall time but for being descheduled, which on a
-    # machine busy with other work (the test suite's own neighbours) is half of it or more
-    assert 0.2 < np.median(cpu / wall) <= 1.05 and np.all(cpu <= wall * 1.05)
+    # machine busy with other work (the test suite's own neighbours) is half of it or more; the
+    # counter reads themselves are system calls, counted as CPU time, which under load can take
+    # tens of microseconds more than the clock's read beside them
+    assert 0.2 < np.median(cpu / wall) <= 1.05 and np.all(cpu <= wall * 1.05 + 1e-4)
 
 
 def test_noise_rows_name_what_was_fitted_when_it_is_not_the_wall_time():
@@ -288,6 +322,15 @@ def test_targets10_meets_every_target_with_good_figures():
         "ok   coverage of llac's 95% interval beyond the data: 90.0% on average over 2 cases and runs "
         "(target >= 85.0%)",
         "ok   negative constants in 0 of 2 llac models (0 constants; target 0)"]
+
+
+def test_targets10_judges_the_machine_aware_prediction_like_llacs():
+    rows = kernel_rows([0.3, 0.4], [0.2, 0.3], [0.3, 0.4])
+    rows += [Row("kernels/k", AWARE_TOOL, "", median, run=run) for run, median in ((1, 0.05), (2, 0.12))]
+    lines = targets10(rows, {("kernels/k", 1): 0.01, ("kernels/k", 2): 0.01}, [])
+    assert lines[0].startswith("MISS kernels/k: llac median 30.0% / 40.0%")
+    assert lines[1] == ("MISS kernels/k: llac machine-aware median 5.0% / 12.0% (target <= 10.0% and "
+                        "<= half of Extra-P default's 20.0% / 30.0%)")
 
 
 def test_targets10_misses_are_said_with_their_figures():

@@ -3,12 +3,18 @@ mode, and judge issue 5's and issue 10's targets (see benchmarks/README.md)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Iterator
+
+from call.probe import available_memory
+from cll_grammar.machinedb import ENVIRONMENT_VARIABLE
 
 from .catalogue import KERNEL_SAMPLES, QUICK_SAMPLES, SAMPLES, program_cases, synthetic_cases
 from .evaluate import extrap_rows, llac_rows
@@ -17,6 +23,7 @@ from .noise import noise_mode
 from .report import noise_table, table, targets, targets10
 
 PARTS = ("synthetic", "samples", "kernels", "noise")
+PROBE_LARGEST = 2 * 1024 ** 3    # bytes: the machine-aware prediction's mountain reaches this far
 
 
 def arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -73,20 +80,53 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def probed_machine(wanted: bool) -> Iterator[list[str]]:
+    """While open, llac's machine database is a temporary one holding a fresh `call probe` (full)
+    of this machine, its memory mountain measured up to PROBE_LARGEST (the kernels' largest
+    held-out working sets, 1.5 GB, lie below it) or half the available memory, so that the
+    kernels, which state their working sets, get llac's machine-aware prediction. Yields notes
+    for the report: why there is none when the probe fails (the kernels then run without it).
+    Nothing is probed unless `wanted`."""
+    if not wanted:
+        yield []
+        return
+    available = available_memory()
+    largest = min(PROBE_LARGEST, available // 2) if available else PROBE_LARGEST
+    with tempfile.TemporaryDirectory(prefix="accuracy-machine-") as tmp:
+        database = Path(tmp) / "machines.sqlite"
+        done = subprocess.run([sys.executable, "-m", "call", "probe", "--db", str(database),
+                               "--largest", str(largest)], capture_output=True, text=True)
+        if done.returncode:
+            yield [f"call probe failed, no machine-aware predictions: {done.stderr.strip()[-300:]}"]
+            return
+        before = os.environ.get(ENVIRONMENT_VARIABLE)
+        os.environ[ENVIRONMENT_VARIABLE] = str(database)
+        try:
+            yield []
+        finally:
+            if before is None:
+                del os.environ[ENVIRONMENT_VARIABLE]
+            else:
+                os.environ[ENVIRONMENT_VARIABLE] = before
+
+
 def run(args: argparse.Namespace, python: Path | None) -> list[str]:
     """The report's lines for the parts in `args.parts`."""
     programs = ((QUICK_SAMPLES if args.quick else SAMPLES) if "samples" in args.parts else []) + \
         (KERNEL_SAMPLES if "kernels" in args.parts else [])
-    with tempfile.TemporaryDirectory(prefix="accuracy-") as tmp:
-        real, notes = program_cases(programs, Path(tmp) / "programs", args.runs)
-        noise_results, co_runner = (noise_mode(Path(tmp) / "noise", args.loaded_runs, args.quick)
-                                    if "noise" in args.parts else ([], []))
-    cases = (synthetic_cases(quick=args.quick) if "synthetic" in args.parts else []) + real
-    rows = []
-    for i, case in enumerate(cases):
-        rows += llac_rows(case)
-        if python and (i == 0 or not args.quick):
-            rows += extrap_rows(case, python, modelers=["Default"] if args.quick else None)
+    with probed_machine("kernels" in args.parts) as notes:
+        with tempfile.TemporaryDirectory(prefix="accuracy-") as tmp:
+            real, run_notes = program_cases(programs, Path(tmp) / "programs", args.runs)
+            noise_results, co_runner = (noise_mode(Path(tmp) / "noise", args.loaded_runs, args.quick)
+                                        if "noise" in args.parts else ([], []))
+        cases = (synthetic_cases(quick=args.quick) if "synthetic" in args.parts else []) + real
+        rows = []
+        for i, case in enumerate(cases):
+            rows += llac_rows(case)
+            if python and (i == 0 or not args.quick):
+                rows += extrap_rows(case, python, modelers=["Default"] if args.quick else None)
+    notes = notes + run_notes
     lines = [table(rows), ""] if rows else []
     if "noise" in args.parts:
         lines += ["Noise mode: llac (defaults) fitted on each loaded run, error at about 4x beyond "

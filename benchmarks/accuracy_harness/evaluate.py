@@ -1,7 +1,8 @@
 """Fit each case with each tool on its training points and score the predictions of the
 held-out points: relative error against the measurement and, for a synthetic case, against
 the true function; for llac also the coverage and width of its prediction intervals and how
-many of its constants are negative."""
+many of its constants are negative, and, for a case whose experiment states its working set
+(`bytes`) on a probed machine, llac's machine-aware prediction (docs/machine.md)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,12 +10,14 @@ from pathlib import Path
 
 import numpy as np
 
+from llac.cache_aware import aware_prediction, memory_view
 from llac.model import FitError, FitSettings, Model, Prediction, fit_experiment
 
 from .cases import Case
 from .extrap_tool import extrap_predict
 
 LLAC_TOOLS = {"llac": FitSettings(), "llac-1-interval": FitSettings(split=False)}
+AWARE_TOOL = "llac-machine-aware"
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,24 @@ def llac_rows(case: Case) -> list[Row]:
         coverage, width = interval_scores(prediction, held["time"])
         rows.append(score(case, tool, describe(model), prediction.values, coverage=coverage,
                           width=width, negatives=negative_constants(model)))
+        if tool == "llac":
+            rows += aware_rows(case, model, prediction)
     return rows
+
+
+def aware_rows(case: Case, model: Model, prediction: Prediction) -> list[Row]:
+    """The machine-aware prediction of the held-out points by the default model, as `predict`
+    gives it beside the plain one: none when the experiment states no working set; a row
+    that says why when the machine has no usable probe run (so a missing probe is seen)."""
+    if not model.working_set:
+        return []
+    view, reason = memory_view(model)
+    if view is None:
+        return [Row(case.name, AWARE_TOOL, reason or "no machine-aware prediction", run=case.run)]
+    held = case.heldout.columns
+    points = {v: held[v] for v in model.formula.variables}
+    values, _ = aware_prediction(model, view, points, prediction.values, prediction.piece)
+    return [score(case, AWARE_TOOL, f"{view.access.text}, rho={view.share:.2f}", values)]
 
 
 def extrap_rows(case: Case, python: Path, modelers: list[str] | None = None) -> list[Row]:

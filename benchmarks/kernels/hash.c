@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
         keys[i] = next_random(&state) | 1;
     for (int i = 0; i < N; i++)
         probes[i] = i % 2 ? keys[(i * 7) % N] : next_random(&state) | 1;
-    #pragma cll hash hash[0] + hash[1]*N
+    #pragma cll hash hash[0] + hash[1]*N bytes 32*N
     found += insert_and_look_up(table, 2 * (size_t)N + 1, keys, probes, N);
     #pragma cll end hash
     #pragma cll end for

@@ -28,7 +28,7 @@ int main(int argc, char **argv) {
     #pragma cll for(N = 121; N <= maxn; N = next_size(N))
     for (size_t k = 0; k < (size_t)N * N; k++)
         u[k] = v[k] = (double)(k % 7);
-    #pragma cll jacobi jacobi[0] + jacobi[1]*N*N
+    #pragma cll jacobi jacobi[0] + jacobi[1]*N*N bytes 16*N*N
     result = jacobi(u, v, N);
     #pragma cll end jacobi
     sum += result[(size_t)N * N / 2];

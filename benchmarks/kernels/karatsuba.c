@@ -45,7 +45,7 @@ int main(int argc, char **argv) {
     int N = maxn, rep = 0;
     #pragma cll for(rep = 0; rep < reps; rep++)
     #pragma cll for(N = 501; N <= maxn; N = next_size(N))
-    #pragma cll karatsuba karatsuba[0] + karatsuba[1]*N^log2(3)
+    #pragma cll karatsuba karatsuba[0] + karatsuba[1]*N^log2(3) bytes 96*N
     karatsuba(a, b, N, r, w);
     #pragma cll end karatsuba
     sum += r[N - 1];

@@ -32,7 +32,7 @@ int main(int argc, char **argv) {
     unsigned long long state = 2463534242ULL + N;
     for (int i = 0; i < N; i++)
         a[i] = (int)(next_random(&state) >> 33);
-    #pragma cll msort msort[0] + msort[1]*N*log(N)
+    #pragma cll msort msort[0] + msort[1]*N*log(N) bytes 8*N
     merge_sort(a, tmp, N);
     #pragma cll end msort
     sum += a[N / 2];

@@ -39,7 +39,7 @@ int main(int argc, char **argv) {
     #pragma cll for(N = 30001; N <= maxn; N = next_size(N))
     for (size_t k = 0; k < (size_t)N * NNZ; k++)
         column[k] = (int)(((unsigned long long)random[k] * N) >> 32);
-    #pragma cll spmv spmv[0] + spmv[1]*N
+    #pragma cll spmv spmv[0] + spmv[1]*N bytes 68*N
     spmv(start, column, value, x, y, N);
     #pragma cll end spmv
     sum += y[N / 2];

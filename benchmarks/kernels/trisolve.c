@@ -26,7 +26,7 @@ int main(int argc, char **argv) {
             l[(size_t)i * N + j] = 1e-3 * ((i + j) % 5) / N;
         l[(size_t)i * N + i] = 1.0;
     }
-    #pragma cll trisolve trisolve[0] + trisolve[1]*N + trisolve[2]*N*N
+    #pragma cll trisolve trisolve[0] + trisolve[1]*N + trisolve[2]*N*N bytes 8*N*N + 16*N
     forward_substitution(l, b, x, N);
     #pragma cll end trisolve
     sum += x[N - 1];
