@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import re
 import shlex
 import sys
 import traceback
@@ -67,6 +68,9 @@ def _parser() -> argparse.ArgumentParser:
     probe = commands.add_parser("probe", help="measure this machine, store it in the machine database")
     probe.add_argument("--quick", action="store_true", help="fewer sizes and repetitions (under 20 s)")
     probe.add_argument("--label", type=_label, default=None, help="a note stored with the run")
+    probe.add_argument("--largest", type=_byte_count, default=None, metavar="SIZE",
+                       help="the largest working set of the memory mountain, e.g. 1GiB (default: 4x "
+                            "the last cache, at most half the available memory)")
     probe.add_argument("--procs", type=_procs_list, default=None,
                        help="P1,P2,...: also measure BSP's g and L with mpirun -np P for each")
     probe.add_argument("--no-oversubscribe", dest="oversubscribe", action="store_false",
@@ -87,6 +91,17 @@ def _version() -> str:
     except PackageNotFoundError:
         number = "(not installed)"
     return f"call {number} (runtime: {RUNTIME_DIR / 'libcllrt.a'})"
+
+
+BYTE_UNITS = {"": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
+
+
+def _byte_count(text: str) -> int:
+    """A number of bytes: digits with an optional binary unit (K, M, G; KiB, MiB, GiB)."""
+    match = re.fullmatch(r"\s*(\d+)\s*([kKmMgG]?)(?:i?[bB])?\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a size such as 536870912, 512MiB or 1GiB")
+    return int(match[1]) * BYTE_UNITS[match[2].lower()]
 
 
 def _procs(text: str) -> tuple[int, int, int]:
@@ -180,7 +195,8 @@ def probe_machine_command(args) -> int:
     needs numpy and the machine database)."""
     from call.probe import probe_command
     from call.progress import Progress
-    print(probe_command(args.quick, args.label, args.db, Progress(), args.procs, args.oversubscribe))
+    print(probe_command(args.quick, args.label, args.db, Progress(), args.procs, args.oversubscribe,
+                        args.largest))
     return 0
 
 

@@ -233,7 +233,8 @@ def aware_prediction(model, view: MemoryView, columns: dict[str, np.ndarray], va
     # within the fitted working sets the plain prediction stands; beyond, the traffic may dominate
     beyond = sets > reference
     here = np.where(beyond, np.maximum(values, view.traffic(view.run, sets)), values)
-    notes = _leaving_notes(model, view, columns, np.where(np.isfinite(values), sets, np.nan))  # not where no value
+    shown = np.where(np.isfinite(values), sets, np.nan)       # no notes where there is no value
+    notes = _leaving_notes(model, view, columns, shown) + _unmeasured_notes(view, other or view.run, columns, shown)
     if other is None:
         return here, notes
     compute = _compute_ratio(view.run, other)
@@ -264,6 +265,21 @@ def _leaving_notes(model, view: MemoryView, columns: dict, sets: np.ndarray) -> 
     return leaving_notes(view.run, fitted_sets(model), columns, sets, "fitted points",
                          "the plain prediction keeps {level}'s cost per access; the machine-aware one "
                          "follows the memory mountain")
+
+
+def _unmeasured_notes(view: MemoryView, run: ProbeRun, columns: dict, sets: np.ndarray) -> list[str]:
+    """One note for the points whose working set is larger than any the probe run measured
+    for the view's access pattern: there the cost of the largest one measured is used."""
+    measured = [p.working_set for p in run.mountain if p.access == view.access.kind]
+    beyond = np.flatnonzero(np.isfinite(sets) & (sets > max(measured, default=np.inf)))
+    if not len(beyond):
+        return []
+    first = int(beyond[0])
+    where = " ".join(f"{v}={columns[v][first]:g}" for v in columns)
+    return [f"note: at {where}{' and ' + str(len(beyond) - 1) + ' more' if len(beyond) > 1 else ''} the working "
+            f"set ({byte_size(sets[first])}) is larger than any the probe of {run.host} measured "
+            f"({byte_size(max(measured))}): the machine-aware prediction takes that one's cost per access "
+            f"(`call probe --largest SIZE` measures further)"]
 
 
 def leaving_notes(run: ProbeRun, learned: np.ndarray, columns: dict, sets: np.ndarray, what: str,

@@ -82,6 +82,14 @@ def test_the_machine_aware_prediction_sees_memory_coming(workdir):
     assert "lies in memory, beyond L3 where the largest fitted points lie" in out
 
 
+def test_a_working_set_larger_than_the_probe_measured_is_said(workdir):
+    done = llac(workdir, 'load "train.cll.1.dat"; fit stream; predict stream N=16777216, 33554432, 67108864')
+    assert done.returncode == 0, done.stderr
+    assert ("note: at N=3.35544e+07 and 1 more the working set (256 MiB) is larger than any the probe of "
+            "node1 measured (128 MiB): the machine-aware prediction takes that one's cost per access "
+            "(`call probe --largest SIZE` measures further)") in done.stdout
+
+
 def test_random_accesses_are_costed_by_the_random_chase(workdir):
     out = assert_memory_rows_within_5_percent(
         workdir, 'load "chase.cll.1.dat"; fit stream; load "chasebig.cll.1.dat" as big; predict stream at big')

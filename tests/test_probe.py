@@ -241,6 +241,28 @@ def test_unusable_database_is_said_before_probing(tmp_path):
     assert "probe 1/" not in done.stderr and "Traceback" not in done.stderr
 
 
+def test_the_largest_working_set_asked_for_is_measured_within_half_the_memory():
+    caches = [CacheLevel(3, "Unified", 32 * 2 ** 20, 64)]
+    assert mountain_limit(caches, 2 ** 34) == 128 * 2 ** 20                  # default: 4x the last cache
+    assert mountain_limit(caches, 2 ** 34, 2 ** 30) == 2 ** 30                # asked for: 1 GiB
+    with pytest.raises(ProbeError, match=r"--largest 16 GiB: only 16 GiB of memory is available, and the "
+                                         r"probe uses at most half of it \(8 GiB\)"):
+        mountain_limit(caches, 2 ** 34, 2 ** 34)
+    with pytest.raises(ProbeError, match="--largest 64 KiB: the mountain must reach at least 1 MiB"):
+        mountain_limit(caches, 2 ** 34, 2 ** 16)
+
+
+@pytest.mark.parametrize("size, message", [
+    ("12X", "argument --largest: '12X': expected a size such as 536870912, 512MiB or 1GiB"),
+    ("1000000GiB", "--largest 1e+06 GiB: only"),
+    ("4KiB", "--largest 4 KiB: the mountain must reach at least 1 MiB"),
+])
+def test_a_largest_working_set_the_probe_cannot_measure_is_one_message(tmp_path, size, message):
+    done = call_probe(tmp_path, "--quick", "--largest", size)
+    assert done.returncode == 1 and message in done.stderr and "Traceback" not in done.stderr
+    assert "probe 1/" not in done.stderr                      # refused before measuring anything
+
+
 @pytest.mark.parametrize("script, message", [
     ("echo 'progress 1 2 read' >&2\nkill -9 $$", "killed by SIGKILL"),
     ("echo 'memory_probe: cannot allocate' >&2\nexit 3", "status 3.*cannot allocate"),
@@ -260,12 +282,12 @@ FIXED = parse_output("probe 1\n" + "".join(
     + "op timer 2.5e-08 0.02\nend\n")
 
 
-@given(st.lists(st.one_of(st.sampled_from(["--quick", "--label", "--db", "--procs", "-h", "--"]),
+@given(st.lists(st.one_of(st.sampled_from(["--quick", "--label", "--db", "--procs", "--largest", "-h", "--"]),
                           st.text(max_size=12)), max_size=5))
 def test_probe_command_line_fuzz(tmp_path_factory, monkeypatch_module, argv):
     from call import cli, probe
     tmp = tmp_path_factory.mktemp("fuzz")
-    monkeypatch_module.setattr(probe, "sequential_probe", lambda quick, progress: (CACHES, *FIXED))
+    monkeypatch_module.setattr(probe, "sequential_probe", lambda quick, progress, largest: (CACHES, *FIXED))
     monkeypatch_module.setenv("LLAC_MACHINE_DB", str(tmp / "machines.sqlite"))
     argv = [str(tmp / "db" / a) if i and argv[i - 1] == "--db" else a for i, a in enumerate(argv)]
     out, err = io.StringIO(), io.StringIO()
