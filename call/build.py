@@ -154,7 +154,13 @@ def ensure_built(program: Program, cflags: list[str], progress: Progress) -> Pat
         return executable
     verb = "building" if reason == "first build" else "rebuilding"
     progress.note(f"{verb} {executable}: {reason}")
-    executable.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        executable.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:       # a read-only checkout, a file in the way
+        raise CallError([Diagnostic("error", program.file, 0, 0,
+                                    f"cannot make the build folder {executable.parent} beside the source "
+                                    f"({err.strerror or err}): call run builds there; copy the source to a "
+                                    f"folder you can write")]) from None
     with tempfile.TemporaryDirectory(prefix="call-build-", dir=executable.parent) as work:
         rule = Path(work) / "deps.d"
         status = compile_program(["-MD", "-MF", str(rule), "-MT", manifest.DEPENDENCY_TARGET, *cflags,

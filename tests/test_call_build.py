@@ -195,3 +195,16 @@ def test_run_refuses_a_source_that_is_not_a_c_file_up_front(tmp_path):
     assert done.returncode == 1
     assert done.stderr == "prog.txt: error: not a .c file: call run builds and runs one C source file, PROG.c\n"
     assert not (tmp_path / ".cll-build").exists()
+
+
+def test_a_build_folder_that_cannot_be_made_is_one_message(tmp_path):
+    """Found in session 22: in a read-only checkout `call run` said only
+    'call: error: .cll-build: Read-only file system'. A file in the folder's place fails the
+    same way, also as root."""
+    program(tmp_path)
+    (tmp_path / ".cll-build").write_text("")
+    done = call("run", "prog.c", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (
+        "prog.c: error: cannot make the build folder .cll-build beside the source (File exists): "
+        "call run builds there; copy the source to a folder you can write")
