@@ -244,7 +244,7 @@ def store_run(db: MachineDB, run: ProbeRun) -> str:
 
 
 def level_costs(run: ProbeRun, access: str = "read") -> list[tuple[str, float]]:
-    """Cost per access (`read` or `chase`) at stride = line size in each cache level and in
+    """Cost per access (`read`, `chase` or `gather`) at stride = line size in each cache level and in
     memory: at the largest working set of half the level's size (a working set surely inside
     it), and at the largest working set for memory. Empty when the run has no such curve."""
     line = line_size(run.caches)
@@ -271,9 +271,11 @@ def summary(run: ProbeRun, name: str, where: Path) -> str:
                    + (f", measured {measured}" if cache.kind != "Instruction" else ""))
     costs = ", ".join(f"{level} {seconds * 1e9:.2f}" for level, seconds in level_costs(run))
     out.append(f"  read ns per access (stride {line_size(run.caches)}): {costs}")
-    chase = ", ".join(f"{level} {seconds * 1e9:.1f}" for level, seconds in level_costs(run, "chase"))
-    if chase:
-        out.append(f"  random access ns: {chase}")
+    for kind, what in (("chase", "random access ns (a chase: dependent loads)"),
+                       ("gather", "random access ns (a gather: independent loads)")):
+        costs = ", ".join(f"{level} {seconds * 1e9:.1f}" for level, seconds in level_costs(run, kind))
+        if costs:
+            out.append(f"  {what}: {costs}")
     ops = ", ".join(f"{op.name} {op.seconds * 1e9:.2f}" for op in run.operations)
     out.append(f"  ns per operation: {ops}")
     if run.bsp:

@@ -29,14 +29,15 @@ class CacheLevel:
         return self.measured_bytes or self.reported_bytes
 
 
-ACCESSES = ("read", "write", "chase")   # a MountainPoint's access kinds
+ACCESSES = ("read", "write", "chase", "gather")   # a MountainPoint's access kinds
 
 
 @dataclass(frozen=True)
 class MountainPoint:
     """Cost of one access (seconds) by working-set size and stride: sequential reads or
-    writes every stride bytes, or a random pointer chase (stride: the line size)."""
-    access: str                    # read, write, chase
+    writes every stride bytes, a random pointer chase of dependent loads or a random gather of
+    independent ones (stride: the line size)."""
+    access: str                    # read, write, chase, gather
     working_set: int               # bytes
     stride: int                    # bytes
     seconds: float

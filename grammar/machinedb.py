@@ -58,6 +58,18 @@ MIGRATIONS = [
     DROP TABLE mountain;
     ALTER TABLE mountain_2 RENAME TO mountain;
     """,
+    # 3: the random gather (independent loads) joins the mountain (access 'gather'), as in 2.
+    """
+    CREATE TABLE mountain_3 (
+        run_id INTEGER NOT NULL REFERENCES probe_run(id) ON DELETE CASCADE,
+        access TEXT NOT NULL CHECK (access IN ('read', 'write', 'chase', 'gather')),
+        working_set INTEGER NOT NULL, stride INTEGER NOT NULL,
+        seconds REAL NOT NULL, spread REAL NOT NULL);
+    INSERT INTO mountain_3 SELECT run_id, access, working_set, stride, seconds, spread
+        FROM mountain ORDER BY rowid;
+    DROP TABLE mountain;
+    ALTER TABLE mountain_3 RENAME TO mountain;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -51,11 +51,19 @@ class Access:
 SEQUENTIAL = Access("read", SEQUENTIAL_STRIDE, f"sequential reads of {SEQUENTIAL_STRIDE} bytes")
 
 
+RANDOM_ACCESSES = (("gather", "independent random accesses (a gather)"),
+                   ("chase", "dependent random accesses (a chase)"))
+
+
 def _candidates(run: ProbeRun) -> list[Access]:
-    """The access patterns the probe run can cost: sequential reads, and random accesses
-    (one per cache line) where the probe measured its random chase."""
-    chase = sorted({p.stride for p in run.mountain if p.access == "chase"})
-    return [SEQUENTIAL] + [Access("chase", s, f"random accesses, one per {s}-byte line") for s in chase[:1]]
+    """The access patterns the probe run can cost: sequential reads, and random accesses,
+    one per cache line, independent (the probe's gather) or dependent (its chase), where the
+    probe measured those curves."""
+    candidates = [SEQUENTIAL]
+    for kind, text in RANDOM_ACCESSES:
+        lines = sorted({p.stride for p in run.mountain if p.access == kind})
+        candidates += [Access(kind, s, f"{text}, one per {s}-byte line") for s in lines[:1]]
+    return candidates
 
 
 @dataclass(frozen=True)

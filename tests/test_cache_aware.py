@@ -29,6 +29,8 @@ def workdir(tmp_path):
     chase_in_cache = [n // 8 for n in IN_CACHE]                  # 64 bytes per element: 4 KiB .. 16 MiB
     write_stream_trace(tmp_path / "chase.cll.1.dat", chase_in_cache, working_set="64*N", chase=True)
     write_stream_trace(tmp_path / "chasebig.cll.1.dat", [n // 8 for n in IN_MEMORY], working_set="64*N", chase=True)
+    write_stream_trace(tmp_path / "gather.cll.1.dat", chase_in_cache, working_set="64*N", gather=True)
+    write_stream_trace(tmp_path / "gatherbig.cll.1.dat", [n // 8 for n in IN_MEMORY], working_set="64*N", gather=True)
     return tmp_path
 
 
@@ -93,7 +95,13 @@ def test_a_working_set_larger_than_the_probe_measured_is_said(workdir):
 def test_random_accesses_are_costed_by_the_random_chase(workdir):
     out = assert_memory_rows_within_5_percent(
         workdir, 'load "chase.cll.1.dat"; fit stream; load "chasebig.cll.1.dat" as big; predict stream at big')
-    assert "traffic costed as random accesses, one per 64-byte line" in out
+    assert "traffic costed as dependent random accesses (a chase), one per 64-byte line" in out
+
+
+def test_independent_random_accesses_are_costed_by_the_random_gather(workdir):
+    out = assert_memory_rows_within_5_percent(
+        workdir, 'load "gather.cll.1.dat"; fit stream; load "gatherbig.cll.1.dat" as big; predict stream at big')
+    assert "traffic costed as independent random accesses (a gather), one per 64-byte line" in out
 
 
 def test_predict_on_a_machine_with_slower_memory(workdir):

@@ -71,7 +71,7 @@ def test_an_old_file_is_migrated_and_a_newer_one_refused(tmp_path):
         MachineDB(junk)
 
 
-def test_a_version_1_file_migrates_to_2_and_keeps_its_runs(tmp_path):
+def test_a_version_1_file_migrates_to_the_current_schema_and_keeps_its_runs(tmp_path):
     path = tmp_path / "v1.sqlite"
     connection = sqlite3.connect(path)
     connection.executescript(MIGRATIONS[0] + """
@@ -90,10 +90,28 @@ def test_a_version_1_file_migrates_to_2_and_keeps_its_runs(tmp_path):
         assert run.operations[0].name == "timer" and run.seconds == 95.0
         chased = probe_run(date="2026-11-23T12:00:00Z")
         db.store(chased)
-        assert [p for p in db.run(chased.run_id).mountain if p.access == "chase"]
+        assert {p.access for p in db.run(chased.run_id).mountain} == {"read", "write", "chase", "gather"}
         with pytest.raises(sqlite3.IntegrityError):        # the CHECK still refuses others
             db.connection.execute("INSERT INTO mountain VALUES (1, 'jump', 4096, 64, 1e-9, 0)")
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2 == SCHEMA_VERSION
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 3 == SCHEMA_VERSION
+
+
+def test_a_version_2_file_keeps_its_chase_and_takes_gathers(tmp_path):
+    path = tmp_path / "v2.sqlite"
+    connection = sqlite3.connect(path)
+    connection.executescript(MIGRATIONS[0] + MIGRATIONS[1] + """
+        PRAGMA user_version = 2;
+        INSERT INTO machine VALUES (1, 'node1', 'node1', 'Test CPU 9000');
+        INSERT INTO probe_run VALUES (1, 1, '2026-11-23T10:00:00Z', 0, NULL, 2, 95.0);
+        INSERT INTO mountain VALUES (1, 'chase', 4096, 64, 1e-9, 0.01), (1, 'read', 4096, 8, 2e-10, 0.02);""")
+    with pytest.raises(sqlite3.IntegrityError):            # version 2 refuses the gather
+        connection.execute("INSERT INTO mountain VALUES (1, 'gather', 4096, 64, 1e-9, 0)")
+    connection.close()
+    with MachineDB(path) as db:
+        (run,) = db.runs("node1")
+        assert [(p.access, p.stride, p.seconds) for p in run.mountain] == [("chase", 64, 1e-9), ("read", 8, 2e-10)]
+        db.connection.execute("INSERT INTO mountain VALUES (1, 'gather', 4096, 64, 1e-9, 0)")
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 3
 
 
 def test_a_migration_that_fails_changes_nothing(tmp_path):
@@ -125,25 +143,25 @@ def test_list_show_and_compare(db_path):
     assert "491520" in out                                                # L2 measured at its knee
     memory_row = next(line for line in out.splitlines() if line.startswith("memory "))
     assert memory_row.split()[2] == "30"                                  # ns per read, stride 8
-    assert memory_row.split()[-1] == "90"                                 # ns per random access
+    assert memory_row.split()[-2:] == ["90", "20"]                        # ns per random chase, gather
     ratios = {line.split(",")[0]: line.split()[-1] for line in out.splitlines()
-              if line.startswith(("read ", "random chase "))}
+              if line.startswith(("read ", "random "))}
     assert ratios["read memory (134217728 B)"] == "1.5" and ratios["read L1 (16384 B)"] == "1"
-    assert ratios["random chase memory (134217728 B)"] == "1.5"
+    assert ratios["random chase memory (134217728 B)"] == "1.5" == ratios["random gather memory (134217728 B)"]
 
 
-def test_a_run_probed_before_the_chase_shows_none(tmp_path):
+def test_a_run_probed_before_the_chase_and_the_gather_shows_none(tmp_path):
     path = tmp_path / "machines.sqlite"
     with MachineDB(path) as db:
         db.store(probe_run())
-        old = probe_run(date="2026-11-23T11:00:00Z", label="old")
+        old = probe_run(date="2026-11-23T11:00:00Z", label="old", gather=False)
         old.mountain = [p for p in old.mountain if p.access != "chase"]
         db.store(old)
     done = llac("machine show node1@old; machine compare node1 node1@old; machine mountain node1@old", path)
     assert done.returncode == 0, done.stderr
     memory_row = next(line for line in done.stdout.splitlines() if line.startswith("memory "))
-    assert memory_row.split()[-1] == "-"
-    assert "random chase" not in done.stdout.split("against")[1]          # no compare row, no curve
+    assert memory_row.split()[-2:] == ["-", "-"]
+    assert "random" not in done.stdout.split("against")[1]                # no compare row, no curve
 
 
 def test_show_without_a_name_is_this_machine(db_path):
@@ -156,7 +174,7 @@ def test_plots_of_the_mountain_and_of_g_and_L(db_path):
     done = llac("machine mountain node1; machine bsp node1", db_path)
     assert done.returncode == 0, done.stderr
     assert "memory mountain of node1@1" in done.stdout and "1e8" in done.stdout
-    assert "random chase, 64 B lines" in done.stdout
+    assert "random chase, 64 B lines" in done.stdout and "random gather, 64 B lines" in done.stdout
     assert "BSP parameters of node1@1 by P" in done.stdout and "L, µs" in done.stdout
 
 

@@ -86,7 +86,19 @@ def test_random_chase_covers_the_grid_and_memory_costs_many_l1_hits(probed):
     assert costs["memory"] > 4 * costs["L1"]
     # a random chase cannot be prefetched: beyond the last cache it is slower than a stream
     assert chase[max(chase)] > dict(level_costs(run))["memory"]
-    assert "random access ns: L1 " in done.stdout and ", memory " in done.stdout
+    assert "random access ns (a chase: dependent loads): L1 " in done.stdout and ", memory " in done.stdout
+
+
+def test_random_gather_covers_the_grid_and_overlaps_what_the_chase_waits_for(probed):
+    done, run = probed
+    gather = {p.working_set: p.seconds for p in run.mountain if p.access == "gather"}
+    chase = {p.working_set: p.seconds for p in run.mountain if p.access == "chase"}
+    assert set(gather) == set(chase) and all(seconds > 0 for seconds in gather.values())
+    assert {p.stride for p in run.mountain if p.access == "gather"} == {line_size(run.caches)}
+    # independent loads overlap in the memory system: beyond the last cache a gather's access
+    # costs a fraction of a dependent one's
+    assert gather[max(gather)] < chase[max(chase)] / 2
+    assert "random access ns (a gather: independent loads): L1 " in done.stdout
 
 
 def test_operations_and_timer_cost_are_present_and_positive(probed):

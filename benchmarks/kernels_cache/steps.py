@@ -24,7 +24,7 @@ from llac.tables import repetitions
 from llac.trace import read_trace
 
 HERE = Path(__file__).resolve().parent
-KERNELS = ("triad", "transpose", "reduce", "chase")
+KERNELS = ("triad", "transpose", "reduce", "chase", "histogram", "bsearch")
 
 
 def run_kernel(kernel: str, folder: Path) -> Path:

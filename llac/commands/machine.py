@@ -14,7 +14,8 @@ from llac.machines import (MEMORY, access_cost, export_machine, import_machine, 
 
 NANO = 1e9
 READ_STRIDES = (8, 64)         # sequential doubles, one cache line apart
-CHASE = "chase"                # the random pointer chase's access kind (at the line size)
+# the random curves (at the line size): access kind, name in tables and charts
+RANDOM_CURVES = (("chase", "random chase"), ("gather", "random gather"))
 
 
 @command("machine", "machine list | show [M] | compare M1 M2 | mountain [M] | bsp [M] | "
@@ -24,10 +25,11 @@ CHASE = "chase"                # the random pointer chase's access kind (at the 
          ~/.local/share/llac/machines.sqlite). `list`: the machines
          and their probe runs. `show`: one probe run: caches (reported by the system and
          measured at the knees), the cost of an access in each cache level and in memory
-         (sequential reads and writes, and a random pointer chase), basic operations, BSP's
+         (sequential reads and writes, a random pointer chase of dependent loads and a
+         random gather of independent ones), basic operations, BSP's
          g and L per P. `compare`: two machines (or two runs) side
-         by side with their ratio. `mountain` and `bsp` plot the memory mountain (and the random
-         chase) and g and L against P. `export`/`import` carry a machine to another database as JSON. M is a
+         by side with their ratio. `mountain` and `bsp` plot the memory mountain (with the random
+         chase and gather) and g and L against P. `export`/`import` carry a machine to another database as JSON. M is a
          machine's name (its latest full probe run without a label), NAME@LABEL (its latest run
          with that `--label`) or NAME@ID; without M, this machine. `export` takes a machine's
          name: it writes all its runs.""",
@@ -107,26 +109,28 @@ def _level_sets(run) -> list[tuple[str, float]]:
 
 
 def _level_table(run) -> Table:
-    """ns per access in each level, reads at stride 8 and 64 bytes, writes at 8 and the
-    random chase (`-` for a run probed before the chase was)."""
+    """ns per access in each level, reads at stride 8 and 64 bytes, writes at 8, the random
+    chase and the random gather (`-` for a run probed before they were)."""
     rows = tuple((label, int(ws), *(float(access_cost(run, ws, s)) * NANO for s in READ_STRIDES),
-                  float(access_cost(run, ws, 8, "write")) * NANO, _chase_ns(run, ws))
+                  float(access_cost(run, ws, 8, "write")) * NANO,
+                  *(_random_ns(run, ws, kind) for kind, _ in RANDOM_CURVES))
                  for label, ws in _level_sets(run))
     return Table("memory: ns per access (from the mountain)",
                  ("level", "working set", "read, stride 8", "read, stride 64", "write, stride 8",
-                  "random chase"), rows)
+                  *(name for _, name in RANDOM_CURVES)), rows)
 
 
-def _chase_line(run) -> int | None:
-    """The line size the run's random chase went by, None when it has no chase curve."""
-    return next((p.stride for p in run.mountain if p.access == CHASE), None)
+def _random_line(run, kind: str) -> int | None:
+    """The line size the run's random curve `kind` (chase, gather) went by, None when it has
+    no such curve."""
+    return next((p.stride for p in run.mountain if p.access == kind), None)
 
 
-def _chase_ns(run, working_set) -> float | None:
-    """ns per access of the random pointer chase at `working_set`, None when the run has no
-    chase curve."""
-    line = _chase_line(run)
-    return None if line is None else float(access_cost(run, working_set, line, CHASE)) * NANO
+def _random_ns(run, working_set, kind: str) -> float | None:
+    """ns per access of the random curve `kind` at `working_set`, None when the run has no
+    such curve."""
+    line = _random_line(run, kind)
+    return None if line is None else float(access_cost(run, working_set, line, kind)) * NANO
 
 
 def _compare(first, second) -> Table:
@@ -137,9 +141,10 @@ def _compare(first, second) -> Table:
         for stride in READ_STRIDES:
             x, y = (float(access_cost(r, ws, stride)) * NANO for r in (a, b))
             rows.append((f"read {label} ({int(ws)} B), stride {stride}, ns", x, y, y / x))
-        x, y = _chase_ns(a, ws), _chase_ns(b, ws)
-        if x and y:
-            rows.append((f"random chase {label} ({int(ws)} B), ns", x, y, y / x))
+        for kind, name in RANDOM_CURVES:
+            x, y = _random_ns(a, ws, kind), _random_ns(b, ws, kind)
+            if x and y:
+                rows.append((f"{name} {label} ({int(ws)} B), ns", x, y, y / x))
     b_ops = {o.name: o.seconds for o in b.operations}
     rows += [(f"{o.name}, ns", o.seconds * NANO, b_ops[o.name] * NANO, b_ops[o.name] / o.seconds)
              for o in a.operations if o.name in b_ops and o.seconds > 0]
@@ -158,7 +163,7 @@ def _compare(first, second) -> Table:
 
 def _mountain_chart(name: str, run) -> str:
     """Read cost per access against the working set (log axis), one line per stride, and
-    the random chase's where the run has it."""
+    the random chase's and gather's where the run has them."""
     from llac.plot import line_chart
     if not run.mountain:
         raise LlacError(f"{name}@{run.run_id} has no memory mountain")
@@ -166,8 +171,9 @@ def _mountain_chart(name: str, run) -> str:
     strides = sorted({p.stride for p in run.mountain if p.access == "read"})
     series = {f"read, stride {s} B": [float(access_cost(run, ws, s)) * NANO for ws in sizes]
               for s in strides}
-    if _chase_line(run):
-        series[f"random chase, {_chase_line(run)} B lines"] = [_chase_ns(run, ws) for ws in sizes]
+    for kind, curve in RANDOM_CURVES:
+        if _random_line(run, kind):
+            series[f"{curve}, {_random_line(run, kind)} B lines"] = [_random_ns(run, ws, kind) for ws in sizes]
     edges = ", ".join(f"{label} {size // 1024} KiB" for label, size in level_edges(run))
     return line_chart(f"memory mountain of {name}@{run.run_id}: ns per access", sizes, series,
                       f"working set, bytes ({edges})", log_x=True, log_y=True)

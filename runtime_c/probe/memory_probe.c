@@ -13,6 +13,7 @@
      probe 1
      mountain read|write WORKING_SET STRIDE SECONDS SPREAD
      mountain chase WORKING_SET LINE SECONDS SPREAD
+     mountain gather WORKING_SET LINE SECONDS SPREAD
      op NAME SECONDS SPREAD
      end
    Progress on stderr, one line per sweep over all figures (a calibration, then one per
@@ -23,7 +24,10 @@
    from being merged or removed, and the sums go to a volatile sink. The chase follows a
    pointer from line to line of the working set in a random cyclic order (Sattolo's
    shuffle, built once per working set): each load's address is the previous load's value,
-   so neither prefetching nor overlap hides its latency. The operations are
+   so neither prefetching nor overlap hides its latency. The gather reads one double per
+   line of the working set in the same random order, but takes each address from the order
+   itself (read in sequence), so the loads do not depend on each other and the memory
+   system overlaps them, as a hash table's probes or a sparse matrix's gather. The operations are
    chains of 8 dependent (x = x op y) or 8 independent (x_i = x_i op y) double operations,
    y read from a volatile so that nothing is folded at compile time. */
 #define _POSIX_C_SOURCE 200809L
@@ -107,6 +111,7 @@ struct chase {
     size_t lines;
     uint32_t *next;
     size_t at;      /* the node the last walk stopped at: the next walk goes on from there */
+    size_t gathered; /* where in the order the last gather stopped */
 };
 
 static uint64_t random_state = 0x9E3779B97F4A7C15u;
@@ -165,6 +170,30 @@ static double chase_walk(char *data, size_t line, struct chase *c, long accesses
     double seconds = now() - start;
     c->at = (size_t)((char *)p - data) / line;
     return seconds / (double)accesses;
+}
+
+/* Seconds per access of `accesses` independent loads, one double per line of the data in
+   the chase's random order (the order read in sequence), going on from c->gathered. */
+static double gather_walk(const double *data, size_t line, struct chase *c, long accesses)
+{
+    size_t step = line / sizeof *data, at = c->gathered;
+    double sum[4] = {0, 0, 0, 0};
+    double start = now();
+    for (long i = 0; i < accesses; i++) {
+        sum[i & 3] += data[(size_t)c->next[at] * step];
+        at = at + 1 == c->lines ? 0 : at + 1;
+    }
+    double seconds = now() - start;
+    sink = sum[0] + sum[1] + sum[2] + sum[3];
+    c->gathered = at;
+    return seconds / (double)accesses;
+}
+
+/* Accesses of one timed chase or gather: enough to last `target` seconds at `per_access`. */
+static long random_accesses(double per_access, double target)
+{
+    double wanted = per_access > 0 ? ceil(target / per_access) : CHASE_CAP;
+    return wanted < 1 ? 1 : wanted > CHASE_CAP ? CHASE_CAP : (long)wanted;
 }
 
 /* Passes needed for one repetition to last `target` seconds, from one warm pass. */
@@ -304,8 +333,9 @@ int main(int argc, char **argv)
             break;
     }
     size_t largest = sizes[n_sizes - 1];
-    int n_points = 2 * n_strides * n_sizes, n_chases = n_sizes;
-    int n_figures = n_points + n_chases + (int)N_OPERATIONS;
+    int n_points = 2 * n_strides * n_sizes, n_chases = n_sizes, n_gathers = n_sizes;
+    int n_random = n_chases + n_gathers;
+    int n_figures = n_points + n_random + (int)N_OPERATIONS;
     double *data = malloc(largest);
     double *values = malloc((size_t)reps * (size_t)n_figures * sizeof *values);
     long *counts = malloc((size_t)n_figures * sizeof *counts);
@@ -349,17 +379,23 @@ int main(int argc, char **argv)
         for (int s = 0; s < n_chases; s++) {
             int f = n_points + s;
             link_chase((char *)data, (size_t)line, &chases[s]);
-            if (r < 0) {
-                double per_access = chase_walk((char *)data, (size_t)line, &chases[s], CALIBRATION_ACCESSES);
-                double wanted = per_access > 0 ? ceil(target / per_access) : CHASE_CAP;
-                counts[f] = wanted < 1 ? 1 : wanted > CHASE_CAP ? CHASE_CAP : (long)wanted;
-            } else
+            if (r < 0)
+                counts[f] = random_accesses(
+                    chase_walk((char *)data, (size_t)line, &chases[s], CALIBRATION_ACCESSES), target);
+            else
                 values[(size_t)f * (size_t)reps + (size_t)r] =
                     chase_walk((char *)data, (size_t)line, &chases[s], counts[f]);
-            unlink_chase(data, (size_t)line, &chases[s]);
+            unlink_chase(data, (size_t)line, &chases[s]);   /* doubles again, and in the cache */
+            int g = n_points + n_chases + s;
+            if (r < 0)
+                counts[g] = random_accesses(
+                    gather_walk(data, (size_t)line, &chases[s], CALIBRATION_ACCESSES), target);
+            else
+                values[(size_t)g * (size_t)reps + (size_t)r] =
+                    gather_walk(data, (size_t)line, &chases[s], counts[g]);
         }
         for (int o = 0; o < (int)N_OPERATIONS; o++) {
-            int f = n_points + n_chases + o;
+            int f = n_points + n_random + o;
             double per_op = operations[o].run(1000);
             if (r < 0)
                 counts[f] = per_op > 0 ? (long)ceil(target / (operations[o].per_iteration * per_op))
@@ -378,8 +414,10 @@ int main(int argc, char **argv)
                    spread);
         else if (f < n_points + n_chases)
             printf("mountain chase %zu %ld %.6e %.4f\n", sizes[f - n_points], line, min, spread);
+        else if (f < n_points + n_random)
+            printf("mountain gather %zu %ld %.6e %.4f\n", sizes[f - n_points - n_chases], line, min, spread);
         else
-            printf("op %s %.6e %.4f\n", operations[f - n_points - n_chases].name, min, spread);
+            printf("op %s %.6e %.4f\n", operations[f - n_points - n_random].name, min, spread);
     }
     printf("end\n");
     for (int s = 0; s < n_sizes; s++)

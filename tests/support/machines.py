@@ -1,6 +1,6 @@
 """Synthetic probe runs for tests that need a machine database without running the probe:
 a memory mountain with clear steps at the caches' sizes (1, 3, 8 and 30 ns per read; a
-random chase of 1, 4, 15 and 90 ns per access)."""
+random chase of 1, 4, 15 and 90 ns per access; a random gather of 1, 2, 6 and 20)."""
 from cll_grammar.machine import BspPoint, CacheLevel, MountainPoint, Operation, ProbeRun
 
 CACHES = [CacheLevel(1, "Data", 32 * 1024, 64), CacheLevel(1, "Instruction", 32 * 1024, 64),
@@ -8,6 +8,7 @@ CACHES = [CacheLevel(1, "Data", 32 * 1024, 64), CacheLevel(1, "Instruction", 32 
           CacheLevel(3, "Unified", 16 * 1024 ** 2, 64)]
 LEVEL_COSTS = ((32 * 1024, 1e-9), (512 * 1024, 3e-9), (16 * 1024 ** 2, 8e-9), (None, 30e-9))
 CHASE_COSTS = ((32 * 1024, 1e-9), (512 * 1024, 4e-9), (16 * 1024 ** 2, 15e-9), (None, 90e-9))
+GATHER_COSTS = ((32 * 1024, 1e-9), (512 * 1024, 2e-9), (16 * 1024 ** 2, 6e-9), (None, 20e-9))
 
 
 def step_cost(working_set: int, memory_factor: float = 1.0, costs=LEVEL_COSTS) -> float:
@@ -21,15 +22,18 @@ def step_cost(working_set: int, memory_factor: float = 1.0, costs=LEVEL_COSTS) -
 
 
 def probe_run(host="node1", cpu="Test CPU 9000", date="2026-11-23T10:00:00Z", label=None,
-              memory_factor=1.0, quick=False) -> ProbeRun:
+              memory_factor=1.0, quick=False, gather=True) -> ProbeRun:
     """A whole probe run: caches, a stepped mountain (4 KiB .. 128 MiB, strides 8/64/256,
-    reads and writes, and a random chase CHASE_FACTOR times slower than a read; memory
-    `memory_factor` times slower), operations and BSP figures."""
+    reads and writes, a random chase (CHASE_COSTS) and a random gather (GATHER_COSTS); memory
+    `memory_factor` times slower), operations and BSP figures. Without `gather`, a run probed
+    before the probe measured gathers."""
     mountain = [MountainPoint(access, 2 ** k, stride, step_cost(2 ** k, memory_factor)
                               * (stride / 8) ** 0.5 * (1.25 if access == "write" else 1), 0.01)
                 for k in range(12, 28) for stride in (8, 64, 256) for access in ("read", "write")]
     mountain += [MountainPoint("chase", 2 ** k, 64, step_cost(2 ** k, memory_factor, CHASE_COSTS), 0.01)
                  for k in range(12, 28)]
+    mountain += [MountainPoint("gather", 2 ** k, 64, step_cost(2 ** k, memory_factor, GATHER_COSTS), 0.01)
+                 for k in range(12, 28) if gather]
     operations = [Operation("timer", 2.0e-8, 0.02), Operation("add_dependent", 1.1e-9, 0.01),
                   Operation("divide_dependent", 4.5e-9, 0.01)]
     bsp = [BspPoint(p, m, 1e-9 * p, 0.05, 2e-6 * p, 0.1) for p in (1, 2, 4) for m in ("small", "large")]
@@ -37,18 +41,18 @@ def probe_run(host="node1", cpu="Test CPU 9000", date="2026-11-23T10:00:00Z", la
 
 
 def write_stream_trace(path, sizes, memory_factor=1.0, host="node1", cpu="Test CPU 9000",
-                       working_set="8*N", seed=1, chase=False) -> None:
+                       working_set="8*N", seed=1, chase=False, gather=False) -> None:
     """A trace of a streaming experiment over N doubles measured on the synthetic machine:
     per element 0.3 ns of computation plus 0.9 reads at the mountain's cost for 8·N bytes
     (three repetitions, 1% one-sided noise), its header stating the working set. With
     `chase`, a random chase instead: per element one access at the chase's cost for 64·N bytes
-    (the working set should then be 64*N)."""
+    (the working set should then be 64*N); with `gather`, the same at the gather's cost."""
     import numpy as np
     rng = np.random.default_rng(seed)
 
     def per_element(n):
-        if chase:
-            return step_cost(64 * n, memory_factor, CHASE_COSTS)
+        if chase or gather:
+            return step_cost(64 * n, memory_factor, CHASE_COSTS if chase else GATHER_COSTS)
         return 0.3e-9 + 0.9 * step_cost(8 * n, memory_factor)
     records = [f"stream 0 0 {2e-7 + n * per_element(n) * (1 + 0.01 * rng.random())!r} "
                f"{float(n)!r}" for _ in range(3) for n in sizes]
