@@ -66,11 +66,13 @@ def _parser() -> argparse.ArgumentParser:
                           "MPI oversubscribe, and says so)")
     commands.add_parser("cc", help="translate and compile; any cc flags pass through")
     probe = commands.add_parser("probe", help="measure this machine, store it in the machine database")
-    probe.add_argument("--quick", action="store_true", help="fewer sizes and repetitions (under 20 s)")
+    probe.add_argument("--quick", action="store_true",
+                       help="fewer sizes and repetitions (under 20 s with the default mountain)")
     probe.add_argument("--label", type=_label, default=None, help="a note stored with the run")
     probe.add_argument("--largest", type=_byte_count, default=None, metavar="SIZE",
-                       help="the largest working set of the memory mountain, e.g. 1GiB (default: 4x "
-                            "the last cache, at most half the available memory)")
+                       help="the largest working set of the memory mountain, e.g. 1GiB: at least "
+                            "twice the last cache, at most half the available memory (default: 4x "
+                            "the last cache)")
     probe.add_argument("--procs", type=_procs_list, default=None,
                        help="P1,P2,...: also measure BSP's g and L with mpirun -np P for each")
     probe.add_argument("--no-oversubscribe", dest="oversubscribe", action="store_false",
@@ -93,15 +95,17 @@ def _version() -> str:
     return f"call {number} (runtime: {RUNTIME_DIR / 'libcllrt.a'})"
 
 
-BYTE_UNITS = {"": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
+BYTE_UNITS = {None: 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
 
 
 def _byte_count(text: str) -> int:
-    """A number of bytes: digits with an optional binary unit (K, M, G; KiB, MiB, GiB)."""
-    match = re.fullmatch(r"\s*(\d+)\s*([kKmMgG]?)(?:i?[bB])?\s*", text)
+    """A number of bytes: digits with an optional binary unit (K, M, G or KiB, MiB, GiB, in
+    any case). Decimal-looking units (MB, Gb) are refused rather than read as binary."""
+    match = re.fullmatch(r"\s*(\d+)\s*(?:([kmg])(?:ib)?)?\s*", text, re.IGNORECASE)
     if not match:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a size such as 536870912, 512MiB or 1GiB")
-    return int(match[1]) * BYTE_UNITS[match[2].lower()]
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a size in bytes such as 536870912, 512MiB or "
+                                         f"1GiB (binary units: K or KiB, M or MiB, G or GiB)")
+    return int(match[1]) * BYTE_UNITS[match[2] and match[2].lower()]
 
 
 def _procs(text: str) -> tuple[int, int, int]:

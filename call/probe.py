@@ -25,7 +25,6 @@ from cll_grammar.machinedb import MachineDB, MachineDBError
 
 FORMAT_VERSION = "1"
 DEFAULT_LAST_CACHE = 8 * 1024 ** 2    # bytes, when sysfs reports no cache
-SMALLEST_LARGEST = 1024 ** 2           # bytes: the least `--largest` (the L1 and L2 knees need room)
 STRIDES = (8, 64, 256)                 # bytes; the line size is added when it is not here
 # Compiler flags, best first: -march=native makes fma one instruction where the CPU has it
 # (the probe runs where it is built); no vectorization, so an access is one load or store.
@@ -81,22 +80,22 @@ def build_probe(workdir: Path) -> Path:
 
 
 def mountain_limit(caches: list[CacheLevel], available: int | None, largest: int | None = None) -> int:
-    """The largest working set of the mountain: `largest` where the user asks for one (so that
-    predictions for larger working sets are measured, not extrapolated), else 4x the last
-    cache (as reported; 4x DEFAULT_LAST_CACHE when none is); at most half of the memory
-    available. A `largest` below SMALLEST_LARGEST or beyond half the available memory is a
-    ProbeError."""
-    if largest is not None:
-        if largest < SMALLEST_LARGEST:
-            raise ProbeError(f"--largest {byte_size(largest)}: the mountain must reach at least "
-                             f"{byte_size(SMALLEST_LARGEST)} to see the caches")
-        if available and largest > available // 2:
-            raise ProbeError(f"--largest {byte_size(largest)}: only {byte_size(available)} of memory is "
-                             f"available, and the probe uses at most half of it ({byte_size(available // 2)})")
-        return largest
+    """The largest working set of the mountain (the probe's grid ends there): `largest`
+    where the user asks for one (so that predictions for larger working sets are measured,
+    not extrapolated), else 4x the last cache (as reported; DEFAULT_LAST_CACHE when none is);
+    at most half of the memory available. A `largest` below twice the last cache (the
+    mountain would not reach memory, and its memory figures would be a cache's) or beyond half
+    the available memory is a ProbeError."""
     last = max((c.reported_bytes for c in caches), default=DEFAULT_LAST_CACHE)
-    limit = 4 * last
-    return min(limit, available // 2) if available else limit
+    if largest is None:
+        return min(4 * last, available // 2) if available else 4 * last
+    if largest < 2 * last:
+        raise ProbeError(f"--largest {byte_size(largest)}: the mountain must reach at least twice the last "
+                         f"cache ({byte_size(last)}), {byte_size(2 * last)}, to measure memory beyond it")
+    if available and largest > available // 2:
+        raise ProbeError(f"--largest {byte_size(largest)}: only {byte_size(available)} of memory is "
+                         f"available, and the probe uses at most half of it ({byte_size(available // 2)})")
+    return largest
 
 
 def available_memory(meminfo: Path = Path("/proc/meminfo")) -> int | None:
@@ -210,14 +209,13 @@ def assemble_run(caches: list[CacheLevel], mountain: list[MountainPoint],
                     operations=operations, bsp=list(bsp or []))
 
 
-def sequential_probe(quick: bool, progress: Progress, largest: int | None = None
+def sequential_probe(quick: bool, progress: Progress, limit: int
                      ) -> tuple[list[CacheLevel], list[MountainPoint], list[Operation]]:
-    """Build and run the sequential probe (its mountain up to `largest` bytes, else the
-    default limit): the reported caches, the mountain, the operations."""
+    """Build and run the sequential probe, its mountain up to `limit` bytes (mountain_limit):
+    the reported caches, the mountain, the operations."""
     caches = reported_caches()
     settings = QUICK if quick else FULL
-    arguments = probe_arguments(settings, mountain_limit(caches, available_memory(), largest),
-                                line_size(caches))
+    arguments = probe_arguments(settings, limit, line_size(caches))
     with tempfile.TemporaryDirectory(prefix="call-probe-") as work:
         progress.step("building the probe")
         exe = build_probe(Path(work))
@@ -294,12 +292,13 @@ def probe_command(quick: bool, label: str | None, db: str | None, progress: Prog
     to print. When the BSP probe fails at some P, what
     was measured before it is stored all the same, and a ProbeError says which P failed,
     why, and where the rest went."""
+    limit = mountain_limit(reported_caches(), available_memory(), largest)   # before any file is made
     with open_database(db) as database:
         if procs:
             from call.probe_bsp import check_ready
             check_ready(procs)   # a count that cannot run, or no MPI: before measuring anything
         start = time.monotonic()
-        caches, mountain, operations = sequential_probe(quick, progress, largest)
+        caches, mountain, operations = sequential_probe(quick, progress, limit)
         bsp, stopped = [], None
         if procs:
             from call.probe_bsp import BspIncomplete, measure_bsp

@@ -83,10 +83,11 @@ class ProbeRun:
 
 
 def byte_size(count: float) -> str:
-    """A size in bytes as people read it: `1.5 KiB`, `16 MiB`, `512 B`."""
-    for unit, size in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
+    """A size in bytes as people read it: `1.5 KiB`, `16 MiB`, `1023 KiB`, `512 B`."""
+    for unit, size in (("TiB", 1024 ** 4), ("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
         if count >= size:
-            return f"{count / size:.3g} {unit}"
+            value = count / size
+            return f"{value:.3g} {unit}" if value < 1000 else f"{value:.0f} {unit}"
     return f"{count:.0f} B"
 
 

@@ -51,19 +51,14 @@ class Access:
 SEQUENTIAL = Access("read", SEQUENTIAL_STRIDE, f"sequential reads of {SEQUENTIAL_STRIDE} bytes")
 
 
-RANDOM_ACCESSES = (("gather", "independent random accesses (a gather)"),
-                   ("chase", "dependent random accesses (a chase)"))
-
-
 def _candidates(run: ProbeRun) -> list[Access]:
-    """The access patterns the probe run can cost: sequential reads, and random accesses,
-    one per cache line, independent (the probe's gather) or dependent (its chase), where the
-    probe measured those curves."""
-    candidates = [SEQUENTIAL]
-    for kind, text in RANDOM_ACCESSES:
-        lines = sorted({p.stride for p in run.mountain if p.access == kind})
-        candidates += [Access(kind, s, f"{text}, one per {s}-byte line") for s in lines[:1]]
-    return candidates
+    """The access patterns the probe run can cost: sequential reads, and random accesses
+    (one per cache line) where the probe measured its random chase. The probe's random gather
+    is not offered: judged on two kernels held aside, choosing among three curves picked it on
+    noisy in-cache points and predicted 3-5x too much (docs/machine.md)."""
+    chase = sorted({p.stride for p in run.mountain if p.access == "chase"})
+    return [SEQUENTIAL] + [Access("chase", s, f"dependent random accesses (a chase), one per {s}-byte line")
+                           for s in chase[:1]]
 
 
 @dataclass(frozen=True)
@@ -231,10 +226,12 @@ def named_run(reference: str) -> tuple[str, ProbeRun]:
 
 
 def aware_prediction(model, view: MemoryView, columns: dict[str, np.ndarray], values: np.ndarray,
-                     piece: np.ndarray, other: ProbeRun | None = None) -> tuple[np.ndarray, list[str]]:
+                     piece: np.ndarray, other: ProbeRun | None = None, other_name: str = ""
+                     ) -> tuple[np.ndarray, list[str]]:
     """The machine-aware prediction at `columns` from the plain `values` (and the piece that
-    gave each), on this machine or, with `other`, on another machine's probe run; with notes
-    on the points whose working set leaves the levels the fitted points reached."""
+    gave each), on this machine or, with `other`, on another machine's probe run (named
+    `other_name`, NAME@ID); with notes on the points whose working set leaves the levels the
+    fitted points reached or the working sets the probe run measured."""
     sets, fitted = working_set_bytes(model, columns), fitted_sets(model)
     largest = np.array([_piece_reference(model, i, fitted) for i in range(len(model.pieces))])
     reference = np.where(piece >= 0, largest[np.clip(piece, 0, None)], fitted.max())
@@ -242,7 +239,8 @@ def aware_prediction(model, view: MemoryView, columns: dict[str, np.ndarray], va
     beyond = sets > reference
     here = np.where(beyond, np.maximum(values, view.traffic(view.run, sets)), values)
     shown = np.where(np.isfinite(values), sets, np.nan)       # no notes where there is no value
-    notes = _leaving_notes(model, view, columns, shown) + _unmeasured_notes(view, other or view.run, columns, shown)
+    costed_by = (other_name, other) if other is not None else (view.machine, view.run)
+    notes = _leaving_notes(model, view, columns, shown) + _unmeasured_notes(view, *costed_by, columns, shown)
     if other is None:
         return here, notes
     compute = _compute_ratio(view.run, other)
@@ -275,19 +273,31 @@ def _leaving_notes(model, view: MemoryView, columns: dict, sets: np.ndarray) -> 
                          "follows the memory mountain")
 
 
-def _unmeasured_notes(view: MemoryView, run: ProbeRun, columns: dict, sets: np.ndarray) -> list[str]:
-    """One note for the points whose working set is larger than any the probe run measured
-    for the view's access pattern: there the cost of the largest one measured is used."""
+def _unmeasured_notes(view: MemoryView, name: str, run: ProbeRun, columns: dict, sets: np.ndarray) -> list[str]:
+    """One note for the points whose working set is larger than any the probe run `name`
+    measured for the view's access pattern: there the cost at the largest one measured is
+    used. It says how far a probe would have to go, and how to use a run that is not the one
+    a machine's name picks (quick or labelled runs)."""
     measured = [p.working_set for p in run.mountain if p.access == view.access.kind]
     beyond = np.flatnonzero(np.isfinite(sets) & (sets > max(measured, default=np.inf)))
     if not len(beyond):
         return []
-    first = int(beyond[0])
+    first, needed = int(beyond[0]), float(np.nanmax(sets[beyond]))
     where = " ".join(f"{v}={columns[v][first]:g}" for v in columns)
-    return [f"note: at {where}{' and ' + str(len(beyond) - 1) + ' more' if len(beyond) > 1 else ''} the working "
-            f"set ({byte_size(sets[first])}) is larger than any the probe of {run.host} measured "
-            f"({byte_size(max(measured))}): the machine-aware prediction takes that one's cost per access "
-            f"(`call probe --largest SIZE` measures further)"]
+    more = f" and {len(beyond) - 1} more" if len(beyond) > 1 else ""
+    return [f"note: at {where}{more} the working set ({byte_size(sets[first])}; {byte_size(needed)} at the "
+            f"largest) is larger than any {name} measured: the machine-aware prediction uses the cost per "
+            f"access at {byte_size(max(measured))} there. `call probe --largest {_probe_size(needed)}` measures "
+            f"that far (`predict ... on NAME@ID` uses a quick or labelled run)"]
+
+
+def _probe_size(count: float) -> str:
+    """`count` bytes rounded up to a power of two, as `call probe --largest` takes it."""
+    power = int(np.ceil(np.log2(max(count, 1.0))))
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if power >= shift:
+            return f"{2 ** (power - shift)}{unit}"
+    return str(2 ** power)
 
 
 def leaving_notes(run: ProbeRun, learned: np.ndarray, columns: dict, sets: np.ndarray, what: str,

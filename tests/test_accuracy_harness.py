@@ -333,6 +333,13 @@ def test_targets10_judges_the_machine_aware_prediction_like_llacs():
                         "<= half of Extra-P default's 20.0% / 30.0%)")
 
 
+def test_targets10_does_not_judge_a_machine_aware_prediction_that_was_never_made():
+    rows = kernel_rows([0.3, 0.4], [0.2, 0.3], [0.3, 0.4])
+    rows += [Row("kernels/k", AWARE_TOOL, "no cache-aware prediction: ...", run=run) for run in (1, 2)]
+    lines = targets10(rows, {("kernels/k", 1): 0.01, ("kernels/k", 2): 0.01}, [])
+    assert not any("machine-aware" in line for line in lines) and lines[0].startswith("MISS kernels/k: llac")
+
+
 def test_targets10_misses_are_said_with_their_figures():
     lines = targets10(kernel_rows([0.04, 0.12], [0.07, 0.3], [0.04, 0.06], coverage=0.5, negatives=1),
                       {("kernels/k", 1): 0.01, ("kernels/k", 2): 0.01},

@@ -29,8 +29,6 @@ def workdir(tmp_path):
     chase_in_cache = [n // 8 for n in IN_CACHE]                  # 64 bytes per element: 4 KiB .. 16 MiB
     write_stream_trace(tmp_path / "chase.cll.1.dat", chase_in_cache, working_set="64*N", chase=True)
     write_stream_trace(tmp_path / "chasebig.cll.1.dat", [n // 8 for n in IN_MEMORY], working_set="64*N", chase=True)
-    write_stream_trace(tmp_path / "gather.cll.1.dat", chase_in_cache, working_set="64*N", gather=True)
-    write_stream_trace(tmp_path / "gatherbig.cll.1.dat", [n // 8 for n in IN_MEMORY], working_set="64*N", gather=True)
     return tmp_path
 
 
@@ -87,21 +85,18 @@ def test_the_machine_aware_prediction_sees_memory_coming(workdir):
 def test_a_working_set_larger_than_the_probe_measured_is_said(workdir):
     done = llac(workdir, 'load "train.cll.1.dat"; fit stream; predict stream N=16777216, 33554432, 67108864')
     assert done.returncode == 0, done.stderr
-    assert ("note: at N=3.35544e+07 and 1 more the working set (256 MiB) is larger than any the probe of "
-            "node1 measured (128 MiB): the machine-aware prediction takes that one's cost per access "
-            "(`call probe --largest SIZE` measures further)") in done.stdout
+    assert ("note: at N=3.35544e+07 and 1 more the working set (256 MiB; 512 MiB at the largest) is larger "
+            "than any node1@1 measured: the machine-aware prediction uses the cost per access at 128 MiB "
+            "there. `call probe --largest 512MiB` measures that far (`predict ... on NAME@ID` uses a quick "
+            "or labelled run)") in done.stdout
+    done = llac(workdir, 'load "train.cll.1.dat"; fit stream; predict stream N=33554432 on node1@slowmem')
+    assert "larger than any node1@2 measured" in done.stdout           # the run that costs it
 
 
 def test_random_accesses_are_costed_by_the_random_chase(workdir):
     out = assert_memory_rows_within_5_percent(
         workdir, 'load "chase.cll.1.dat"; fit stream; load "chasebig.cll.1.dat" as big; predict stream at big')
     assert "traffic costed as dependent random accesses (a chase), one per 64-byte line" in out
-
-
-def test_independent_random_accesses_are_costed_by_the_random_gather(workdir):
-    out = assert_memory_rows_within_5_percent(
-        workdir, 'load "gather.cll.1.dat"; fit stream; load "gatherbig.cll.1.dat" as big; predict stream at big')
-    assert "traffic costed as independent random accesses (a gather), one per 64-byte line" in out
 
 
 def test_predict_on_a_machine_with_slower_memory(workdir):

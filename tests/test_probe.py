@@ -8,6 +8,7 @@ import math
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -15,8 +16,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from call.knees import assign_knees, knee_sizes
-from call.probe import (ProbeError, available_memory, level_costs, line_size, mountain_limit,
-                        parse_output, run_probe)
+from call.probe import (QUICK, ProbeError, available_memory, build_probe, level_costs, line_size,
+                        mountain_limit, parse_output, probe_arguments, run_probe)
 from call.progress import Progress
 from cll_grammar.machine import CacheLevel, MountainPoint, reported_caches
 from cll_grammar.machinedb import MachineDB
@@ -257,22 +258,38 @@ def test_the_largest_working_set_asked_for_is_measured_within_half_the_memory():
     caches = [CacheLevel(3, "Unified", 32 * 2 ** 20, 64)]
     assert mountain_limit(caches, 2 ** 34) == 128 * 2 ** 20                  # default: 4x the last cache
     assert mountain_limit(caches, 2 ** 34, 2 ** 30) == 2 ** 30                # asked for: 1 GiB
+    assert mountain_limit(caches, 2 ** 34, 64 * 2 ** 20) == 64 * 2 ** 20      # twice the last cache: enough
     with pytest.raises(ProbeError, match=r"--largest 16 GiB: only 16 GiB of memory is available, and the "
                                          r"probe uses at most half of it \(8 GiB\)"):
         mountain_limit(caches, 2 ** 34, 2 ** 34)
-    with pytest.raises(ProbeError, match="--largest 64 KiB: the mountain must reach at least 1 MiB"):
-        mountain_limit(caches, 2 ** 34, 2 ** 16)
+    with pytest.raises(ProbeError, match=r"--largest 63 MiB: the mountain must reach at least twice the "
+                                         r"last cache \(32 MiB\), 64 MiB, to measure memory beyond it"):
+        mountain_limit(caches, 2 ** 34, 63 * 2 ** 20)
 
 
 @pytest.mark.parametrize("size, message", [
-    ("12X", "argument --largest: '12X': expected a size such as 536870912, 512MiB or 1GiB"),
-    ("1000000GiB", "--largest 1e+06 GiB: only"),
-    ("4KiB", "--largest 4 KiB: the mountain must reach at least 1 MiB"),
+    ("12X", "argument --largest: '12X': expected a size in bytes such as 536870912, 512MiB or 1GiB "
+            "(binary units: K or KiB, M or MiB, G or GiB)"),
+    ("64MB", "argument --largest: '64MB': expected a size in bytes"),     # decimal-looking: refused
+    ("1000000GiB", "--largest 977 TiB: only"),
+    ("1023KiB", "--largest 1023 KiB: the mountain must reach at least twice the last cache"),
 ])
 def test_a_largest_working_set_the_probe_cannot_measure_is_one_message(tmp_path, size, message):
     done = call_probe(tmp_path, "--quick", "--largest", size)
     assert done.returncode == 1 and message in done.stderr and "Traceback" not in done.stderr
     assert "probe 1/" not in done.stderr                      # refused before measuring anything
+    assert not (tmp_path / "machines.sqlite").exists()        # and before making the database
+
+
+def test_the_mountain_ends_at_the_largest_working_set_asked_for(tmp_path):
+    """Found in review: the grid stopped at its first point at or above --largest, up to 2x
+    beyond it (--quick), past the half of the memory the limit promises."""
+    last = max(c.reported_bytes for c in reported_caches())
+    largest = 2 * last + 3 * 512 + 100                           # off the grid
+    exe = build_probe(tmp_path)
+    text = run_probe(exe, probe_arguments(replace(QUICK, reps=1), largest, 64), Progress(live=False))
+    sizes = sorted({p.working_set for p in parse_output(text)[0]})
+    assert sizes[-1] == largest // 512 * 512 and sizes[-2] < sizes[-1]
 
 
 @pytest.mark.parametrize("script, message", [
@@ -299,7 +316,7 @@ FIXED = parse_output("probe 1\n" + "".join(
 def test_probe_command_line_fuzz(tmp_path_factory, monkeypatch_module, argv):
     from call import cli, probe
     tmp = tmp_path_factory.mktemp("fuzz")
-    monkeypatch_module.setattr(probe, "sequential_probe", lambda quick, progress, largest: (CACHES, *FIXED))
+    monkeypatch_module.setattr(probe, "sequential_probe", lambda quick, progress, limit: (CACHES, *FIXED))
     monkeypatch_module.setenv("LLAC_MACHINE_DB", str(tmp / "machines.sqlite"))
     argv = [str(tmp / "db" / a) if i and argv[i - 1] == "--db" else a for i, a in enumerate(argv)]
     out, err = io.StringIO(), io.StringIO()

@@ -86,8 +86,9 @@ def probed_machine(wanted: bool) -> Iterator[list[str]]:
     of this machine, its memory mountain measured up to PROBE_LARGEST (the kernels' largest
     held-out working sets, 1.5 GB, lie below it) or half the available memory, so that the
     kernels, which state their working sets, get llac's machine-aware prediction. Yields notes
-    for the report: why there is none when the probe fails (the kernels then run without it).
-    Nothing is probed unless `wanted`."""
+    for the report: why there is none when the probe fails (the database then stays empty,
+    and each kernel's machine-aware row says why it has none). Nothing is probed unless
+    `wanted`."""
     if not wanted:
         yield []
         return
@@ -97,13 +98,12 @@ def probed_machine(wanted: bool) -> Iterator[list[str]]:
         database = Path(tmp) / "machines.sqlite"
         done = subprocess.run([sys.executable, "-m", "call", "probe", "--db", str(database),
                                "--largest", str(largest)], capture_output=True, text=True)
-        if done.returncode:
-            yield [f"call probe failed, no machine-aware predictions: {done.stderr.strip()[-300:]}"]
-            return
+        notes = [f"call probe failed, no machine-aware predictions: {done.stderr.strip()[-300:]}"
+                 ] if done.returncode else []
         before = os.environ.get(ENVIRONMENT_VARIABLE)
-        os.environ[ENVIRONMENT_VARIABLE] = str(database)
+        os.environ[ENVIRONMENT_VARIABLE] = str(database)   # even empty: never the user's database
         try:
-            yield []
+            yield notes
         finally:
             if before is None:
                 del os.environ[ENVIRONMENT_VARIABLE]

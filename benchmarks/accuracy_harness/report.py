@@ -118,7 +118,7 @@ def targets10(rows: list[Row], noise: Mapping[tuple[str, int], float],
         extrap = [m["extrap-default"].median for m in runs if "extrap-default" in m]
         for tool, label in (("llac", "llac"), (AWARE_TOOL, "llac machine-aware")):
             mine = [m[tool].median for m in runs if tool in m]
-            if tool == AWARE_TOOL and not mine:
+            if tool == AWARE_TOOL and not any(np.isfinite(mine)):   # none, or only why there is none
                 continue
             ok = bool(mine) and max(mine) <= KERNEL_TARGET and (
                 not extrap or all(a <= KERNEL_VS_EXTRAP * b for a, b in zip(mine, extrap)))

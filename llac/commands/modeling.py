@@ -481,7 +481,7 @@ def _aware(model, points: dict, prediction, machine: ast.Name | None, parameters
         except LlacError as error:
             raise error.at(machine.span) from None
     values, notes = aware_prediction(model, view, points, prediction.values, prediction.piece,
-                                     run if machine is not None else None)
+                                     run if machine is not None else None, target)
     # no cache level beside a prediction the formula cannot give (nan)
     levels = [level_of(run, w) if np.isfinite(v) else "" for w, v in
               zip(working_set_bytes(model, points), prediction.values)]

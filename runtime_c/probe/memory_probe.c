@@ -1,7 +1,7 @@
 /* The sequential machine probe that `call probe` builds and runs (docs/machine.md).
 
    Usage: memory_probe MAX_BYTES REPS TARGET_SECONDS STEPS_PER_DOUBLING STRIDES LINE
-     MAX_BYTES           the largest working set of the memory mountain (4x the last cache)
+     MAX_BYTES           the largest working set of the memory mountain (the grid's last point)
      REPS                repetitions of every figure
      TARGET_SECONDS      the shortest timed interval of one repetition
      STEPS_PER_DOUBLING  working sets 4 KiB * 2^(k / STEPS_PER_DOUBLING) (2: x sqrt 2)
@@ -326,11 +326,16 @@ int main(int argc, char **argv)
 
     size_t sizes[256];
     int n_sizes = 0;
+    /* the grid up to MAX_BYTES exactly: its last point is MAX_BYTES (rounded down to 512) */
+    size_t top = max_bytes / 512 * 512;
     for (int k = 0; n_sizes < 256; k++) {
         size_t size = (size_t)(MIN_WORKING_SET * pow(2.0, (double)k / steps) / 512.0 + 0.5) * 512;
-        sizes[n_sizes++] = size;
-        if (size >= max_bytes)
+        if (size >= top) {
+            if (n_sizes == 0 || top > sizes[n_sizes - 1])
+                sizes[n_sizes++] = top;
             break;
+        }
+        sizes[n_sizes++] = size;
     }
     size_t largest = sizes[n_sizes - 1];
     int n_points = 2 * n_strides * n_sizes, n_chases = n_sizes, n_gathers = n_sizes;
