@@ -297,7 +297,8 @@ def _beyond_note(found, far: str) -> list[str]:
          measured range. When the experiment states its working set (the pragma's `bytes`
          clause) and its machine was probed (`call probe`), a machine-aware prediction, its
          error and the working set's cache level stand beside the plain one, with a warning
-         where the working set leaves every level the fitted points reached; `on MACHINE`
+         where the working set leaves every level the fitted points reached and a note where
+         it is larger than any the probe measured (`call probe --largest`); `on MACHINE`
          predicts for another machine of the database. For an experiment whose records moved
          data (MPI, h > 0), `with g=G, L=L` (seconds per byte, seconds) and `on MACHINE` read
          the constant term as L and the others as g times bytes and predict with the new g
