@@ -209,18 +209,16 @@ def assemble_run(caches: list[CacheLevel], mountain: list[MountainPoint],
                     operations=operations, bsp=list(bsp or []))
 
 
-def sequential_probe(quick: bool, progress: Progress, limit: int
-                     ) -> tuple[list[CacheLevel], list[MountainPoint], list[Operation]]:
-    """Build and run the sequential probe, its mountain up to `limit` bytes (mountain_limit):
-    the reported caches, the mountain, the operations."""
-    caches = reported_caches()
+def sequential_probe(quick: bool, progress: Progress, caches: list[CacheLevel], limit: int
+                     ) -> tuple[list[MountainPoint], list[Operation]]:
+    """Build and run the sequential probe for the machine's reported `caches` (its line size),
+    its mountain up to `limit` bytes (mountain_limit): the mountain and the operations."""
     settings = QUICK if quick else FULL
     arguments = probe_arguments(settings, limit, line_size(caches))
     with tempfile.TemporaryDirectory(prefix="call-probe-") as work:
         progress.step("building the probe")
         exe = build_probe(Path(work))
-        mountain, operations = parse_output(run_probe(exe, arguments, progress))
-    return caches, mountain, operations
+        return parse_output(run_probe(exe, arguments, progress))
 
 
 def open_database(path: str | None) -> MachineDB:
@@ -292,13 +290,14 @@ def probe_command(quick: bool, label: str | None, db: str | None, progress: Prog
     to print. When the BSP probe fails at some P, what
     was measured before it is stored all the same, and a ProbeError says which P failed,
     why, and where the rest went."""
-    limit = mountain_limit(reported_caches(), available_memory(), largest)   # before any file is made
+    caches = reported_caches()
+    limit = mountain_limit(caches, available_memory(), largest)   # before any file is made
     with open_database(db) as database:
         if procs:
             from call.probe_bsp import check_ready
             check_ready(procs)   # a count that cannot run, or no MPI: before measuring anything
         start = time.monotonic()
-        caches, mountain, operations = sequential_probe(quick, progress, limit)
+        mountain, operations = sequential_probe(quick, progress, caches, limit)
         bsp, stopped = [], None
         if procs:
             from call.probe_bsp import BspIncomplete, measure_bsp

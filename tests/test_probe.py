@@ -316,7 +316,7 @@ FIXED = parse_output("probe 1\n" + "".join(
 def test_probe_command_line_fuzz(tmp_path_factory, monkeypatch_module, argv):
     from call import cli, probe
     tmp = tmp_path_factory.mktemp("fuzz")
-    monkeypatch_module.setattr(probe, "sequential_probe", lambda quick, progress, limit: (CACHES, *FIXED))
+    monkeypatch_module.setattr(probe, "sequential_probe", lambda quick, progress, caches, limit: FIXED)
     monkeypatch_module.setenv("LLAC_MACHINE_DB", str(tmp / "machines.sqlite"))
     argv = [str(tmp / "db" / a) if i and argv[i - 1] == "--db" else a for i, a in enumerate(argv)]
     out, err = io.StringIO(), io.StringIO()

@@ -172,8 +172,9 @@ def _mountain_chart(name: str, run) -> str:
     series = {f"read, stride {s} B": [float(access_cost(run, ws, s)) * NANO for ws in sizes]
               for s in strides}
     for kind, curve in RANDOM_CURVES:
-        if _random_line(run, kind):
-            series[f"{curve}, {_random_line(run, kind)} B lines"] = [_random_ns(run, ws, kind) for ws in sizes]
+        line = _random_line(run, kind)
+        if line:
+            series[f"{curve}, {line} B lines"] = [_random_ns(run, ws, kind) for ws in sizes]
     edges = ", ".join(f"{label} {size // 1024} KiB" for label, size in level_edges(run))
     return line_chart(f"memory mountain of {name}@{run.run_id}: ns per access", sizes, series,
                       f"working set, bytes ({edges})", log_x=True, log_y=True)
