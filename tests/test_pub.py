@@ -92,7 +92,22 @@ def test_figure_1_runs_and_ends(program):
     assert [line.split()[2] for line in lines] == ["0", "1"]
 
 
+def test_a_partition_waits_for_no_processor_outside_its_subgroup(program):
+    """The paper's partition has no barrier: processors 0 and 1 leave their subgroup's
+    superstep while 2 and 3 are still a second away from bsp_partition (it met the whole
+    machine first in session 21, which made 0 and 1 wait for them)."""
+    lines = ok_lines(run(program, 4, "partition_nowait", timeout_env="30"), "partition_nowait")
+    seconds = {int(line.split()[2]): float(line.split()[3]) for line in lines}
+    assert sorted(seconds) == [0, 1, 2, 3], lines
+    assert seconds[0] < 0.5 and seconds[1] < 0.5, seconds
+    assert seconds[2] >= 1.0 and seconds[3] >= 1.0, seconds
+
+
 MISUSE = [
+    ("partition_missing", 2, "bsp_partition", [0], "waiting for the other processors of its "
+                                                   "subgroup (processors 0..1) to reach bsp_partition"),
+    ("partition_outside_missing", 2, "bsp_partition", [0], "waiting for the other processors of the "
+                                                           "machine to reach bsp_partition"),
     ("bad_dest", 2, "bsp_send", [1], "destination 2 is outside the machine (processors 0..1)"),
     ("done_root", 2, "bsp_done", [0, 1], "bsp_done without a partition"),
     ("done_twice", 2, "bsp_done", [0, 1], "already ended"),

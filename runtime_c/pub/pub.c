@@ -2,14 +2,17 @@
  *
  * Transport: every machine has its own communicator (bsp_begin: a duplicate of
  * MPI_COMM_WORLD; bsp_partition: MPI_Comm_create_group of the subgroup). A message sent in
- * superstep s of a machine is an MPI message tagged s on its communicator, so messages of a
- * later superstep (a partner ahead after an oblivious sync) wait in MPI's queue until the
- * receiver reaches that superstep. bsp_sync learns how many messages to receive from a
- * reduce-scatter of the per-destination send counts, which is also the barrier and a
- * consistency check of the oblivious supersteps before it (sent vs received). bsp_end,
- * bsp_partition and bsp_done make the same exchange (a meeting), each with a key naming the
- * call (and the partition's arguments): processors at different calls, or partitioning
- * differently, are told so instead of mismatching collectives. A send from
+ * superstep s of a machine is an MPI message tagged with s (step_tag) on its communicator, so
+ * messages of a later superstep (a partner ahead after an oblivious sync) wait in MPI's queue
+ * until the receiver reaches that superstep. bsp_sync learns how many messages to receive
+ * from a reduce-scatter of the per-destination send counts, which is also the barrier and a
+ * consistency check of the oblivious supersteps before it (sent vs received). bsp_end and
+ * bsp_done make the same exchange (a meeting), each with a key naming the call: processors at
+ * different calls are told so instead of mismatching collectives. bsp_partition waits for no
+ * processor outside its subgroup (the paper's partition has no barrier): it starts the same
+ * exchange with its whole machine, keyed with its arguments, without waiting (a partition
+ * check, completed at later library calls), and meets only its subgroup's members, with a
+ * handshake of their keys (HANDSHAKE_TAG), before MPI_Comm_create_group. A send from
  * bsp_send's copy of the data stays pending across oblivious synchronisations (tested at
  * later library calls, awaited at bsp_sync and bsp_end): a processor never waits for the
  * receiver of its messages, which MPI would make it do for large ones. Every wait polls
@@ -34,7 +37,8 @@
 #define PARTITION_TAG 0x5055   /* MPI_Comm_create_group's tag (not a point-to-point tag) */
 
 static double timeout_s = PUB_DEFAULT_TIMEOUT;   /* 0: wait forever */
-static int tag_limit = 32767;                    /* MPI_TAG_UB: tags are step % tag_limit */
+static int tag_limit = 32767;                    /* MPI_TAG_UB: see step_tag */
+#define HANDSHAKE_TAG 0                          /* bsp_partition's handshake (step_tag > 0) */
 static int live_roots, initialised_mpi;
 static int world_rank = -1;                       /* this process's, kept for after bsp_end */
 static long arrivals;                             /* sequence numbers of received messages */
@@ -76,6 +80,21 @@ typedef struct retired {
     struct retired *next;
 } retired;
 static retired *retired_list;
+
+/* The check of a bsp_partition against its whole machine: a meeting (the reduce-scatter of
+ * meet) started by bsp_partition and completed at later library calls, so that partitioning
+ * waits for no processor outside its subgroup. `who` keeps what a message names (the
+ * machine may end, with bsp_done, before its check completes). */
+typedef struct partition_check {
+    t_bsp who;                  /* the partitioned machine's comm, pid, nprocs, depth */
+    MPI_Request request;
+    long *out;                  /* the meeting's send buffer, kept until it completes */
+    long in[MEET_WIDTH];
+    long key;
+    int r, *Y;                  /* bsp_partition's arguments (a copy), for the message */
+    struct partition_check *next;
+} partition_check;
+static partition_check *partition_checks;
 
 void (*pub_observer)(const pub_event *event);    /* pub.h: NULL unless a tracer sets it */
 
@@ -146,6 +165,15 @@ static void *fit(void **buffer, size_t *capacity, size_t size)
     return *buffer;
 }
 
+/* The MPI tag of the messages of `bsp`'s current superstep: 1 + step % (MPI_TAG_UB - 1), so
+ * that tag 0 is left to bsp_partition's handshake. */
+static int step_tag(const t_bsp *bsp)
+{
+    return 1 + (int)(bsp->step % (tag_limit - 1));
+}
+
+static void poll_partition_checks(void);
+
 /* Whether the wait that started at `start` has run out of PUB_TIMEOUT. */
 static int timed_out(double start)
 {
@@ -173,6 +201,7 @@ static void await(const char *fn, const t_bsp *bsp, int (*remaining)(void *), vo
             FAIL(fn, bsp, "no progress for %g s while %s (PUB_TIMEOUT=%g)", timeout_s, what,
                  timeout_s);
         backoff(start);
+        poll_partition_checks();   /* a partition's disagreement ends any wait, told as such */
         left = remaining(state);
         if (left < before)
             start = MPI_Wtime();   /* progress: the timeout counts from here */
@@ -291,7 +320,7 @@ static void receive_one(const char *fn, t_bsp *bsp, int k, int n, t_bspmsg *into
     int flag = 0, count;
     double start = MPI_Wtime();
     for (;;) {
-        MPI_Improbe(MPI_ANY_SOURCE, (int)(bsp->step % tag_limit), bsp->comm, &flag, &message,
+        MPI_Improbe(MPI_ANY_SOURCE, step_tag(bsp), bsp->comm, &flag, &message,
                     &status);
         if (flag)
             break;
@@ -301,6 +330,7 @@ static void receive_one(const char *fn, t_bsp *bsp, int k, int n, t_bspmsg *into
                  "this processor in this superstep?) (PUB_TIMEOUT=%g)",
                  timeout_s, k + 1, n, bsp->step, n, timeout_s);
         backoff(start);
+        poll_partition_checks();
     }
     MPI_Get_count(&status, MPI_BYTE, &count);
     into->src = status.MPI_SOURCE;
@@ -424,6 +454,52 @@ static int agreed(const t_bsp *bsp, const long *in, long key)
     return in[MEET_KEY] == key * bsp->nprocs && in[MEET_KEY2] == key * key * bsp->nprocs;
 }
 
+/* Finish the completed partition check `c`: a machine whose processors did not all reach
+ * bsp_partition with the same arguments fails here (disagreement); else `c` is freed. */
+static void finish_partition_check(partition_check *c)
+{
+    if (!agreed(&c->who, c->in, c->key))
+        disagreement("bsp_partition", &c->who, c->key, c->r, c->Y);
+    free(c->out);
+    free(c->Y);
+    free(c);
+}
+
+/* Complete the pending partition checks on communicator `comm` (MPI_COMM_NULL: on every
+ * machine), oldest first: waiting for each when `wait`, else only those already complete. */
+static void complete_partition_checks(MPI_Comm comm, int wait)
+{
+    partition_check **link = &partition_checks;
+    while (*link) {
+        partition_check *c = *link;
+        int done = wait;
+        if (comm != MPI_COMM_NULL && c->who.comm != comm) {
+            link = &c->next;
+            continue;
+        }
+        if (!wait)
+            MPI_Test(&c->request, &done, MPI_STATUS_IGNORE);
+        if (!done) {
+            link = &c->next;
+            continue;
+        }
+        *link = c->next;            /* unlinked first: the wait below polls the others */
+        if (wait)
+            wait_all("bsp_partition", &c->who, 1, &c->request,
+                     "waiting for the other processors of the machine to reach bsp_partition");
+        finish_partition_check(c);
+        link = &partition_checks;   /* the list may have changed during the wait */
+    }
+}
+
+/* Test the pending partition checks without waiting (at every poll of a wait, so that a
+ * partition's disagreement is told wherever its processors are). */
+static void poll_partition_checks(void)
+{
+    if (partition_checks)
+        complete_partition_checks(MPI_COMM_NULL, 0);
+}
+
 /* Meet the other processors of `bsp` at `key` (with bsp_partition's `r` and `Y`): their sums
  * in `in` (MEET_WIDTH longs). Nonblocking, polled, so that a missing processor times out
  * (saying `what` was awaited); processors at another call, or partitioning differently, fail
@@ -431,8 +507,10 @@ static int agreed(const t_bsp *bsp, const long *in, long key)
 static void meet(const char *fn, t_bsp *bsp, long key, int r, const int *Y, long *in,
                  const char *what)
 {
-    long *out = meeting_out(bsp, key);
+    long *out;
     MPI_Request request;
+    complete_partition_checks(bsp->comm, 1);   /* the meetings of a machine complete in order */
+    out = meeting_out(bsp, key);
     MPI_Ireduce_scatter_block(out, in, MEET_WIDTH, MPI_LONG, MPI_SUM, bsp->comm, &request);
     wait_all(fn, bsp, 1, &request, what);
     free(out);
@@ -474,6 +552,7 @@ static void check_retired(int wait)
             link = &r->next;
             continue;
         }
+        complete_partition_checks(r->comm, 1);   /* complete: every member passed its partitions */
         MPI_Comm_free(&r->comm);
         free(r->counts);
         free_sends(r->sends, r->send_slots);
@@ -714,7 +793,7 @@ static void post_send(const char *fn, t_bsp *bsp, int dest, const void *data, in
         memcpy(fit(&slot->copy, &slot->capacity, (size_t)size), data, (size_t)size);
         data = slot->copy;
     }
-    MPI_Isend(data, size, MPI_BYTE, dest, (int)(bsp->step % tag_limit), bsp->comm,
+    MPI_Isend(data, size, MPI_BYTE, dest, step_tag(bsp), bsp->comm,
               &slot->request);
     bsp->sent_now[dest]++;
     bsp->bytes_now += size;
@@ -777,10 +856,54 @@ static long partition_key(int r, const int *Y)
     return MEET_PARTITION + (long)(hash % MEET_HASH_LIMIT);
 }
 
+/* Start the check of this bsp_partition (key `key`, arguments `r`, `Y`) against the whole
+ * machine `bsp`, without waiting for it (partition_check). */
+static void start_partition_check(t_bsp *bsp, long key, int r, const int *Y)
+{
+    partition_check *c = grow(NULL, 1, sizeof *c), **last = &partition_checks;
+    *c = (partition_check){.who = {.comm = bsp->comm, .pid = bsp->pid, .nprocs = bsp->nprocs,
+                                   .depth = bsp->depth},
+                           .out = meeting_out(bsp, key), .key = key, .r = r,
+                           .Y = memcpy(grow(NULL, (size_t)r, sizeof *Y), Y, (size_t)r * sizeof *Y)};
+    MPI_Ireduce_scatter_block(c->out, c->in, MEET_WIDTH, MPI_LONG, MPI_SUM, bsp->comm, &c->request);
+    while (*last)
+        last = &(*last)->next;
+    *last = c;                  /* oldest first, the order in which they complete */
+}
+
+/* Meet the other members low .. high (inclusive) of this processor's subgroup: each sends its
+ * key to every other member and waits for theirs, so that MPI_Comm_create_group (which has
+ * no timeout) starts only when every member is there with the same arguments. A member that
+ * partitions differently fails with the machine's check (disagreement). */
+static void handshake(t_bsp *bsp, long key, int low, int high)
+{
+    int others = high - low, n = 0;
+    long *keys = grow(NULL, (size_t)others, sizeof *keys);
+    MPI_Request *requests = grow(NULL, 2 * (size_t)others, sizeof *requests);
+    char what[160];
+    for (int q = low; q <= high; q++)
+        if (q != bsp->pid) {
+            MPI_Irecv(&keys[n], 1, MPI_LONG, q, HANDSHAKE_TAG, bsp->comm, &requests[2 * n]);
+            MPI_Isend(&key, 1, MPI_LONG, q, HANDSHAKE_TAG, bsp->comm, &requests[2 * n + 1]);
+            n++;
+        }
+    snprintf(what, sizeof what, "waiting for the other processors of its subgroup (processors "
+             "%d..%d) to reach bsp_partition", low, high);
+    wait_all("bsp_partition", bsp, 2 * others, requests, what);
+    for (int i = 0; i < others; i++)
+        if (keys[i] != key) {
+            complete_partition_checks(bsp->comm, 1);    /* tells who differs, and fails */
+            FAIL("bsp_partition", bsp, "a processor of its subgroup passed other arguments to "
+                 "bsp_partition: every processor of the machine passes the same r and Y");
+        }
+    free(requests);
+    free(keys);
+}
+
 void bsp_partition(t_bsp *bsp, t_bsp *sub, int r, const int *Y)
 {
     int group = 0, low, range[1][3];
-    long in[MEET_WIDTH];
+    long key;
     MPI_Group whole, part;
     MPI_Comm comm;
     live("bsp_partition", bsp, 1);
@@ -801,13 +924,14 @@ void bsp_partition(t_bsp *bsp, t_bsp *sub, int r, const int *Y)
     if (pub_observer)
         observe_entry(PUB_PARTITION, bsp);
     check_retired(0);
-    /* MPI_Comm_create_group waits for the subgroup's members without a timeout: the machine
-     * first agrees on the call and its arguments */
-    meet("bsp_partition", bsp, partition_key(r, Y), r, Y, in,
-         "waiting for the other processors of the machine to reach bsp_partition");
+    key = partition_key(r, Y);
+    /* no barrier (paper §2.2): the machine's agreement is checked later, the subgroup meets */
+    start_partition_check(bsp, key, r, Y);
     while (bsp->pid >= Y[group])
         group++;
     low = group ? Y[group - 1] : 0;
+    if (Y[group] - 1 > low)
+        handshake(bsp, key, low, Y[group] - 1);
     range[0][0] = low;
     range[0][1] = Y[group] - 1;
     range[0][2] = 1;

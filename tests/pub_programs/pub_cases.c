@@ -191,6 +191,29 @@ static void case_fig1(t_bsp *bsp)
     printf("ok fig1 %d %.3f\n", me, MPI_Wtime() - start);
 }
 
+/* bsp_partition waits for no processor outside its subgroup (the paper's partition has no
+ * barrier): with Y = {2, 4}, processors 2 and 3 reach it a second late, while 0 and 1 make a
+ * superstep in their subgroup and leave it; each prints the seconds from the machine's
+ * bsp_sync to its bsp_done. */
+static void case_partition_nowait(t_bsp *bsp)
+{
+    int me = bsp_pid(bsp), Y[2] = {2, 4}, x = me;
+    double start;
+    t_bsp sub;
+    bsp_sync(bsp);
+    start = MPI_Wtime();
+    if (me >= 2)
+        spin(1.0);
+    bsp_partition(bsp, &sub, 2, Y);
+    bsp_send(&sub, 1 - bsp_pid(&sub), &x, sizeof x);
+    bsp_sync(&sub);
+    EXPECT(bsp_nmsgs(&sub) == 1 && *(int *)bspmsg_data(bsp_getmsg(&sub, 0)) == (me ^ 1),
+           "pid %d", me);
+    bsp_done(&sub);
+    printf("ok partition_nowait %d %.3f\n", me, MPI_Wtime() - start);
+    bsp_sync(bsp);
+}
+
 /* ---- misuse: each of these must be stopped by the library */
 static void misuse(t_bsp *bsp, const char *mode)
 {
@@ -294,6 +317,21 @@ static void misuse(t_bsp *bsp, const char *mode)
             bsp_partition(bsp, &sub, 2, Z);
         bsp_sync(&sub);
         bsp_done(&sub);
+    } else if (!strcmp(mode, "partition_missing")) {   /* a member of the subgroup never comes */
+        int Y[1] = {p};
+        if (me == 0)
+            bsp_partition(bsp, &sub, 1, Y);
+        else
+            MPI_Barrier(MPI_COMM_WORLD);
+    } else if (!strcmp(mode, "partition_outside_missing")) {   /* one outside the subgroup */
+        int Y[2] = {1, p};
+        if (me == 0) {
+            bsp_partition(bsp, &sub, 2, Y);
+            bsp_done(&sub);
+            bsp_sync(bsp);
+        } else {
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
     } else if (!strcmp(mode, "done_sync")) {
         int Y[1] = {p};
         bsp_partition(bsp, &sub, 1, Y);
@@ -322,6 +360,8 @@ int main(int argc, char **argv)
         case_recursive(&bsp);
     else if (!strcmp(mode, "fig1"))
         case_fig1(&bsp);
+    else if (!strcmp(mode, "partition_nowait"))
+        case_partition_nowait(&bsp);
     else
         misuse(&bsp, mode);
     bsp_end(&bsp);
