@@ -433,8 +433,10 @@ static void disagreement(const char *fn, t_bsp *bsp, long key, int r, const int 
          q, world_ranks(bsp)[q], all[2 * q + 1], r, bounds, shown < r ? ",..." : "", more);
 }
 
-/* This processor's part of a meeting on `bsp` at `key`: per destination, the MEET_* fields. */
-static long *meeting_out(const t_bsp *bsp, long key)
+/* Start this processor's part of a meeting on `bsp` at `key` (per destination, the MEET_*
+ * fields) without waiting: the sums arrive in `in` when `request` completes. Returns the send
+ * buffer, to be freed once it has. */
+static long *start_meeting(const t_bsp *bsp, long key, long *in, MPI_Request *request)
 {
     long *out = grow(NULL, MEET_WIDTH * (size_t)bsp->nprocs, sizeof *out);
     for (int d = 0; d < bsp->nprocs; d++) {
@@ -445,6 +447,7 @@ static long *meeting_out(const t_bsp *bsp, long key)
         to[MEET_KEY] = key;
         to[MEET_KEY2] = key * key;
     }
+    MPI_Ireduce_scatter_block(out, in, MEET_WIDTH, MPI_LONG, MPI_SUM, bsp->comm, request);
     return out;
 }
 
@@ -500,22 +503,19 @@ static void poll_partition_checks(void)
         complete_partition_checks(MPI_COMM_NULL, 0);
 }
 
-/* Meet the other processors of `bsp` at `key` (with bsp_partition's `r` and `Y`): their sums
- * in `in` (MEET_WIDTH longs). Nonblocking, polled, so that a missing processor times out
- * (saying `what` was awaited); processors at another call, or partitioning differently, fail
- * here (disagreement). */
-static void meet(const char *fn, t_bsp *bsp, long key, int r, const int *Y, long *in,
-                 const char *what)
+/* Meet the other processors of `bsp` at `key` (bsp_sync, bsp_end): their sums in `in`
+ * (MEET_WIDTH longs). Nonblocking, polled, so that a missing processor times out (saying
+ * `what` was awaited); processors at another call fail here (disagreement). */
+static void meet(const char *fn, t_bsp *bsp, long key, long *in, const char *what)
 {
     long *out;
     MPI_Request request;
     complete_partition_checks(bsp->comm, 1);   /* the meetings of a machine complete in order */
-    out = meeting_out(bsp, key);
-    MPI_Ireduce_scatter_block(out, in, MEET_WIDTH, MPI_LONG, MPI_SUM, bsp->comm, &request);
+    out = start_meeting(bsp, key, in, &request);
     wait_all(fn, bsp, 1, &request, what);
     free(out);
     if (!agreed(bsp, in, key))
-        disagreement(fn, bsp, key, r, Y);
+        disagreement(fn, bsp, key, 0, NULL);
 }
 
 /* Complete the partitions ended by bsp_done (their count checks, then their sends): all of
@@ -677,7 +677,7 @@ void bsp_end(t_bsp *bsp)
     if (bsp->child)
         FAIL("bsp_end", bsp, "a partition of this machine is still open: call bsp_done first");
     check_retired(1);
-    meet("bsp_end", bsp, MEET_END, 0, NULL, in,
+    meet("bsp_end", bsp, MEET_END, in,
          "waiting for the other processors of the machine to reach bsp_end");
     check_all_received("bsp_end", bsp, in[MEET_NOW] + in[MEET_OBL]);
     /* after the check: a message never received is reported by its receiver, not awaited */
@@ -726,7 +726,7 @@ void bsp_sync(t_bsp *bsp)
     if (pub_observer)
         observe_entry(PUB_SYNC, bsp);
     check_retired(0);
-    meet("bsp_sync", bsp, MEET_SYNC, 0, NULL, in,
+    meet("bsp_sync", bsp, MEET_SYNC, in,
          "waiting for the other processors of the machine to reach bsp_sync");
     /* the processor in the latest superstep sees a sum above nprocs times its own */
     if (in[MEET_STEP] != bsp->step * bsp->nprocs)
@@ -863,9 +863,9 @@ static void start_partition_check(t_bsp *bsp, long key, int r, const int *Y)
     partition_check *c = grow(NULL, 1, sizeof *c), **last = &partition_checks;
     *c = (partition_check){.who = {.comm = bsp->comm, .pid = bsp->pid, .nprocs = bsp->nprocs,
                                    .depth = bsp->depth},
-                           .out = meeting_out(bsp, key), .key = key, .r = r,
+                           .key = key, .r = r,
                            .Y = memcpy(grow(NULL, (size_t)r, sizeof *Y), Y, (size_t)r * sizeof *Y)};
-    MPI_Ireduce_scatter_block(c->out, c->in, MEET_WIDTH, MPI_LONG, MPI_SUM, bsp->comm, &c->request);
+    c->out = start_meeting(bsp, key, c->in, &c->request);
     while (*last)
         last = &(*last)->next;
     *last = c;                  /* oldest first, the order in which they complete */
@@ -902,7 +902,7 @@ static void handshake(t_bsp *bsp, long key, int low, int high)
 
 void bsp_partition(t_bsp *bsp, t_bsp *sub, int r, const int *Y)
 {
-    int group = 0, low, range[1][3];
+    int group = 0, low, high, range[1][3];
     long key;
     MPI_Group whole, part;
     MPI_Comm comm;
@@ -930,10 +930,11 @@ void bsp_partition(t_bsp *bsp, t_bsp *sub, int r, const int *Y)
     while (bsp->pid >= Y[group])
         group++;
     low = group ? Y[group - 1] : 0;
-    if (Y[group] - 1 > low)
-        handshake(bsp, key, low, Y[group] - 1);
+    high = Y[group] - 1;
+    if (high > low)
+        handshake(bsp, key, low, high);
     range[0][0] = low;
-    range[0][1] = Y[group] - 1;
+    range[0][1] = high;
     range[0][2] = 1;
     MPI_Comm_group(bsp->comm, &whole);
     MPI_Group_range_incl(whole, 1, range, &part);
@@ -950,7 +951,7 @@ void bsp_partition(t_bsp *bsp, t_bsp *sub, int r, const int *Y)
 void bsp_done(t_bsp *sub)
 {
     retired *r;
-    long *out, unsent = 0;
+    long unsent = 0;
     live("bsp_done", sub, 0);
     if (sub->parent == NULL)
         FAIL("bsp_done", sub, "bsp_done without a partition: this machine was made by "
@@ -971,15 +972,14 @@ void bsp_done(t_bsp *sub)
     if (pub_observer)
         observe_entry(PUB_DONE, sub);
     r = grow(NULL, 1, sizeof *r);
-    out = meeting_out(sub, MEET_DONE);
     /* the partition's sends still in flight complete with its count check, not here */
-    *r = (retired){.comm = sub->comm, .counts = out, .received = sub->recv_obl,
+    *r = (retired){.comm = sub->comm, .received = sub->recv_obl,
                    .sends = sub->sends, .npending = sub->npending, .send_slots = sub->send_slots,
                    .pid = sub->pid, .nprocs = sub->nprocs, .depth = sub->depth,
                    .next = retired_list};
     sub->sends = NULL;
     sub->send_slots = sub->npending = 0;
-    MPI_Ireduce_scatter_block(out, r->in, MEET_WIDTH, MPI_LONG, MPI_SUM, sub->comm, &r->request);
+    r->counts = start_meeting(sub, MEET_DONE, r->in, &r->request);
     retired_list = r;
     sub->parent->child = NULL;
     teardown(sub);
