@@ -11,10 +11,12 @@ from pathlib import Path
 from call.build import ensure_built
 from call.check import Program
 from call.diagnostics import CallError, Diagnostic
-from call.launch import Launch, label, trace_status
+from call.launch import Launch, ending, label, trace_status
 from call.pragmas import procs_sequence
 from call.progress import Progress
-from call.scripts import cores, grace_seconds, launch_environment, mpirun_command, write_scripts
+from call.scripts import (cores, grace_seconds, launch_environment, mpirun_command, open_mpi_launcher,
+                          write_scripts)
+from call.segments import remove_segments, segment_directory
 from call.stop import stop_mpi
 
 MAX_RANKS_PER_CORE = 32  # beyond this a machine thrashes rather than runs the program
@@ -28,6 +30,7 @@ class MpiLaunch(Launch):
         super().__init__(executable, arguments)
         self.launcher = launcher
         self.oversubscribe = oversubscribe
+        self.segments: dict[str, str] = {}     # the running run's segment directory (call.segments)
 
     def shown(self, count: int | None) -> str:
         """The command as the progress step shows it."""
@@ -38,9 +41,11 @@ class MpiLaunch(Launch):
         return [*self.launcher, "-np", str(count), *super().command(count)]
 
     def environment(self, count: int | None) -> tuple[dict[str, str], list[str]]:
-        """The environment with call.scripts' additions for `count` ranks, and why."""
+        """The environment with call.scripts' additions for `count` ranks, and why, and the
+        run's own directory for its shared-memory segments (removed by tidy)."""
         extra, notes = launch_environment(count, self.oversubscribe, self.launcher)
-        return {**os.environ, **extra}, notes
+        self.segments = segment_directory(open_mpi_launcher(self.launcher))
+        return {**os.environ, **extra, **self.segments}, notes
 
     def stop(self, process: subprocess.Popen, signum: int) -> None:
         """End the running mpirun `process` on call run's SIGTERM or Ctrl-C: call signals the
@@ -55,10 +60,13 @@ class MpiLaunch(Launch):
         return super().kept(count) + sorted(trace.parent.glob(rank_files))
 
     def tidy(self, count: int | None) -> None:
-        """Remove the temporary files of ranks killed while writing their records."""
+        """Remove the temporary files of ranks killed while writing their records, and the
+        run's shared-memory segments."""
         trace = self.trace(count)
         for partial in trace.parent.glob(f".{trace.stem}*.tmp.*"):
             partial.unlink(missing_ok=True)
+        remove_segments(self.segments)
+        self.segments = {}
 
     def failed(self, source: str, count: int | None, status: int, said: str, kept: list[Path]) -> str:
         """What to say when mpirun ended with `status` != 0: the files kept, or why no rank
@@ -66,14 +74,12 @@ class MpiLaunch(Launch):
         if kept:
             listing = ", ".join(f"{path} ({trace_status(path)})" for path in kept)
             return f"{source}{label(count)}: the program exited with status {status}; records kept in: {listing}"
+        if status < 0:       # killed from outside call (kill -9, the out-of-memory killer)
+            return f"{source}{label(count)}: mpirun {ending(status)}, and no rank wrote a trace for P={count}"
         hint = (f"; mpirun could not start {count} processes (not enough slots: call run "
                 f"oversubscribes unless --no-oversubscribe is given)"
                 if "not enough slots" in said else "; see the messages above")
         return f"{source}{label(count)}: the run failed (status {status}) and wrote no trace for P={count}{hint}"
-
-    def exit_status(self, status: int) -> int:
-        """call run's exit status after a run that ended with `status` != 0: mpirun's."""
-        return status
 
 
 def prepare_mpi(program: Program, procs: tuple[int, int, int] | None, cflags: list[str],

@@ -20,7 +20,8 @@ from call.diagnostics import CallError, Diagnostic
 from call.mpirun import MAX_RANKS_PER_CORE
 from call.progress import Progress
 from call.runtime_paths import bsp_probe_source
-from call.scripts import cores, launch_environment, mpirun_command
+from call.scripts import cores, launch_environment, mpirun_command, open_mpi_launcher
+from call.segments import remove_segments, segment_directory
 from cll_grammar.machine import BspPoint
 
 WHO = "call probe"
@@ -111,12 +112,15 @@ def run_probe(executable: Path, procs: int, quick: bool, oversubscribe: bool,
             progress.note(note)
             said.add(note)
     command = [*launcher, "-np", str(procs), str(executable), "quick" if quick else "full"]
+    segments = segment_directory(open_mpi_launcher(launcher))
     try:
-        done = subprocess.run(command, env={**os.environ, **extra}, capture_output=True, text=True,
-                              errors="replace", timeout=TIMEOUT[quick])
+        done = subprocess.run(command, env={**os.environ, **extra, **segments}, capture_output=True,
+                              text=True, errors="replace", timeout=TIMEOUT[quick])
     except subprocess.TimeoutExpired:
         raise probe_error(f"mpirun -np {procs} did not end within {TIMEOUT[quick]} s; "
                           f"the BSP probe for P={procs} was stopped") from None
+    finally:     # a timed-out mpirun is killed with SIGKILL, which leaves its segments
+        remove_segments(segments)
     if done.returncode != 0:
         if "not enough slots" in done.stderr:
             why = (f"mpirun refused to start {procs} processes on {cores()} cores (not enough "

@@ -62,6 +62,12 @@ def implementation(launcher: tuple[str, ...]) -> str | None:
     return "Open MPI" if "Open MPI" in text else "MPICH" if "HYDRA" in text or "MPICH" in text else None
 
 
+def open_mpi_launcher(launcher: list[str] | None = None) -> bool:
+    """Whether `launcher` (None: mpirun_command()'s) is to get Open MPI's variables: it is
+    Open MPI's, or neither Open MPI's nor MPICH's (others ignore them)."""
+    return implementation(tuple(launcher or mpirun_command())) != "MPICH"
+
+
 def launch_environment(procs: int, oversubscribe: bool,
                        launcher: list[str] | None = None) -> tuple[dict[str, str], list[str]]:
     """Environment additions for `launcher -np procs` here (None: mpirun_command()'s), and
@@ -70,7 +76,7 @@ def launch_environment(procs: int, oversubscribe: bool,
     1 s; MPICH does none of this (and oversubscribes even with `oversubscribe` False), so
     under it nothing is added and no Open MPI variable named; under a launcher that is
     neither, the Open MPI variables are set (others ignore them)."""
-    open_mpi = implementation(tuple(launcher or mpirun_command())) != "MPICH"
+    open_mpi = open_mpi_launcher(launcher)
     extra, notes = {}, []
     if open_mpi and "OMPI_MCA_odls_base_sigkill_timeout" not in os.environ:
         extra.update(GRACE_ENV)

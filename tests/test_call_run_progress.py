@@ -387,3 +387,21 @@ def test_a_trace_of_few_but_wide_records_is_large_by_its_bytes():
     wide = size_note(600_000_000, {"a": 1_000_000, "b": 3_000_000})
     assert wide.startswith(" (large: 600.0 MB, 4,000,000 records, 3,000,000 of them from b;")
     assert size_note(1_000, {"a": 20_000_000}).startswith(" (large: 0.0 MB, 20,000,000 records;")
+
+
+def test_a_run_killed_with_sigkill_leaves_no_shared_memory_segments(tmp_path):
+    """mpirun removes Open MPI's /dev/shm segments unless it is killed with SIGKILL (kill -9,
+    the out-of-memory killer): call gives each run its own directory there and removes it."""
+    process, mpirun = start_slow_mpi(tmp_path)
+    environment = Path(f"/proc/{mpirun}/environ").read_bytes().split(b"\0")
+    directory = Path(next(entry.split(b"=", 1)[1] for entry in environment
+                          if entry.startswith(b"OMPI_MCA_btl_vader_backing_directory=")).decode())
+    assert directory.parent == Path("/dev/shm") and directory.name.startswith("call-run-")
+    assert len(list(directory.glob("vader_segment.*"))) == 2      # one per rank, as mpirun made them
+    os.kill(mpirun, signal.SIGKILL)
+    for line in running(tmp_path / ".cll-build" / "slow"):
+        os.kill(int(line.split()[0]), signal.SIGKILL)
+    stderr = process.communicate(timeout=60)[1]
+    assert process.returncode == 137 and "Traceback" not in stderr, stderr
+    assert "call: slow.c (P=2): mpirun was killed by SIGKILL, and no rank wrote a trace for P=2" in stderr, stderr
+    assert not directory.exists(), f"the run's segments were left: {list(directory.iterdir())}"
