@@ -134,6 +134,33 @@ def _label(text: str) -> str:
     return text
 
 
+def _attach_dash_values(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """`argv` with each value that begins with a dash attached to its option (`--cflags -O2`
+    becomes `--cflags=-O2`, `--largest -1MiB` becomes `--largest=-1MiB`), which argparse
+    would otherwise take for an option and refuse with "expected one argument". A value that
+    is itself one of call's options (`--procs --cflags`) stays apart, so that the missing value
+    is still said."""
+    value_options, names = set(), set()
+    parsers = [parser] + [choice for action in parser._actions       # argparse keeps no public list
+                          if isinstance(action, argparse._SubParsersAction)
+                          for choice in action.choices.values()]
+    for each in parsers:
+        for action in each._actions:
+            names.update(action.option_strings)
+            if action.nargs is None:                  # exactly one value
+                value_options.update(o for o in action.option_strings if o.startswith("--"))
+    joined, i = [], 0
+    while i < len(argv):
+        if argv[i] in value_options and i + 1 < len(argv) and argv[i + 1].startswith("-") \
+                and argv[i + 1] not in names and argv[i + 1] != "--":
+            joined.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            joined.append(argv[i])
+            i += 1
+    return joined
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run `call`; returns the exit status: 0 on success, 1 on a diagnosed error, 2 on an
     internal error (one line; its traceback only after a leading `--debug`)."""
@@ -147,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         if argv[:1] == ["cc"]:
             return compile_program(argv[1:], warn=print_warnings)
         program_args = argv[argv.index("--") + 1:] if "--" in argv else []
-        args = _parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+        parser = _parser()
+        args = parser.parse_args(_attach_dash_values(parser, argv[:argv.index("--")] if "--" in argv else argv))
         if args.command == "translate":
             output, _ = translate(args.source, args.out_dir, warn=print_warnings)
             print(f"call: wrote {output} and {output.with_suffix('.h')}", file=sys.stderr)

@@ -335,6 +335,24 @@ def test_an_undecided_condition_is_explained(tmp_path):
     assert status == 0, err
 
 
+def test_an_option_value_that_begins_with_a_dash_is_the_options_value(tmp_path):
+    """`--cflags -DUSE_SQUARE=0` (one word) was argparse's "expected one argument", as was
+    `--largest -1MiB`, which now gets the size's own message; an option in the value's place
+    still says the value is missing."""
+    (tmp_path / "prog.c").write_text(IF_ARMS.replace("#define USE_SQUARE 0\n", ""))
+    assert call("check", "prog.c", cwd=tmp_path)[0] == 1           # USE_SQUARE undecided
+    status, _, err = call("check", "prog.c", "--cflags", "-DUSE_SQUARE=0 -UTIMING_G", cwd=tmp_path)
+    assert status == 0, err
+    status, _, err = call("run", "--cflags", "-UTIMING_G", "prog.c", cwd=tmp_path)
+    assert status == 1 and "'#if USE_SQUARE" in err, err                # its -U counted, not -O2
+    status, _, err = call("probe", "--largest", "-1MiB", cwd=tmp_path)
+    assert (status, err.splitlines()[-1]) == (1, "call probe: error: argument --largest: '-1MiB': "
+                                                 "expected a size in bytes such as 536870912, 512MiB or 1GiB "
+                                                 "(binary units: K or KiB, M or MiB, G or GiB)"), err
+    status, _, err = call("run", "--procs", "--cflags", "-O2", "prog.c", cwd=tmp_path)
+    assert (status, err.splitlines()[-1]) == (1, "call run: error: argument --procs: expected one argument")
+
+
 def test_a_misspelt_end_is_the_only_error(tmp_path):
     """Review 21: `#pragma cll ned A` gave 6 errors and a warning, the first a false 'for has
     no end for'. The typo is taken as the `end` it was meant to be: one message."""
