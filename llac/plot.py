@@ -14,6 +14,8 @@ around it (`axis_ticks`). The line charts of other commands follow the same rule
 """
 from __future__ import annotations
 
+import math
+
 import html
 import os
 import shutil
@@ -323,12 +325,46 @@ def _figure(width: int, height: int, color: bool = False):
 
 def bar_chart(title: str, labels, series, markers, stacked: bool = False,
               width: int = WIDTH, height: int = HEIGHT) -> str:
-    """Bars at the text `labels`, one group per series (side by side, or `stacked`), each
-    series drawn with its marker from `markers` (the title should say which is which: a
-    legend would cover the bars)."""
+    """Bars at the text `labels`, one group per label with a bar per series (side by side, or
+    `stacked`), each series drawn with its marker from `markers` (the title should say which
+    is which: a legend would cover the bars). Every bar is at least a column wide and a blank
+    column parts each group from the next: where the groups do not fit in one chart they are
+    drawn in several, one under the other, on the same scale."""
+    labels, series = list(labels), [list(s) for s in series]
+    across = 1 if stacked else len(series)                     # bars side by side in a group
+    fits = max(1, (width - BAR_MARGIN) // (across + BAR_GAP))
+    fits = -(-len(labels) // -(-len(labels) // fits))          # as many in each chart
+    top = max(max(map(sum, zip(*series))) if stacked else max(map(max, series)), 0.0)
+    charts = []
+    for first in range(0, len(labels), fits):
+        shown = slice(first, first + fits)
+        part = title if len(labels) <= fits else f"{title} [{first + 1}-{min(first + fits, len(labels))} of {len(labels)}]"
+        charts.append(_bars(part, labels[shown], [s[shown] for s in series], markers, stacked, top,
+                            width, height))
+    return "\n".join(charts)
+
+
+BAR_MARGIN, BAR_GAP = 10, 2     # columns beside the plot area (y ticks, frame); per group beyond its bars
+
+
+def _bars(title, labels, series, markers, stacked, top, width, height) -> str:
+    """One chart of bar_chart's: the groups at 1, 2, ... on an x axis from 0.5 that gives each
+    group the same columns, each bar a whole number of them minus a margin (plotext rounds a
+    bar's edges to columns: bars of fractional widths touch or come out uneven)."""
     figure = _figure(width, height)
-    heights = series[0] if len(series) == 1 else [list(s) for s in series]
-    figure.draw(figure.bar(list(labels), heights, marker=list(markers)[:len(series)], stacked=stacked))
+    per_group = (width - BAR_MARGIN) / len(labels)
+    across = 1 if stacked else len(series)
+    columns = max(1, math.floor((per_group - BAR_GAP + 0.5) / across))      # per bar
+    bar_width = (columns - 0.5) / per_group
+    for i, values in enumerate([series] if stacked else [[s] for s in series]):
+        offset = (i - (across - 1) / 2) * columns / per_group
+        figure.draw(figure.bar([g + 1 + offset for g in range(len(labels))],
+                               values[0] if len(values) == 1 else values, stacked=stacked,
+                               marker=markers[i] if not stacked else list(markers)[:len(series)],
+                               width=bar_width))
+    figure.ruler("x").lim(0.5, len(labels) + 0.5).ticks(*_spaced(list(range(1, len(labels) + 1)),
+                                                                 labels, per_group))
+    figure.ruler("y").lim(0, top or 1)
     figure.title(title)
     return figure.build().string(colorless=True)
 

@@ -327,3 +327,38 @@ def test_a_real_sweep_whose_series_take_the_same_time_shows_every_series(tmp_pat
     together = legend[legend.index(" measured: that many series"):] if "series in one place" in legend else ""
     for marker, P in (("x", 1), ("o", 2), ("+", 4)):
         assert f"{marker} measured" in legend and (marker in area or f"P={P}" in together), r.stdout
+
+
+def _bar_rows(chart: str) -> list[list[int]]:
+    """Per chart of a bar_chart's text: the widths of the runs of bar characters on its bottom
+    row (every bar reaches it: each value is at least 1)."""
+    charts = [c for c in chart.split("└") if "┤" in c]
+    return [[len(run) for run in "".join(ch if ch in "█▓▒░" else " " for ch in
+                                         [line for line in c.splitlines() if "┤" in line][-1]
+                                         .split("┤", 1)[1]).split()] for c in charts]
+
+
+@pytest.mark.parametrize("groups, series, stacked", [(15, 2, True), (8, 4, False), (6, 3, False),
+                                                     (60, 2, True), (40, 2, False)])
+def test_bars_never_touch_and_crowded_ones_go_to_several_charts(groups, series, stacked):
+    """Review: `plot comm f by rank` of a sweep to P=8 drew 15 stacked bars that touched (read
+    as one block), and plotext dropped labels at random. Every group of bars is parted from
+    the next by a blank column, bars are at least a column wide, the labels shown stand at
+    regular intervals, and groups that cannot fit go to several charts on the same scale."""
+    from llac.plot import WIDTH, bar_chart
+    labels = [f"P8 r{i}" for i in range(groups)]
+    values = [[1 + (i + s) % 3 for i in range(groups)] for s in range(series)]
+    chart = bar_chart("t", labels, values, ["█", "▓", "▒", "░"][:series], stacked=stacked)
+    rows = _bar_rows(chart)
+    assert sum(map(len, rows)) == groups                   # one run per group: none touch
+    assert all(max(r) - min(r) <= 1 for r in rows)         # as wide as each other, give or take a column
+    titles = [line.strip() for line in chart.splitlines() if line.strip().startswith("t")]
+    if len(rows) > 1:
+        assert titles[0] == f"t [1-{len(rows[0])} of {groups}]" and titles[-1].endswith(f"of {groups}]")
+        lines = chart.splitlines()
+        tops = {lines[i + 1].split("┤")[0].strip() for i, line in enumerate(lines) if "┌" in line}
+        assert len(tops) == 1                              # the same scale in every chart
+    ticks = [line for line in chart.splitlines() if "r0" in line][0].split()
+    step = int(ticks[3][1:]) - int(ticks[1][1:]) if len(ticks) > 3 else 1
+    assert ticks[1] == "r0" and all(int(ticks[i][1:]) == step * (i // 2) for i in range(1, len(ticks) - 2, 2))
+    assert all(len(line) <= WIDTH + 2 for line in chart.splitlines())

@@ -29,7 +29,11 @@ BALANCE_MARKERS = ("█", "▓", "▒", "░", "▞", "▚")
          goodness wd is the standard deviation of the work divided by its mean (0: perfectly
          balanced; ranks with no records count as doing no work). `by rank` (the default) lists
          every rank for each P, `by P` gives one row per P: mean, max and min work, max/mean
-         and wd. `plot balance` draws the same as bars (by rank) or lines (by P).""",
+         and wd. `plot balance` draws the same as bars (by rank) or lines (by P). A bar chart
+         parts each rank's bars from the next by a blank column and labels the ranks at regular
+         intervals; ranks that do not fit in one chart (more than 22 stacked bars, or fewer
+         groups of bars side by side, in 78 columns) go to several charts, one under the other,
+         on the same scale, each title saying which bars it holds (`[1-15 of 30]`).""",
          ["balance f", "balance f by P", "balance loop by thread", "plot balance f by rank"],
          ast.Balance)
 def balance(session, statement: ast.Balance):
