@@ -571,22 +571,24 @@ static void observe_entry(pub_call call, t_bsp *bsp)
 }
 
 /* Tell pub_observer that synchronisation `call` of `bsp` returns: the bytes delivered and
- * the world rank of each message's sender. */
+ * the world rank of each message's sender, those this processor sent itself left out. */
 static void observe_delivery(pub_call call, t_bsp *bsp)
 {
     static int *senders, capacity;
     long bytes = 0;
+    int count = 0;
     const int *world = world_ranks(bsp);
     if (bsp->nmsgs > capacity) {
         capacity = bsp->nmsgs;
         senders = grow(senders, (size_t)capacity, sizeof *senders);
     }
-    for (int i = 0; i < bsp->nmsgs; i++) {
-        bytes += bsp->msgs[i].size;
-        senders[i] = world[bsp->msgs[i].src];
-    }
+    for (int i = 0; i < bsp->nmsgs; i++)
+        if (bsp->msgs[i].src != bsp->pid) {     /* its own messages were local copies */
+            bytes += bsp->msgs[i].size;
+            senders[count++] = world[bsp->msgs[i].src];
+        }
     pub_observer(&(pub_event){.call = call, .returning = 1, .bsp = bsp, .bytes_in = bytes,
-                              .nsenders = bsp->nmsgs, .senders = senders});
+                              .nsenders = count, .senders = senders});
 }
 
 /* ---------------------------------------------------------------- machines */
@@ -796,7 +798,8 @@ static void post_send(const char *fn, t_bsp *bsp, int dest, const void *data, in
     MPI_Isend(data, size, MPI_BYTE, dest, step_tag(bsp), bsp->comm,
               &slot->request);
     bsp->sent_now[dest]++;
-    bsp->bytes_now += size;
+    if (dest != bsp->pid)       /* a message to itself is a local copy, not communication */
+        bsp->bytes_now += size;
 }
 
 void bsp_send(t_bsp *bsp, int dest, const void *data, int size)
