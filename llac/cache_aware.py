@@ -34,6 +34,7 @@ from llac.errors import LlacError
 from llac.experiment import NoWorkingSet, working_set_bytes
 from llac.machines import (MEMORY, SEQUENTIAL_STRIDE, access_cost, level_edges, level_of, open_machines,
                            resolve)
+from llac.numbers import number_text
 
 COMPUTE_OPERATIONS = ("add_dependent", "add_independent", "multiply_dependent",
                       "multiply_independent", "fma_dependent", "fma_independent")
@@ -98,9 +99,9 @@ def memory_view(model, reference: str | None = None) -> tuple[MemoryView | None,
     unsized = np.flatnonzero(~(np.isfinite(sets) & (sets > 0)))
     if len(unsized):
         first = int(unsized[0])
-        where = " ".join(f"{v}={x[first]:g}" for v, x in fitted_columns(model).items())
+        where = " ".join(f"{v}={number_text(x[first])}" for v, x in fitted_columns(model).items())
         return None, (f"no cache-aware prediction: the working set ({model.working_set} bytes) is "
-                      f"{sets[first]:g} at {where}; it must count bytes (> 0)")
+                      f"{number_text(sets[first])} at {where}; it must count bytes (> 0)")
     name, run, reason = measured_on(model, reference)
     if run is None:
         return None, f"no cache-aware prediction: {reason}"
@@ -191,7 +192,7 @@ def fit_note(model, view: MemoryView) -> str:
     if len(model.formula.variables) == 1:
         (v, x), = columns.items()
         order = np.argsort(x)
-        crossings = [f"{label} ({byte_size(size)}) left at {v}≈{np.interp(size, sets[order], x[order]):.4g}"
+        crossings = [f"{label} ({byte_size(size)}) left at {v}≈{number_text(np.interp(size, sets[order], x[order]), 4)}"
                      for label, size in level_edges(view.run)
                      if sets.min() < size < sets.max() and np.all(np.diff(sets[order]) >= 0)]
         if crossings:
@@ -283,7 +284,7 @@ def _unmeasured_notes(view: MemoryView, name: str, run: ProbeRun, columns: dict,
     if not len(beyond):
         return []
     first, needed = int(beyond[0]), float(np.nanmax(sets[beyond]))
-    where = " ".join(f"{v}={columns[v][first]:g}" for v in columns)
+    where = " ".join(f"{v}={number_text(columns[v][first])}" for v in columns)
     more = f" and {len(beyond) - 1} more" if len(beyond) > 1 else ""
     return [f"note: at {where}{more} the working set ({byte_size(sets[first])}; {byte_size(needed)} at the "
             f"largest) is larger than any {name} measured: the machine-aware prediction uses the cost per "
@@ -310,7 +311,7 @@ def leaving_notes(run: ProbeRun, learned: np.ndarray, columns: dict, sets: np.nd
     beyond = [i for i, w in enumerate(sets) if np.isfinite(w) and order.index(level_of(run, w)) > deepest]
     if not beyond:
         return []
-    shown = ", ".join(" ".join(f"{v}={columns[v][i]:g}" for v in columns) for i in beyond[:3])
+    shown = ", ".join(" ".join(f"{v}={number_text(columns[v][i])}" for v in columns) for i in beyond[:3])
     more = ", ..." if len(beyond) > 3 else ""
     return [f"warning: at {shown}{more} the working set ({byte_size(sets[beyond[0]])} at the first) lies in "
             f"{level_of(run, sets[beyond[0]])}, beyond {order[deepest]} where the largest {what} "

@@ -33,7 +33,10 @@ def main(argv=None) -> int:
                              "rows (news and warnings then go to stderr)")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks of internal errors")
     parser.add_argument("--version", action="version", version=f"llac {__version__}")
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as done:          # --help, --version (0) or a usage error: the user's, 1
+        return 1 if done.code == 2 else done.code
     try:
         return _run(args)
     except KeyboardInterrupt:
@@ -82,6 +85,10 @@ def read_script(path: str) -> str:
             data = f.read()
     except OSError as err:
         raise LlacError(f"cannot read {path!r}: {err.strerror or err}") from None
+    from llac.trace import MAGIC
+    if data.startswith(MAGIC.encode()):
+        raise LlacError(f"{path} is a CALL trace, not an llac script: load it (llac -c 'load "
+                        f"\"{path}\"; fit'), or pipe it (cat {path} | llac -c 'fit')")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:

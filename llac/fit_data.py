@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cll_grammar.formula import Formula, variables_of
+from llac.numbers import number_text
 
 AGGREGATES = ("median", "min", "mean")
 
@@ -153,15 +154,12 @@ def _constant_vars(factor, points: SamplePoints) -> str:
     names = variables_of(factor)
     if not names or any(len(np.unique(points.variables[v])) > 1 for v in names):
         return ""
-    return " (every run has " + ", ".join(f"{v} = {_num(points.variables[v][0])}" for v in names) + ")"
+    return " (every run has " + ", ".join(f"{v} = {number_text(points.variables[v][0])}" for v in names) + ")"
 
 
 def _point_text(formula: Formula, factor, points: SamplePoints, row: int) -> str:
     """'N=0, P=1': the variables of `factor` at sample point `row`."""
     names = variables_of(factor) or formula.variables
-    return ", ".join(f"{v}={_num(points.variables[v][row])}" for v in names)
+    return ", ".join(f"{v}={number_text(points.variables[v][row])}" for v in names)
 
 
-def _num(value: float) -> str:
-    """A number printed compactly (integers without '.0')."""
-    return f"{value:g}"

@@ -24,6 +24,7 @@ from llac.fit import (CONSTANT_BOUNDS, FitError, FitSettings, bounded_columns, f
 from llac.fit_data import SamplePoints, aggregate_points, check_identifiable
 from llac.extrapolation import drift_rates, log_distance
 from llac.noise import descheduled_warning, spread_warning
+from llac.numbers import number_text
 from llac.split import Cut, Leaf, split_points
 
 __all__ = ["FitSettings", "FitError", "Piece", "Cut", "Prediction", "Model", "fit_experiment"]
@@ -159,7 +160,7 @@ class Model:
 
     def _point_text(self, columns: dict, i: int) -> str:
         """Point `i` of `columns` as `N=1024 P=4` (the formula's variables)."""
-        return " ".join(f"{v}={columns[v][i]:g}" for v in self.formula.variables)
+        return " ".join(f"{v}={number_text(columns[v][i])}" for v in self.formula.variables)
 
     def _no_time_notes(self, columns: dict, design: np.ndarray, values: np.ndarray, piece: np.ndarray) -> list[str]:
         """A warning when the model predicts no time (<= 0 s) somewhere, with its cause at the
@@ -172,7 +173,7 @@ class Model:
         if not len(bad):
             return []
         first, number = bad[0], int(piece[bad[0]])
-        where = ", ".join(f"{v}={columns[v][first]:g}" for v in self.formula.variables)
+        where = ", ".join(f"{v}={number_text(columns[v][first])}" for v in self.formula.variables)
         head = f"warning: the model predicts no time (<= 0 s) at {len(bad)} point(s), first {where} (interval {number + 1})"
         constants = self.pieces[number].constants
         negative = [k for k, c in enumerate(design[first] * constants) if c < 0]
@@ -181,7 +182,7 @@ class Model:
                     f"to 0 as insignificant); the prediction is meaningless there: try `set constants free` or "
                     f"`set prune off` and fit again, or measure where it predicts"]
         terms = ", ".join(str(self.formula.terms[k]) for k in negative)
-        outside = [f"{v}={columns[v][first]:g} is outside the measured {data.min():g}..{data.max():g}"
+        outside = [f"{v}={number_text(columns[v][first])} is outside the measured {number_text(data.min())}..{number_text(data.max())}"
                    for v, data in ((v, self.sample_points[v]) for v in self.formula.variables)
                    if not data.min() <= columns[v][first] <= data.max()]
         if all(constants[k] < 0 for k in negative):
@@ -215,9 +216,9 @@ class Model:
                     continue
                 flagged |= out
                 shown = np.unique(x[out])
-                which = ", ".join(f"{v}={u:g}" for u in shown[:3]) + (", ..." if len(shown) > 3 else "")
+                which = ", ".join(f"{v}={number_text(u)}" for u in shown[:3]) + (", ..." if len(shown) > 3 else "")
                 beyond = ((x[out] < data.min()) | (x[out] > data.max())).any()
-                notes.append(f"{which}: outside the measured range {low:g}..{high:g} of {v} in "
+                notes.append(f"{which}: outside the measured range {number_text(low)}..{number_text(high)} of {v} in "
                              f"interval {i + 1}" + (" and beyond all measured data" if beyond else ""))
         return flagged, notes
 
@@ -298,11 +299,11 @@ def _unmodelled_notes(experiment: Experiment) -> tuple[str, ...]:
         pairs = np.unique(np.column_stack([points, column]), axis=0)
         if len(pairs) > len(np.unique(points, axis=0)):
             values = np.unique(column)
-            shown = ", ".join(f"{x:g}" for x in values[:4]) + (", ..." if len(values) > 4 else "")
+            shown = ", ".join(f"{number_text(x)}" for x in values[:4]) + (", ..." if len(values) > 4 else "")
             notes.append(f"{v} (of the working set) takes several values within a sample point "
                          f"({shown}) but is not a variable of the formula: those records are fitted as "
                          f"repetitions of one point, and their spread is {v}'s effect, not noise; add {v} to "
-                         f"the formula, or fit one value at a time (`where {v} == {values[0]:g}`)")
+                         f"the formula, or fit one value at a time (`where {v} == {number_text(values[0])}`)")
     return tuple(notes)
 
 
@@ -536,4 +537,4 @@ def _budget_text(blocked: tuple[Cut, str], settings: FitSettings) -> str:
     limits the intervals, its value, and the cut it kept out."""
     cut, setting = blocked
     return (f"the interval budget (`set {setting} {getattr(settings, setting)}`) allows no further cut; "
-            f"a larger one lets the fit cut at {cut.variable} = {cut.value:g} (p = {cut.p_value:.2g})")
+            f"a larger one lets the fit cut at {cut.variable} = {number_text(cut.value)} (p = {cut.p_value:.2g})")

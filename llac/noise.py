@@ -17,6 +17,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from llac.fit_data import FitError, aggregate_points, by_group_then_time, group_rows, repetition_spread
+from llac.numbers import number_text
 
 NOISY_FACTOR = 5.0      # a noisy point's spread is above this many times the typical spread ...
 NOISY_FLOOR = 0.05      # ... and above this absolute spread
@@ -76,7 +77,7 @@ def point_names(points: Mapping[str, np.ndarray], rows, spread: np.ndarray) -> s
     """'N=4097 (38%), N=8191 (22%)': the points at `rows` with their spread, noisiest first,
     at most NAMED of them and how many more."""
     rows = sorted(rows, key=lambda i: -spread[i])
-    named = [" ".join(f"{v}={points[v][i]:g}" for v in points) + f" ({spread[i]:.0%})" if points
+    named = [" ".join(f"{v}={number_text(points[v][i])}" for v in points) + f" ({spread[i]:.0%})" if points
              else f"the one sample point ({spread[i]:.0%})" for i in rows[:NAMED]]
     more = len(rows) - NAMED
     return ", ".join(named) + (f" and {more} more" if more > 0 else "")
@@ -169,7 +170,7 @@ def descheduled_warning(experiment, aggregate: str) -> list[str]:
     if not excess or max(excess.values()) <= DESCHEDULED:
         return []
     worst = max(excess, key=excess.get)
-    where = " ".join(f"{v}={x:g}" for v, x in zip(variables, worst))
+    where = " ".join(f"{v}={number_text(x)}" for v, x in zip(variables, worst))
     return [f"the wall time is {excess[worst]:.0%} above the CPU time ({CPU_CLOCK}) at {where} "
             f"(median over the points {np.median(list(excess.values())):.0%}): the program waited "
             f"(sleep, I/O) or was descheduled (its cores shared with other programs); if it does not "

@@ -62,6 +62,15 @@ def _string(token: Token) -> str:
     return str(token)[1:-1]
 
 
+def _path(token: Token) -> str:
+    """A file name the statement reads or writes; an empty one is an error at the token (the
+    system would read it as the current folder, or refuse it with a bare errno)."""
+    path = _string(token)
+    if not path:
+        raise LlacError("the file name is empty: name a file between the quotes", span_of(token))
+    return path
+
+
 def _number(token: Token) -> float:
     """The value of a number token; one beyond the float range (1e400) is an error at the token."""
     value = float(token)
@@ -92,7 +101,7 @@ class StatementBuilder(Transformer):
         return ast.Assign(children[0], children[1], span=span_of(meta))
 
     def load(self, meta, children):
-        strings = [_string(c) for c in children if isinstance(c, Token)]
+        strings = [_path(c) for c in children if isinstance(c, Token)]
         options = dict(c for c in children if isinstance(c, tuple))
         formula = options.get("formula")
         return ast.Load(tuple(strings), options.get("as"), _string(formula) if formula else None,
@@ -230,11 +239,11 @@ class StatementBuilder(Transformer):
         return ast.Machine(action, names, span=span_of(meta))
 
     def machine_export(self, meta, children):
-        return ast.Machine("export", (_name(children[0]),), _string(children[1]),
+        return ast.Machine("export", (_name(children[0]),), _path(children[1]),
                            children[-1].type == "REPLACE", span=span_of(meta))
 
     def machine_import(self, meta, children):
-        return ast.Machine("import", (), _string(children[0]), span=span_of(meta))
+        return ast.Machine("import", (), _path(children[0]), span=span_of(meta))
 
     def point(self, meta, children):
         return ast.Point(_name(children[0]), children[1])
@@ -278,12 +287,12 @@ class StatementBuilder(Transformer):
         return ("residuals", True)
 
     def to(self, meta, children):
-        return ("to", (_string(children[0]), len(children) > 1))     # STRING [REPLACE]
+        return ("to", (_path(children[0]), len(children) > 1))     # STRING [REPLACE]
 
     def export(self, meta, children):
         replace = children[-1].type == "REPLACE"
         options = children[2:len(children) - replace]
-        return ast.Export(_name(children[0]), _string(children[1]), _name(options[0]) if options else None,
+        return ast.Export(_name(children[0]), _path(children[1]), _name(options[0]) if options else None,
                           replace, span=span_of(meta))
 
     def help(self, meta, children):

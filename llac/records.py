@@ -19,6 +19,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from cll_grammar.formula import Formula
+from llac.numbers import number_text
 
 MAX_REPORTED = 50          # damaged records reported one by one; the rest are summarised
 MAX_RUNS = 1000           # more runs of one experiment's lines than this: gather by mask
@@ -292,7 +293,7 @@ def _valid_values(lay: RecordLayout, values: np.ndarray, at: np.ndarray, damaged
     for row in np.flatnonzero(bad):
         column, why = next((c, w) for c, w, f in failing if f[row])
         damaged.append((first_line + int(at[row]), f"record of {lay.name!r}: {lay.columns[column]} = "
-                                                   f"{values[row, column]:g} {why}; it is left out"))
+                                                   f"{number_text(values[row, column])} {why}; it is left out"))
     return values[~bad] if bad.any() else values
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from cll_grammar.span import printable
 from llac.commands.results import ModelReport, Note, Percent, Table, Text
+from llac.numbers import number_text
 
 # C0 and C1 control characters (ESC, CR, TAB, DEL, ...) and the bidirectional overrides
 def number(value) -> str:
@@ -88,7 +89,7 @@ def _(result: ModelReport) -> str:
         for name, value, err, p in zip(model.formula.constants, piece.constants, piece.stderr, piece.pvalues):
             out.append(f"  {name:<14} = {_constant_text(name, value, err, p, piece)}")
     for cut in model.cuts:
-        out.append(f"cut at {cut.variable} = {cut.value:g}: F = {cut.F:.3g}, p = {cut.p_value:.2g}, "
+        out.append(f"cut at {cut.variable} = {number_text(cut.value)}: F = {cut.F:.3g}, p = {cut.p_value:.2g}, "
                    f"ΔBIC = {cut.delta_bic:.3g}, RMS error {cut.error_before:.2%} -> {cut.error_after:.2%}")
     if len(model.pieces) > 1:
         out.append("sets ℵ (each constant's values and where they hold):")

@@ -269,6 +269,9 @@ def _check_magic(path: str, data: bytes) -> None:
         shown = shown[:QUOTED] + "..." if len(shown) > QUOTED or len(first) > QUOTED else shown
         raise TraceError(f"{quoted(path)} is not a CALL trace: its first line is '{shown}', "
                          f"not '{MAGIC} {VERSION}'")
+    if len(words) == 1 and b"\n" not in data:
+        raise TraceError(f"{quoted(path)} is cut short: it ends inside its first line ('{MAGIC}', "
+                         f"where '{MAGIC} {VERSION}' and the header should follow)")
     if words[1:] != [str(VERSION)]:
         version = " ".join(words[1:]) or "(none)"
         raise TraceError(f"{quoted(path)} is a CALL trace of version {version}; "

@@ -149,7 +149,7 @@ def test_suggest_says_how_far_apart_the_near_best_formulas_predict_beyond_the_da
     assert len(near) >= 2 and near == near_best(found)
     printed = _suggest_table(tmp_path, data)
     assert "  at 4x [s]  " in next(l for l in printed.splitlines() if l.startswith("rank"))
-    line = next(l for l in printed.splitlines() if l.startswith(f"at N={far:.4g} (4x the largest measured)"))
+    line = next(l for l in printed.splitlines() if l.startswith(f"at N={far:.0f} (4x the largest measured)"))
     assert f"predict {min(near):.4g} to {max(near):.4g} s" in line
     assert f"yours {yours.beyond:.4g} s" in line
     if agree:

@@ -85,7 +85,7 @@ def test_the_machine_aware_prediction_sees_memory_coming(workdir):
 def test_a_working_set_larger_than_the_probe_measured_is_said(workdir):
     done = llac(workdir, 'load "train.cll.1.dat"; fit stream; predict stream N=16777216, 33554432, 67108864')
     assert done.returncode == 0, done.stderr
-    assert ("note: at N=3.35544e+07 and 1 more the working set (256 MiB; 512 MiB at the largest) is larger "
+    assert ("note: at N=33554432 and 1 more the working set (256 MiB; 512 MiB at the largest) is larger "
             "than any node1@1 measured: the machine-aware prediction uses the cost per access at 128 MiB "
             "there. `call probe --largest 512MiB` measures that far (`predict ... on NAME@ID` uses a quick "
             "or labelled run)") in done.stdout

@@ -35,7 +35,7 @@ def test_predict_outside_the_measured_range_is_flagged(split_model):
     assert list(prediction.piece) == [0, 1, 0]
     assert prediction.notes == (
         "N=5000: outside the measured range 16..4096 of N in interval 1",
-        "N=1e+07: outside the measured range 8192..1.04858e+06 of N in interval 2 "
+        "N=10000000: outside the measured range 8192..1048576 of N in interval 2 "
         "and beyond all measured data")
     assert prediction.values[1] == pytest.approx(3e-5 + 4e-9 * 1e7, rel=0.03)
 

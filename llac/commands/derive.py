@@ -15,6 +15,7 @@ from llac.errors import LlacError
 from llac.fit_data import AGGREGATES
 from llac.parse import checked_formula
 from llac.tables import aggregate_experiment, column_values, merge_experiments, shared_records
+from llac.numbers import number_text
 
 COMPARISONS = ("<", "<=", "==", "!=", ">=", ">")
 
@@ -71,7 +72,7 @@ def _not_finite_note(experiment, label: str, values: np.ndarray) -> Note | None:
     bad = np.flatnonzero(~np.isfinite(values.astype(float)))
     if not len(bad):
         return None
-    first = ", ".join(f"{c}={experiment.columns[c][bad[0]]:g}"
+    first = ", ".join(f"{c}={number_text(experiment.columns[c][bad[0]])}"
                       for c in (*experiment.formula.variables, "time") if c in experiment.columns)
     return Note(f"{label}: {len(bad)} of {len(experiment)} values are not finite (NaN or inf; the log of a "
                 f"number <= 0, a division by zero ...), the first at {first}", warning=True)

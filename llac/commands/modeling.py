@@ -19,6 +19,7 @@ from llac.experiment import Experiment
 from llac.parse import MAX_RANGE
 from llac.render import region_text
 from llac.tables import aggregate_experiment
+from llac.numbers import number_text
 
 # the one sign convention of every error llac prints (predict, Table 3), stated with the table
 ERROR_SIGN = "error = (predicted - measured) / measured"
@@ -246,12 +247,12 @@ def suggest_(session, statement: ast.Suggest):
     rows = tuple((r.rank, r.formula, 100 * r.held_out, 100 * r.in_range, r.intervals, r.beyond,
                   f"{r.tied[0]}-{r.tied[1]}" if r.tied else "", "yours" if r.yours else "") for r in found.ranked)
     first = found.ranked[0]
-    far = ", ".join(f"{v}={x:.4g}" for v, x in found.beyond)
+    far = ", ".join(f"{v}={number_text(x)}" for v, x in found.beyond)
     apply = f'{experiment.name}_best = {statement.obj.text} formula "{first.formula}"'
     footer = (f"held out: the {found.held_points} largest sample points; fitted on the other "
               f"{found.fitted_points}; |error| = |predicted - measured| / measured, median",
               *([f"{found.failed} candidates could not be fitted to these points"] if found.failed else []),
-              *(f"{v} has {len(values)} value{'s' * (len(values) != 1)} ({', '.join(f'{u:g}' for u in values)}): "
+              *(f"{v} has {len(values)} value{'s' * (len(values) != 1)} ({', '.join(f'{number_text(u)}' for u in values)}): "
                 f"formulas that differ only in {v}'s terms are tied (through {len(values)} point{'s' * (len(values) != 1)} "
                 f"any term in {v} fits like another, unless a constant is held at its bound 0); measure "
                 f"more {v} to tell them apart"

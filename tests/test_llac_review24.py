@@ -1,0 +1,57 @@
+"""The llac-side findings of the new-user review (24): a trace given as a script, a trace cut
+inside its first line, a bad command-line option's exit status, empty file names, whole
+numbers in notes, and the residual plot's zero line."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from support.traces import write_matinit
+from test_session_llac import error_of, run, session, text_of  # noqa: F401 (session: the fixture)
+
+
+def llac(folder, *args: str) -> subprocess.CompletedProcess:
+    """Run `llac ARGS` in `folder` (stdin empty)."""
+    done = subprocess.run([sys.executable, "-m", "llac", *args], cwd=folder, capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONWARNINGS": "always"})
+    assert "Traceback" not in done.stderr and "Warning" not in done.stderr
+    return done
+
+
+def test_a_trace_given_as_a_script_is_told_to_be_loaded(tmp_path):
+    """`llac prog.cll.1.dat` said `prog.cll.1.dat:26:1: unknown command 'psum'`."""
+    write_matinit(tmp_path / "m.cll.1.dat")
+    done = llac(tmp_path, "m.cll.1.dat")
+    assert done.returncode == 1
+    assert done.stderr == ("llac: m.cll.1.dat is a CALL trace, not an llac script: load it (llac -c 'load "
+                           "\"m.cll.1.dat\"; fit'), or pipe it (cat m.cll.1.dat | llac -c 'fit')\n")
+
+
+def test_a_trace_cut_inside_its_first_line_is_cut_short_not_another_version(tmp_path):
+    """A file cut to its first 10 bytes was 'a CALL trace of version (none)'."""
+    write_matinit(tmp_path / "m.dat")
+    (tmp_path / "cut.dat").write_bytes((tmp_path / "m.dat").read_bytes()[:10])
+    done = llac(tmp_path, "-c", 'load "cut.dat"')
+    assert done.returncode == 1
+    assert "'cut.dat' is cut short: it ends inside its first line ('#cll-trace', where '#cll-trace 1' " \
+           "and the header should follow)" in done.stderr
+    (tmp_path / "v2.dat").write_text("#cll-trace\n#program: p\n")       # a whole line: the version is missing
+    assert "is a CALL trace of version (none)" in llac(tmp_path, "-c", 'load "v2.dat"').stderr
+
+
+@pytest.mark.parametrize("args", [["--format", "xml"], ["--formt", "json"]])
+def test_a_bad_option_exits_1_as_a_user_error(tmp_path, args):
+    """Exit status 2 is an internal error's (docs/llac-language.md): argparse's was 2."""
+    done = llac(tmp_path, *args)
+    assert done.returncode == 1 and "llac: error: " in done.stderr
+    assert llac(tmp_path, "--version").returncode == 0
+
+
+@pytest.mark.parametrize("statement", ['load ""', 'export colinit "" as csv', 'machine export vm ""',
+                                       'plot colinit to ""', 'machine import ""'])
+def test_an_empty_file_name_is_an_error_at_the_quotes(session, statement):
+    """`load ""` was "'.' is a folder", `export f ""` a bare "cannot write ''"."""
+    error = error_of(session, statement)
+    assert error.message == "the file name is empty: name a file between the quotes"
+    assert error.span.column == statement.index('""') + 1
