@@ -147,7 +147,8 @@ def machine(result, fmt: str) -> str:
     headers, rows = tabular(result)
     if fmt == "csv":
         out = io.StringIO()
-        csv.writer(out, lineterminator="\n").writerows([headers, *plain(rows, finite=False)])
+        csv.writer(out, lineterminator="\n").writerows([headers, *([_csv_cell(v) for v in row]
+                                                                   for row in plain(rows, finite=False))])
         return out.getvalue().rstrip("\n")
     if isinstance(result, ModelReport):
         document = {**model_document(result.model, result.name),
@@ -156,6 +157,15 @@ def machine(result, fmt: str) -> str:
         document = {"table": result.title, "columns": list(headers),
                     "rows": [dict(zip(headers, plain(row))) for row in rows], "notes": list(result.footer)}
     return json.dumps(document, ensure_ascii=False, allow_nan=False)
+
+
+def _csv_cell(value):
+    """A CSV field as the trace and `export` write numbers (docs/data-formats.md, "Numbers":
+    shortest exact, `16` not `16.0`), a flag as `true`/`false` (as JSON spells it)."""
+    from llac.trace import format_numbers
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(format_numbers([value])[0]) if isinstance(value, float) else value
 
 
 def tabular(result) -> tuple[tuple[str, ...], list[tuple]]:

@@ -55,3 +55,16 @@ def test_an_empty_file_name_is_an_error_at_the_quotes(session, statement):
     error = error_of(session, statement)
     assert error.message == "the file name is empty: name a file between the quotes"
     assert error.span.column == statement.index('""') + 1
+
+
+def test_csv_output_writes_whole_numbers_and_flags_as_the_docs_say(tmp_path):
+    """`predict ... --format csv` wrote `0.0` and Python's `True`; docs/data-formats.md says
+    whole numbers have no fraction, and the flags are true/false as in JSON."""
+    write_matinit(tmp_path / "m.cll.1.dat")
+    done = llac(tmp_path, "-c", 'load "m.cll.1.dat"; fit colinit; predict colinit N=4096,1e308', "--format", "csv")
+    assert done.returncode == 0, done.stderr
+    rows = done.stdout.splitlines()
+    header = rows.index("N,predicted [s],low [s],high [s],interval,extrapolated")
+    assert rows[header + 1].startswith("4096,") and rows[header + 1].endswith(",true")
+    assert rows[header + 2].startswith("1e+308,inf,")
+    assert ".0," not in done.stdout and "True" not in done.stdout
