@@ -140,8 +140,10 @@ def _designs(experiment: Experiment, procs: int, training: list[RunGroup], value
             kept.append(j)
     if len(training) < len(kept) + 1:
         sizes, terms = len(training), len(kept)
-        raise ObspError(f"at P={procs}, {sizes} training size{'s' if sizes != 1 else ''} for {terms} independent "
-                        f"term{'s' if terms != 1 else ''} of {experiment.name}'s formula: measure more sizes")
+        raise ObspError(f"at P={procs}, {terms} independent term{'s' if terms != 1 else ''} of "
+                        f"{experiment.name}'s formula need{'s' if terms == 1 else ''} runs at {terms + 1} "
+                        f"training sizes or more (one more than the terms, so that the fit can be "
+                        f"checked), and there {'is' if sizes == 1 else 'are'} {sizes}: measure more sizes")
     return full[:-1, kept], full[-1, kept]
 
 

@@ -68,3 +68,12 @@ def test_csv_output_writes_whole_numbers_and_flags_as_the_docs_say(tmp_path):
     assert rows[header + 1].startswith("4096,") and rows[header + 1].endswith(",true")
     assert rows[header + 2].startswith("1e+308,inf,")
     assert ".0," not in done.stdout and "True" not in done.stdout
+
+
+@pytest.mark.parametrize("statement, example", [('export colinit "{d}" as csv', "colinit.csv"),
+                                                ('export colinit "{d}" as extrap', "colinit.txt"),
+                                                ('fit colinit; export colinit.model "{d}"', "colinit.model.json")])
+def test_exporting_to_a_folder_suggests_a_file_of_the_format_written(session, tmp_path, statement, example):
+    """A CSV export to a folder suggested `.../out.json`."""
+    message = error_of(session, statement.format(d=tmp_path)).message
+    assert message == f"{str(tmp_path)!r} is a folder: name a file in it, e.g. {str(tmp_path / example)!r}"

@@ -364,7 +364,7 @@ def test_too_few_training_sizes_leave_a_row_without_figures(tmp_path):
     assert done.returncode == 0, done.stderr
     first = table(done.stdout, "OBSP* and BSP predictions of big")[0]
     assert first[3] == "3" and float(first[4]) > 0 and first[5:9] == ["-"] * 4   # measured, not predicted
-    assert "P=2: not evaluated (2 sizes): at P=2, 1 training size for 2 independent terms" in done.stdout
+    assert "P=2: not evaluated (2 sizes): at P=2, 2 independent terms of tiny's formula need runs at 3 training sizes or more (one more than the terms, so that the fit can be checked), and there is 1: measure more sizes" in done.stdout
     assert done.stdout.count("not evaluated") == 1
 
 

@@ -22,6 +22,7 @@ from llac.tables import agreed_fields, merge_experiments, repetitions, shared_re
 SHOW_LIMIT = 20
 STDIN = "<stdin>"
 EXPORT_FORMATS = ("csv", "extrap")   # of an experiment; a model is written as json
+EXPORT_SUFFIXES = {"extrap": "txt"}        # a file name's suffix by format, where it is not the format's name
 
 
 @command("load", 'load "FILE" [, "FILE" ...] [as NAME] [formula "FORMULA"]',
@@ -331,14 +332,14 @@ def delete(session, statement: ast.Delete):
     return [Note(f"deleted {', '.join(n.text for n in statement.objs)}")]
 
 
-def refuse_overwrite(path: str, replace: bool, again: str) -> None:
+def refuse_overwrite(path: str, replace: bool, again: str, example: str = "out.json") -> None:
     """An error before writing `path` when its folder does not exist (cll_grammar.outputs),
-    when it is a folder, or when it exists and `replace` was not given (saying the statement
-    `again` with `replace` that would overwrite it)."""
+    when it is a folder (suggesting the file `example` in it), or when it exists and `replace`
+    was not given (saying the statement `again` with `replace` that would overwrite it)."""
     if problem := missing_folder(path):
         raise LlacError(f"cannot write {path!r}: {problem}")
     if os.path.isdir(path):
-        raise LlacError(f"{path!r} is a folder: name a file in it, e.g. {os.path.join(path, 'out.json')!r}")
+        raise LlacError(f"{path!r} is a folder: name a file in it, e.g. {os.path.join(path, example)!r}")
     if not replace and os.path.lexists(path):
         raise LlacError(f"{path!r} exists; to overwrite it: {again} replace")
 
@@ -353,8 +354,10 @@ def refuse_overwrite(path: str, replace: bool, again: str) -> None:
 def export(session, statement: ast.Export):
     model = _model(session, statement.obj)
     experiment = None if model else session.experiment(statement.obj)
+    written = "json" if model else statement.format.text if statement.format else "csv"
     refuse_overwrite(statement.path, statement.replace, f'export {statement.obj.text} "{statement.path}"' + (
-        f" as {statement.format.text}" if statement.format else ""))
+        f" as {statement.format.text}" if statement.format else ""),
+        f"{statement.obj.text}.{EXPORT_SUFFIXES.get(written, written)}")
     if model:
         return _export_model(statement, model)
     fmt = statement.format.text if statement.format else Path(statement.path).suffix.lstrip(".").lower()
