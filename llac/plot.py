@@ -176,21 +176,24 @@ def _model_figure(model, vs, by, scale, residuals, canvas: Canvas, levels=()):
             figure.line(float(axes.x(np.array(at))), orientation="vertical", style="double")
             axes.legend.append(f"║ the working set leaves {label} at {x_name}≈{at:.4g}")
     _ticks(figure, axes, canvas.width)
+    if residuals:
+        _residual_axis(figure, axes, scale == "loglog")
     figure.title(f"{model.name}: {'relative error of the model' if residuals else model.formula}")
     figure.label(x_name + (" (log scale)" if axes.logx else ""), "x")
     if not axes.shown:
         return f"{model.name}: nothing to plot on log axes: {'; '.join(axes.notes())}"
     axes.legend += [f"note: {note}" for note in axes.notes()]
-    legend = _legend(model, axes, [f"{by}={value:g}" for value in groups] if by else [])
+    legend = _legend(model, axes, [f"{by}={value:g}" for value in groups] if by else [], residuals)
     return figure, "\n".join(textwrap.fill(line, canvas.width, subsequent_indent="    ") for line in legend)
 
 
-def _legend(model, axes: _Axes, series: list[str]) -> list[str]:
+def _legend(model, axes: _Axes, series: list[str], residuals: bool = False) -> list[str]:
     """One line per interval with its markers and region; under `by`, one per series with its
     markers, then the intervals' regions (the cuts tell them apart); then the noisy marker,
-    the cuts and notes."""
+    the cuts and notes. Of `residuals`, the model is the zero line."""
     def markers(i: int) -> str:
-        return f"{MEASURED_MARKERS[i % len(MEASURED_MARKERS)]} measured, {LINE_MARKERS[i % len(LINE_MARKERS)]} model"
+        model_line = "" if residuals else f", {LINE_MARKERS[i % len(LINE_MARKERS)]} model"
+        return f"{MEASURED_MARKERS[i % len(MEASURED_MARKERS)]} measured{model_line}"
     regions = [f"interval {i + 1} ({region_text(piece.region, digits=4)})" for i, piece in enumerate(model.pieces)]
     if series:
         lines = [f"{markers(g)}: {name}" for g, name in enumerate(series)]
@@ -211,6 +214,24 @@ def _legend(model, axes: _Axes, series: list[str]) -> list[str]:
         lines.append(f"{NOISY_MARKER} measured, noisy: repetitions vary more than {NOISY_FACTOR:g}x "
                      f"the typical {typical(spread):.1%}")
     return lines + axes.legend
+
+
+def _residual_axis(figure, axes: _Axes, loglog: bool) -> None:
+    """The residual plot's y axis: from the lowest relative error (0 at most) to the highest
+    (0 at least), ticks in percent with 0 among them, and the model drawn as the zero line
+    (the legend says so). Its y axis is linear under `loglog` too, which a note says: a
+    relative error can be 0 or negative."""
+    ys = np.concatenate([drawn[1] for drawn in axes.drawn]) if axes.drawn else np.zeros(1)
+    ys = ys[np.isfinite(ys)]
+    low, high = min(float(ys.min(initial=0.0)), 0.0), max(float(ys.max(initial=0.0)), 0.0)
+    low, high = (low, high) if high > low else (-0.01, 0.01)
+    positions, _ = linear_ticks(low, high)
+    figure.ruler("y").ticks(positions, [f"{100 * p:.4g}%" for p in positions]).lim(low, high)
+    figure.line(0.0, orientation="horizontal", style="dotted")
+    axes.legend.append("┈ the model: zero relative error; relative error = (model - measured) / measured")
+    if loglog:
+        axes.legend.append("note: the y axis stays linear (a relative error can be 0 or negative); "
+                           "loglog makes x logarithmic")
 
 
 def _ticks(figure, axes: _Axes, width: int) -> None:

@@ -4,6 +4,7 @@ readable log-axis labels. Driven as a user does (`python -m llac -c ...`) and by
 import html.parser
 import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -224,7 +225,8 @@ def x_labels(text: str) -> list[str]:
 
 
 def y_labels(text: str) -> list[str]:
-    return [line.split("┤")[0].strip() for line in text.splitlines() if "┤" in line]
+    """The y axis's tick labels, top down (a tick on a drawn horizontal line is `┼`)."""
+    return [re.split("[┤┼]", line)[0].strip() for line in text.splitlines() if re.search("[0-9%] *[┤┼]", line)]
 
 
 @pytest.fixture
@@ -270,11 +272,11 @@ def test_an_experiment_with_one_sample_point_gets_axes_around_it(tmp_path):
     linear, logarithmic, residuals = ((tmp_path / f).read_text() for f in ("lin.txt", "log.txt", "res.txt"))
     assert x_labels(linear) == ["0", "1000", "2000"] and y_labels(linear) == ["2e-3", "1e-3", "0"]
     assert x_labels(logarithmic) == ["1000"] and y_labels(logarithmic) == ["0.01", "1e-3", "1e-4"]
-    assert y_labels(residuals) == ["1", "0", "-1"]
+    assert y_labels(residuals) == ["1%", "0.5%", "0%", "-0.5%", "-1%"]    # 0%: the zero line, the model
     for text in (linear, logarithmic, residuals):
         area = frame(text)
         [row] = [i for i, line in enumerate(area) if "x" in line]
-        inside = area[row].split("┤" if "┤" in area[row] else "│", 1)[1].rstrip("│")
+        inside = re.split("[┤│┼]", area[row], 1)[1][:-1]
         assert row == len(area) // 2 and abs(inside.index("x") - len(inside) // 2) <= 1
 
 
@@ -362,3 +364,21 @@ def test_bars_never_touch_and_crowded_ones_go_to_several_charts(groups, series, 
     step = int(ticks[3][1:]) - int(ticks[1][1:]) if len(ticks) > 3 else 1
     assert ticks[1] == "r0" and all(int(ticks[i][1:]) == step * (i // 2) for i in range(1, len(ticks) - 2, 2))
     assert all(len(line) <= WIDTH + 2 for line in chart.splitlines())
+
+
+def test_a_residual_plot_draws_the_model_as_the_zero_line_with_percent_ticks(tmp_path):
+    """Review 24: the legend said `. model` but no model was drawn, the y ticks (0.025, 0.013,
+    0.001, -0.011) missed 0, and loglog said nothing of the y axis it could not make log."""
+    rows = [(1e-6 * n * (1.2 if n == 64 else 1.0), n) for n in (16, 32, 64, 128, 256) for _ in range(3)]
+    (tmp_path / "r.cll.1.dat").write_text(trace_text({"e": ("e[0] + e[1]*N", ["N"], rows)}))
+    r = llac('load "r.cll.1.dat"; set split off; fit e; plot e residuals loglog to "res.txt"', tmp_path)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    text = (tmp_path / "res.txt").read_text()
+    labels = y_labels(text)
+    assert "0%" in labels and all(label.endswith("%") for label in labels), labels
+    [zero] = [line for line in frame(text) if re.match(r" *0% *┼", line)]
+    assert zero.count("┈") > 40                            # the model, across the plot
+    legend = text.split("└", 1)[1]
+    assert "x measured: interval 1" in legend and ". model" not in legend
+    assert "┈ the model: zero relative error" in legend
+    assert "note: the y axis stays linear" in " ".join(legend.split())

@@ -541,7 +541,9 @@ def report(session, statement: ast.Report):
          the measurements (per sample point, summarised as in the fit) and the model, one line per interval, with
          the cut points marked. `vs` picks the x variable (default: the formula's first), `by`
          draws one series per value of another variable, `log` makes y logarithmic and `loglog`
-         both axes, `residuals` plots the relative error of the model instead. Each interval
+         both axes, `residuals` plots the relative error of the model instead ((model -
+         measured) / measured, ticks in percent, the model as the dotted zero line; its y
+         axis stays linear under `loglog`, as an error can be 0 or negative). Each interval
          has its own marker (and colour on a terminal that has colour; NO_COLOR turns it off),
          noisy sample points (`help fit`) the marker @,
          under `by` each series its own markers for points (noisy ones too: the legend counts
