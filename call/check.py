@@ -152,8 +152,10 @@ class _Checker:
             words = directive.body.split()[:2]
             self.balance.reject(words)  # no cascade at its `end`
             self.order.code()
-            if len(words) == 2 and nearest(words[0], ("end",)):   # `ned A`: taken as `end A`
-                place = dict(file=self.program.file, line=directive.line, column=directive.column)
+            place = dict(file=self.program.file, line=directive.line, column=directive.column)
+            if _malformed_for(words):               # its loop opens all the same
+                self.balance.open(For(**place, header=""), self.context.depth)
+            elif len(words) == 2 and nearest(words[0], ("end",)):   # `ned A`: taken as `end A`
                 if words[1] == "for":
                     self.end_loop(EndFor(**place))
                 else:
@@ -248,6 +250,15 @@ class _Checker:
                 self.findings.warn(pragma.line, pragma.column,
                                    f"report names {name!r}, which no '#pragma cll' before it in "
                                    f"this file begins")
+
+
+def _malformed_for(words: list[str]) -> bool:
+    """Whether a pragma that does not parse, whose first `words` these are, is a `for`
+    (`for(N = 1; N < 9; N++` without its `)`, `fro(N = 1; ...)`): taken as opening its loop,
+    its `end for` is no second error. A word near `for` that is not followed by `(` may be an
+    experiment's name (`fork`)."""
+    head = words[0].split("(")[0] if words else ""
+    return head == "for" or (bool(words) and head != words[0] and bool(nearest(head, ("for",))))
 
 
 def _near_miss(namespace: str) -> bool:

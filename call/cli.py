@@ -12,7 +12,7 @@ from call.build import compile_program, read_source, translate
 from call.check import Program, check_file
 from call.conditions import macros_of
 from call.diagnostics import CallError, Diagnostic
-from cll_grammar.span import printable
+from cll_grammar.span import printable, suggest
 
 USAGE = """call translate PROG.c [-o DIR]     write PROG.cll.c and PROG.cll.h
 call cc [CC ARGS...] PROG.c ...    translate and compile with the tracing runtime ($CC, default cc)
@@ -20,7 +20,8 @@ call run PROG.c [--procs A:B:F] [--cflags FLAGS] [--no-oversubscribe] [-- ARGS]
                                    build if needed, run (MPI: mpirun -np P), print trace paths
 call check PROG.c ... [--cflags FLAGS]
                                    diagnostics only (-D/-U in FLAGS decide #if)
-call probe [--quick] [--label NAME] [--db PATH] [--procs 1,2,4] [--no-oversubscribe]
+call probe [--quick] [--label NAME] [--db PATH] [--largest SIZE] [--procs 1,2,4]
+           [--no-oversubscribe]
                                    measure this machine (memory mountain, caches, operation
                                    costs) and store the run in the machine database
 call --debug COMMAND ...           an internal error shows its Python traceback
@@ -49,16 +50,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=_version())
     commands = parser.add_subparsers(dest="command", required=True, prog="call")
     translate_ = commands.add_parser("translate", help="write PROG.cll.c and PROG.cll.h")
-    translate_.add_argument("source")
-    translate_.add_argument("-o", dest="out_dir", default=None, help="output directory")
+    translate_.add_argument("source", type=_file_name)
+    translate_.add_argument("-o", dest="out_dir", type=_folder_name, default=None, help="output directory")
     check = commands.add_parser("check", help="report diagnostics only")
-    check.add_argument("sources", nargs="+")
+    check.add_argument("sources", nargs="+", type=_file_name)
     check.add_argument("--cflags", default="", help="compiler flags: their -D/-U decide #if")
     run = commands.add_parser("run", help="build if needed, run, print where the traces went",
                               usage="call run [-h] [--procs PROCS] [--cflags CFLAGS] [--no-oversubscribe] "
                                     "source [-- ARGS ...]",
                               epilog="ARGS after -- are the program's command-line arguments.")
-    run.add_argument("source", help="the annotated C file")
+    run.add_argument("source", type=_file_name, help="the annotated C file")
     run.add_argument("--procs", type=_procs, default=None, help="A:B:F: P = A, A*F, ... <= B")
     run.add_argument("--cflags", default="-O2", help="compiler flags (default: -O2)")
     run.add_argument("--no-oversubscribe", dest="oversubscribe", action="store_false",
@@ -77,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="P1,P2,...: also measure BSP's g and L with mpirun -np P for each")
     probe.add_argument("--no-oversubscribe", dest="oversubscribe", action="store_false",
                        help="with --procs: let mpirun refuse more processes than cores")
-    probe.add_argument("--db", default=None,
+    probe.add_argument("--db", type=_file_name, default=None,
                        help="the machine database (default: $LLAC_MACHINE_DB, else "
                             "~/.local/share/llac/machines.sqlite)")
     return parser
@@ -100,12 +101,33 @@ BYTE_UNITS = {None: 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
 
 def _byte_count(text: str) -> int:
     """A number of bytes: digits with an optional binary unit (K, M, G or KiB, MiB, GiB, in
-    any case). Decimal-looking units (MB, Gb) are refused rather than read as binary."""
+    any case). Decimal-looking units (MB, Gb) are refused rather than read as binary, and a
+    negative number (`-1MiB`, `-2.5`) is told that a size is positive."""
     match = re.fullmatch(r"\s*(\d+)\s*(?:([kmg])(?:ib)?)?\s*", text, re.IGNORECASE)
     if not match:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a size in bytes such as 536870912, 512MiB or "
-                                         f"1GiB (binary units: K or KiB, M or MiB, G or GiB)")
+        negative = re.match(r"\s*-\s*\.?\d", text)
+        raise argparse.ArgumentTypeError(f"{text!r}: {'a size is positive: ' if negative else ''}expected "
+                                         f"a size in bytes such as 536870912, 512MiB or 1GiB (binary "
+                                         f"units: K or KiB, M or MiB, G or GiB)")
     return int(match[1]) * BYTE_UNITS[match[2] and match[2].lower()]
+
+
+def _file_name(text: str) -> str:
+    """A file name argument: an empty one (`""`) is said to be empty, not taken for the
+    current folder."""
+    return _named(text, "file")
+
+
+def _folder_name(text: str) -> str:
+    """A folder name argument (`-o DIR`): an empty one is said to be empty."""
+    return _named(text, "folder")
+
+
+def _named(text: str, what: str) -> str:
+    """`text`, the name of a `what` (file, folder), unless it is empty."""
+    if not text:
+        raise argparse.ArgumentTypeError(f"the {what} name is empty")
+    return text
 
 
 def _procs(text: str) -> tuple[int, int, int]:
@@ -134,6 +156,30 @@ def _label(text: str) -> str:
     return text
 
 
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The parser of each command of `parser`, by name (argparse keeps no public list)."""
+    return {name: choice for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+            for name, choice in action.choices.items()}
+
+
+def _parse_arguments(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """`argv` parsed (options' values that begin with a dash attached first), or the usage
+    error, with a "did you mean" for a misspelt command or option: a misspelt command is
+    said with the commands there are, and an argument a command does not know with that
+    command's own usage (argparse would show call's)."""
+    commands = _commands(parser)
+    if argv and not argv[0].startswith("-") and argv[0] not in commands:
+        parser.error(f"unknown command {argv[0]!r}{suggest(argv[0], commands)}: the commands are "
+                     f"{', '.join(commands)}")
+    args, unknown = parser.parse_known_args(_attach_dash_values(parser, argv))
+    if unknown:
+        command = commands[args.command]
+        options = [o for action in command._actions for o in action.option_strings]
+        word = next((u.split("=")[0] for u in unknown if u.startswith("-")), "")
+        command.error(f"unrecognized arguments: {' '.join(unknown)}{suggest(word, options) if word else ''}")
+    return args
+
+
 def _attach_dash_values(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
     """`argv` with each value that begins with a dash attached to its option (`--cflags -O2`
     becomes `--cflags=-O2`, `--largest -1MiB` becomes `--largest=-1MiB`), which argparse
@@ -141,10 +187,7 @@ def _attach_dash_values(parser: argparse.ArgumentParser, argv: list[str]) -> lis
     is itself one of call's options (`--procs --cflags`) stays apart, so that the missing value
     is still said."""
     value_options, names = set(), set()
-    parsers = [parser] + [choice for action in parser._actions       # argparse keeps no public list
-                          if isinstance(action, argparse._SubParsersAction)
-                          for choice in action.choices.values()]
-    for each in parsers:
+    for each in [parser, *_commands(parser).values()]:
         for action in each._actions:
             names.update(action.option_strings)
             if action.nargs is None:                  # exactly one value
@@ -175,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
             return compile_program(argv[1:], warn=print_warnings)
         program_args = argv[argv.index("--") + 1:] if "--" in argv else []
         parser = _parser()
-        args = parser.parse_args(_attach_dash_values(parser, argv[:argv.index("--")] if "--" in argv else argv))
+        args = _parse_arguments(parser, argv[:argv.index("--")] if "--" in argv else argv)
         if args.command == "translate":
             output, _ = translate(args.source, args.out_dir, warn=print_warnings)
             print(f"call: wrote {output} and {output.with_suffix('.h')}", file=sys.stderr)

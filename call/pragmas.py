@@ -84,11 +84,21 @@ def parse_pragma(directive: Directive, file: str) -> Pragma:
 
 
 def _syntax_message(err: UnexpectedInput, body: str) -> str:
+    """What is wrong with the line `body` that `err` stopped at, worded for the directive it
+    begins: an experiment without a formula, report names without commas, a clause after a
+    formula or a `for` header that is neither `bytes` nor `shuffle`."""
+    words = body.split()
     if isinstance(err, UnexpectedEOF) or (isinstance(err, UnexpectedToken) and err.token.type == "$END"):
+        begun = words[1:] if words[:1] == ["sync"] else words
+        if len(begun) == 1 and begun[0] not in KEYWORDS and re.fullmatch(r"[A-Za-z_]\w*", begun[0]):
+            return (f"experiment {begun[0]!r} needs a complexity formula after its name, such as "
+                    f"'{begun[0]}[0] + {begun[0]}[1]*N'")
         return "this '#pragma cll' line ends too early"
     if isinstance(err, UnexpectedCharacters):
         return f"unexpected character {quoted(body[err.pos_in_stream])} in '#pragma cll' line"
     word = str(err.token)
+    if words[:1] == ["report"] and err.token.type == "NAME" and "COMMA" in err.expected:
+        return f"unexpected {quoted(word)} in '#pragma cll' line (separate experiment names with commas)"
     if "BYTES" in err.expected and err.token.type == "NAME":
         return (f"unexpected {quoted(word)} after the formula: only the clause 'bytes EXPR' (the "
                 f"experiment's working set) may follow it{suggest(word, ['bytes'])}")

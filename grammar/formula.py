@@ -391,6 +391,14 @@ def parse_formula(text: str, experiment: str | None = None) -> Formula:
     Raises FormulaError with the span of the offending part.
     """
     root = _parse(text)
+    try:          # validating and printing recurse more deeply than parsing does
+        return _canonical(root, text, experiment)
+    except RecursionError:
+        raise FormulaError(TOO_DEEP, Span.point(1, 1)) from None
+
+
+def _canonical(root: Node, text: str, experiment: str | None) -> Formula:
+    """The Formula of the parsed `root` of `text` (parse_formula)."""
     _check_divisions(root)
     if experiment:   # before the terms: a[3] is a foreign constant, not a term's second one
         foreign = next((n for n in walk(root) if isinstance(n, Constant) and n.name != experiment), None)
@@ -421,20 +429,32 @@ def _foreign_constant(constant: Constant, name: str, whose: str) -> FormulaError
 
 
 def _check_divisions(root: Node) -> None:
-    """A division by an operand that is 0 whatever the variables (`N/0`, `N/(2-2)`) makes its
-    term infinite on every record: an error at that operand."""
+    """A division by an operand that is 0 whatever the variables (`N/0`, `N/(2-2)`,
+    `N/(N-N)`, `N/(0*M)`) makes its term infinite (or undefined) on every record: an error at
+    that operand."""
     for node in walk(root):
         for op, operand in node.rest if isinstance(node, Chain) else ():
-            if op == "/" and _is_constant_zero(operand):
+            if op == "/" and _is_zero_whatever_the_variables(operand):
                 raise FormulaError(f"division by zero: the divisor {operand} is 0 whatever the variables",
                                    operand.span)
 
 
-def _is_constant_zero(node: Node) -> bool:
-    if variables_of(node) or any(isinstance(n, Constant) for n in walk(node)):
+# Where a divisor is tried: whole numbers, so that a polynomial with whole coefficients is
+# computed exactly (`(N+1)^2 - N^2 - 2*N - 1` is 0.0, not a rounding error), each variable
+# taking them in its own order (`N - M` is 0 at none of them).
+PROBES = np.array([2.0, 3.0, 5.0, 7.0, 11.0, 13.0, 1000.0, 65537.0])
+
+
+def _is_zero_whatever_the_variables(node: Node) -> bool:
+    """Whether `node`, free of constants, is 0 at every probe of its variables (`N - N`,
+    `2*N - N - N`, `log(N) - log(N)`, `0*M`): then it is 0 whatever they are, as far as a
+    divisor can be told apart from one that is 0 somewhere only."""
+    if any(isinstance(n, Constant) for n in walk(node)):
         return False
+    values = {v: np.roll(PROBES, 3 * i) for i, v in enumerate(variables_of(node))}
     with np.errstate(all="ignore"):
-        return bool(np.all(evaluate(node, {}) == 0))
+        result = np.broadcast_to(evaluate(node, values), PROBES.shape)
+    return bool(np.all(result == 0))
 
 
 def _signed_terms(node: Node, sign: int):

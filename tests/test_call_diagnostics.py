@@ -94,6 +94,9 @@ def test_same_formula_at_two_sites_is_fine(tmp_path):
                              "element into one)"),
     ("f[0] + f[1]*N/0", 33, "division by zero: the divisor 0 is 0 whatever the variables"),
     ("f[0] + f[1]*N/(4-2*2)", 34, "division by zero: the divisor 4 - 2*2 is 0 whatever the variables"),
+    ("f[0] + f[1]*N/(N-N)", 34, "division by zero: the divisor N - N is 0 whatever the variables"),
+    ("f[0] + f[1]*N/(2*N-N-N)", 34, "division by zero: the divisor 2*N - N - N is 0 whatever the variables"),
+    ("f[0] + f[1]*N/(0*N)", 34, "division by zero: the divisor 0*N is 0 whatever the variables"),
     ("N*N", 19, "has no constant"),
     ("f[0] +", 25, "ends too early"),
     ("f[0] + f[1]*N*time", 33, "'time' is a column of every trace record, not a program variable"),
@@ -337,18 +340,22 @@ def test_an_undecided_condition_is_explained(tmp_path):
 
 def test_an_option_value_that_begins_with_a_dash_is_the_options_value(tmp_path):
     """`--cflags -DUSE_SQUARE=0` (one word) was argparse's "expected one argument", as was
-    `--largest -1MiB`, which now gets the size's own message; an option in the value's place
-    still says the value is missing."""
+    `--largest -1MiB`, which now gets the size's own message (a size is positive, review 24,
+    also written `--largest=-1MiB` or without a unit); an option in the value's place still
+    says the value is missing."""
     (tmp_path / "prog.c").write_text(IF_ARMS.replace("#define USE_SQUARE 0\n", ""))
     assert call("check", "prog.c", cwd=tmp_path)[0] == 1           # USE_SQUARE undecided
     status, _, err = call("check", "prog.c", "--cflags", "-DUSE_SQUARE=0 -UTIMING_G", cwd=tmp_path)
     assert status == 0, err
     status, _, err = call("run", "--cflags", "-UTIMING_G", "prog.c", cwd=tmp_path)
     assert status == 1 and "'#if USE_SQUARE" in err, err                # its -U counted, not -O2
-    status, _, err = call("probe", "--largest", "-1MiB", cwd=tmp_path)
-    assert (status, err.splitlines()[-1]) == (1, "call probe: error: argument --largest: '-1MiB': "
-                                                 "expected a size in bytes such as 536870912, 512MiB or 1GiB "
-                                                 "(binary units: K or KiB, M or MiB, G or GiB)"), err
+    for given, size in ((["--largest", "-1MiB"], "-1MiB"), (["--largest=-1MiB"], "-1MiB"),
+                        (["--largest", "-2"], "-2")):
+        status, _, err = call("probe", *given, cwd=tmp_path)
+        assert (status, err.splitlines()[-1]) == (1, f"call probe: error: argument --largest: '{size}': a size "
+                                                     f"is positive: expected a size in bytes such as 536870912, "
+                                                     f"512MiB or 1GiB (binary units: K or KiB, M or MiB, G or "
+                                                     f"GiB)"), err
     status, _, err = call("run", "--procs", "--cflags", "-O2", "prog.c", cwd=tmp_path)
     assert (status, err.splitlines()[-1]) == (1, "call run: error: argument --procs: expected one argument")
 

@@ -139,7 +139,7 @@ def test_source_name_an_include_cannot_hold_is_one_error(tmp_path):
 
 
 @pytest.mark.parametrize("args, words", [
-    (["bogus"], "invalid choice: 'bogus'"),
+    (["bogus"], "unknown command 'bogus': the commands are translate, check, run, cc, probe"),
     (["run", "p.c", "--procs", "1:2"], "expected A:B:F, three integers"),
     (["translate", "p.c", "-o", "/proc/no-such-dir"], "-o /proc/no-such-dir: error: the folder /proc/no-such-dir does not exist"),
 ])
