@@ -230,4 +230,4 @@ def test_a_missing_prediction_bound_is_a_dash_in_text_and_empty_in_csv(tmp_path)
     assert "1e+200     1.013e+194        -         -  1 extrapolated" in text and "nan" not in text
     done = subprocess.run([sys.executable, "-m", "llac", "--format", "csv", "-c", 'load "small.dat"; predict f N=1e200'],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-    assert "1e+200,1.0133114754098362e+194,,,1,True" in done.stdout
+    assert "1e+200,1.0133114754098362e+194,,,1,true" in done.stdout

@@ -222,7 +222,7 @@ def test_format_csv_gives_parseable_rows_for_fit_and_predict(trace):
     assert all(float(r[4]) == float(r[4]) for r in constants)
     assert [float(r[0]) for r in rows[start + 1:]] == [1000, 2000]
     assert all(float(r[1]) > 0 for r in rows[start + 1:])
-    assert all(r[4].isdigit() and r[5] in ("True", "False") for r in rows[start + 1:])  # one field each
+    assert all(r[4].isdigit() and r[5] in ("true", "false") for r in rows[start + 1:])  # one field each
     assert "created colinit" in done.stderr and "created colinit" not in done.stdout
 
 
