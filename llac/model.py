@@ -124,10 +124,64 @@ class Model:
                 spread[rows] = q * np.sqrt(relative_var)
         with np.errstate(invalid="ignore", over="ignore"):   # 0 with an infinite spread: no bounds (nan)
             bounds = np.sort(np.stack([values * np.exp(-spread), values * np.exp(spread)]), axis=0)
+        floor_notes = self._measured_floor(columns, design, values, bounds)
         extrapolated, notes = self._extrapolation(columns, piece)
         return Prediction(values, bounds[0], bounds[1], piece, extrapolated,
-                          tuple(notes + self._drift_notes(columns) + self._no_value_notes(columns, design, values, bounds, intervals)
+                          tuple(notes + self._drift_notes(columns) + floor_notes
+                                + self._no_value_notes(columns, design, values, bounds, intervals)
                                 + self._no_time_notes(columns, design, values, piece)))
+
+    def _measured_floor(self, columns: dict, design: np.ndarray, values: np.ndarray,
+                        bounds: np.ndarray) -> list[str]:
+        """Beyond the data, raise the low bounds (`bounds[0]`, in place) to what was measured
+        at a smaller point, with the notes that say so. With every term >= 0 and its constant
+        >= 0 (the default `constants nonnegative`), a point where each term is at least its
+        value at a sample point, and one larger, cannot take less time than that point: the
+        floor is the time measured at the sample point it dominates with the largest model
+        value (the nearest below it; not the largest time, which would pick the noisiest
+        point), less the fit's noise there (its piece's interval for a new measurement,
+        e^(-q·σ)). The interval is multiplicative: far beyond the data its low end would
+        otherwise fall below times measured at smaller inputs, and go on falling as the input
+        grows. Inside the data the interval is the noise's, which this leaves alone."""
+        data = self.sample_points
+        if self.settings.constants == "free" or not self.formula.variables or not len(data["time"]):
+            return []
+        sample = {v: data[v] for v in self.formula.variables}
+        measured = _design(self.formula, sample, len(data["time"]))
+        beyond = np.zeros(len(values), dtype=bool)
+        for v in self.formula.variables:
+            beyond |= columns[v] > data[v].max()
+        usable = beyond & np.all(np.isfinite(design) & (design >= 0), axis=1) & np.all(np.isfinite(bounds), axis=0)
+        if not np.all(np.isfinite(measured) & (measured >= 0)) or not usable.any():
+            return []
+        model_value, floor_of = np.full(len(data["time"]), -np.inf), np.full(len(data["time"]), -np.inf)
+        placed = np.zeros(len(data["time"]), dtype=bool)
+        for p in self.pieces:
+            rows = p.contains(sample) & ~placed & (p.df > 0)
+            placed |= p.contains(sample)
+            model_value[rows] = measured[rows] @ p.constants
+            floor_of[rows] = data["time"][rows] * np.exp(-student_t.quantile(self.settings.alpha / 2, p.df) * p.scale)
+        target = np.where(usable[:, None], design, 0.0)[:, None, :]        # no inf or nan in the sums
+        slack = 1e-12 * np.abs(target)
+        dominated = (np.all(measured[None, :, :] <= target + slack, axis=2)      # target x sample
+                     & np.any(measured[None, :, :] < target - slack, axis=2) & usable[:, None])
+        nearest = np.argmax(np.where(dominated, model_value[None, :], -np.inf), axis=1)
+        floor = np.where(dominated.any(axis=1), floor_of[nearest], -np.inf)
+        raised = usable & (floor > bounds[0])
+        bounds[0, raised] = floor[raised]
+        notes = []
+        for points, said in ((np.flatnonzero(raised), "the low bound at {at} is"),
+                             (np.flatnonzero(raised & (floor > values)), "the prediction at {at} is below")):
+            if len(points):
+                source = int(nearest[points[0]])
+                at = self._point_text(columns, points[0]) + (f" and {len(points) - 1} more point(s)"
+                                                             if len(points) > 1 else "")
+                where = " ".join(f"{v}={number_text(data[v][source])}" for v in self.formula.variables)
+                notes.append(said.format(at=at) + f" the time measured at a smaller point, less the fit's "
+                             f"noise ({where}: {number_text(data['time'][source], 4)} s, "
+                             f"{number_text(floor_of[source], 4)} s): every term of the formula is "
+                             f"smaller there and the constants are >= 0, so the time cannot be less")
+        return notes
 
     def _no_value_notes(self, columns: dict, design: np.ndarray, values: np.ndarray, bounds: np.ndarray,
                         intervals: np.ndarray) -> list[str]:

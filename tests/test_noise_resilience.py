@@ -99,7 +99,7 @@ def test_the_drift_is_small_for_a_right_formula_and_large_for_a_wrong_one():
     for model, narrow in ((right, True), (wrong, False)):
         beyond = model.predict({"N": 4 * model.sample_points["N"].max()})
         assert ((beyond.upper[0] - beyond.lower[0]) / beyond.values[0] < 0.1) == narrow
-    note = wrong.predict({"N": 4 * wrong.sample_points["N"].max()}).notes[-1]
+    note = next(n for n in wrong.predict({"N": 4 * wrong.sample_points["N"].max()}).notes if "backtests" in n)
     assert note.startswith("beyond the measured N the interval includes the extrapolation error that "
                            "backtests on the data show (one standard deviation: ±")
     assert not any("backtests" in n for n in wrong.predict({"N": wrong.sample_points["N"].max()}).notes)
@@ -132,3 +132,39 @@ def test_the_interval_that_extrapolates_spans_a_factor_two():
             assert high / low >= 2
     beyond = model.predict({"N": 4 * FIT_MAX})
     assert (beyond.upper[0] - beyond.lower[0]) / beyond.values[0] > 0.2
+
+
+def test_far_beyond_the_data_the_low_bound_never_falls_below_a_time_measured_at_a_smaller_input():
+    """Review 24: the multiplicative interval's low end fell as N grew (0.0002 s at 6x the data,
+    0.00013 s at 8x, where 0.03 s was measured at the largest N). Every term of f[0] + f[1]*N is
+    larger beyond the data and the constants are >= 0: the time there cannot be less than the
+    time measured at the largest N, less the fit's noise. Inside the data, and with
+    `constants free`, nothing changes."""
+    run = loaded_run(1, lambda n: 1e-9 * n ** 1.6, "f[0] + f[1]*N", load=0.0)    # a wrong formula
+    wrong = fit_experiment(run)
+    data = wrong.sample_points
+    largest = data["time"][np.argmax(data["N"])]
+    far = data["N"].max() * np.array([2.0, 8.0, 64.0, 512.0])
+    beyond = wrong.predict({"N": far})
+    floor = beyond.lower[-1]
+    assert 0.5 * largest < floor < largest and np.all(beyond.lower == floor)      # the same floor everywhere
+    note = next(n for n in beyond.notes if "low bound" in n)
+    assert note.startswith(f"the low bound at N={far[0]:.0f} and 3 more point(s) is the time measured at a "
+                           f"smaller point, less the fit's noise (N={data['N'].max():.0f}: ")
+    free = fit_experiment(run, FitSettings(constants="free")).predict({"N": far})
+    assert not any("low bound" in n for n in free.notes) and free.lower[-1] < floor
+    inside = data["N"][len(data["N"]) // 2]
+    assert not any("low bound" in n for n in wrong.predict({"N": inside}).notes)
+
+
+def test_a_point_that_no_measured_point_is_below_term_by_term_keeps_its_interval():
+    """f[0] + f[1]*N/P at a larger P: the term N/P is smaller than at the measured points, so
+    nothing measured bounds the time from below."""
+    n = np.repeat([1000.0, 2000.0, 4000.0, 8000.0, 16000.0], 3)
+    rng = np.random.default_rng(4)
+    columns = {"N": np.tile(n, 2), "P": np.repeat([1.0, 2.0], len(n))}
+    time = (1e-6 + 1e-8 * columns["N"] / columns["P"]) * (1 + 0.02 * rng.standard_normal(len(n) * 2))
+    model = fit_experiment(Experiment("f", parse_formula("f[0] + f[1]*N/P"), {**columns, "time": time}))
+    prediction = model.predict({"N": 16000.0, "P": 64.0})
+    assert not any("low bound" in note for note in prediction.notes)
+    assert prediction.lower[0] < 16000 * 1e-8 / 2
