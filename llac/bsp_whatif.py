@@ -23,6 +23,9 @@ def communication_scale(model, columns: dict[str, np.ndarray], prediction,
     """The model's prediction at `columns` (plain: `prediction`, with the piece of each
     point) with the BSP parameters `given` and/or those of machine `other`; and a note
     saying what was used."""
+    if "o" in given:
+        raise LlacError("with o=...: the cost per message is obsp's and timeline's (the supersteps count "
+                        "messages); predict's what-if takes g and L")
     if not model.communicates:
         raise LlacError(f"{model.name} moved no data (its records have no positive h), so g and L "
                         f"do not enter its time")
@@ -98,6 +101,17 @@ def _procs(model, columns: dict, n: int) -> np.ndarray:
         raise LlacError(f"the formula {model.formula} has no P and the data hold several: "
                         f"predict for one P with a model of that P's records")
     return np.full(n, float(model.procs))
+
+
+SMALL_MESSAGE_BYTES = 30      # the mean size of the probe's small messages (8, 16, 32, 64 bytes: docs/machine.md)
+
+
+def message_cost(run: ProbeRun, point: BspPoint) -> float | None:
+    """o, the seconds one message costs beyond its bytes, at `point`'s P: the probe's g of
+    small messages over g of large ones (`point`), times the small messages' mean size; None
+    where the probe has no small-message figure at that P."""
+    small = next((b for b in run.bsp if b.procs == point.procs and b.message == "small"), None)
+    return None if small is None else max(0.0, (small.g - point.g) * SMALL_MESSAGE_BYTES)
 
 
 def nearest_bsp(run: ProbeRun, procs: float, name: str) -> BspPoint:

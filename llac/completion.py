@@ -103,7 +103,8 @@ class _Context:
         if self.previous == "by" and self.command in ("balance", "comm"):
             return list(BY_WORDS)
         if self.command in ("predict", "obsp", "timeline") and "with" in args:
-            return [f"{p}=" for p in ("g", "L") if p not in args[args.index("with"):]]
+            offered = ("g", "L") if self.command == "predict" else ("g", "L", "o")
+            return [f"{p}=" for p in offered if p not in args[args.index("with"):]]
         if self.previous == "on" and self.command in ("predict", "obsp", "timeline") or self.command == "machine" and args \
                 and args[0] in ("show", "compare", "mountain", "bsp", "export"):
             return _machine_names()

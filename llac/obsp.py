@@ -5,11 +5,13 @@ superstep (docs/parallel-analysis.md, "OBSP*: oblivious synchronisation").
 For each BSP machine (the whole machine `0`, and each subgroup a `bsp_partition` made), with
 its members' entry times ξ (Φ_0):
 
-    Φ_{s,i} = max_{j ∈ Ω_{s,i}} (Φ_{s-1,j} + W_{s,j}) + g·h_{s,i} + L
-    h_{s,i} = max_{j ∈ Ω_{s,i}} (in_{s,j} @ out_{s,j})
+    Φ_{s,i} = max_{j ∈ Ω_{s,i}} (Φ_{s-1,j} + W_{s,j}) + C_{s,i} + L
+    C_{s,i} = max_{j ∈ Ω_{s,i}} (g·(in_{s,j} @ out_{s,j}) + o·(msgs_in_{s,j} @ msgs_out_{s,j}))
 
 with Ω_{s,i} the senders to i in s and i itself for an oblivious sync (`obl`), every member
-for a barrier (`sync`). A superstep ending in `part` costs no communication: each member
+for a barrier (`sync`). With o = 0 this is the paper's g·h_{s,i}, h_{s,i} = max_{j ∈ Ω_{s,i}}
+(in_{s,j} @ out_{s,j}); o, the cost of one message beyond its bytes, is this project's
+(docs/parallel-analysis.md, "Messages"). A superstep ending in `part` costs no communication: each member
 enters its subgroup at Φ_{s-1,j} + W_{s,j} (its ξ there), and its Φ_{s,j} is the time it
 leaves the subgroup (the subgroup's last superstep, which ends in `done`, costs W only), so
 that for the parent the subgroup's work is a subroutine's computation, as the paper says. The
@@ -50,11 +52,11 @@ class Evaluation:
     comm: dict[tuple[str, int, int], float] = field(default_factory=dict)
 
 
-def evaluate(trace: Supersteps, run: int, g: float, L: float, combine: str = "max") -> Evaluation:
+def evaluate(trace: Supersteps, run: int, g: float, L: float, combine: str = "max", o: float = 0.0) -> Evaluation:
     """The OBSP* time max_i Φ_{R,i} of run number `run` of `trace` and its BSP estimate with
-    these g (seconds per byte) and L (seconds per superstep); `combine` is @ of formula (3):
-    `max` (a network interface that sends and receives at once) or `sum`. Raises ObspError
-    when the steps are inconsistent."""
+    these g (seconds per byte), L (seconds per superstep) and o (seconds per message beyond
+    its bytes); `combine` is @ of formula (3): `max` (a network interface that sends and
+    receives at once) or `sum`. Raises ObspError when the steps are inconsistent."""
     steps = trace.runs().get(run, ())
     where = f"{trace.path}, run {run}"
     if not steps:
@@ -68,7 +70,7 @@ def evaluate(trace: Supersteps, run: int, g: float, L: float, combine: str = "ma
     orphans = sorted(m for m in machines if m != ROOT and m.rsplit(".", 1)[0] not in machines)
     if orphans:
         raise ObspError(f"{where}: machine {orphans[0]} has no parent machine in the supersteps")
-    model = _Model(machines, g, L, COMBINE[combine], where)
+    model = _Model(machines, g, L, COMBINE[combine], where, o)
     exits, bsp = model.run(ROOT, {rank: 0.0 for rank in machines[ROOT]})
     return Evaluation(run, trace.procs, max(s.end for s in steps), max(exits.values()), bsp,
                       len(next(iter(machines[ROOT].values()))), exits, model.phi, model.comm)
@@ -109,8 +111,8 @@ def _child_order(machine: str) -> tuple[int, ...]:
 class _Model:
     """Formula (2) machine by machine, recursing into subgroups at partitions."""
 
-    def __init__(self, machines, g: float, L: float, combine, path: str):
-        self.machines, self.g, self.L, self.combine, self.path = machines, g, L, combine, path
+    def __init__(self, machines, g: float, L: float, combine, path: str, o: float = 0.0):
+        self.machines, self.g, self.L, self.combine, self.path, self.o = machines, g, L, combine, path, o
         self.phi: dict[tuple[str, int, int], float] = {}
         self.comm: dict[tuple[str, int, int], float] = {}
 
@@ -177,8 +179,9 @@ class _Model:
 
     def _superstep(self, machine, number, kind, row, ready):
         """Formula (2) for a superstep ending in `sync` or `obl`: each member's Φ, and the BSP
-        cost of its communication (g·max h + L)."""
-        own = {rank: self.combine(step.inbound, step.outbound) for rank, step in row.items()}
+        cost of its communication (g·max h + o·max m + L)."""
+        own = {rank: self.g * self.combine(step.inbound, step.outbound)
+               + self.o * self.combine(step.messages_in, step.messages_out) for rank, step in row.items()}
         phi = {}
         for rank, step in row.items():
             outside = [p for p in step.partners if p not in row]
@@ -186,9 +189,9 @@ class _Model:
                 raise ObspError(f"{self.path}: in superstep {number} of machine {machine}, rank {rank} "
                                 f"received from rank {outside[0]}, which is not in that machine")
             omega = row if kind == "sync" else (rank, *step.partners)
-            self.comm[machine, number, rank] = self.g * max(own[j] for j in omega) + self.L
+            self.comm[machine, number, rank] = max(own[j] for j in omega) + self.L
             phi[rank] = max(ready[j] for j in omega) + self.comm[machine, number, rank]
-        return phi, self.g * max(own.values()) + self.L
+        return phi, max(own.values()) + self.L
 
     def _partition(self, machine, number, ready, pending):
         """A superstep ending in bsp_partition: every member enters its next subgroup at its

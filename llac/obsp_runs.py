@@ -6,7 +6,7 @@ prediction of a run at new values from the runs measured at smaller ones, the CA
 Table 3.
 
 The prediction replays a measured run's supersteps (who waits for whom, how each ends) with
-every processor's W, in and out bytes of every superstep fitted, over the training runs, by
+every processor's W, in and out bytes and messages of every superstep fitted, over the training runs, by
 the experiment's own formula: each superstep's work is a part of the experiment's cost, so it
 lies in the span of the formula's terms (at the run's P, terms that only depend on P are
 constants). The fit is the project's relative least squares, its constants non-negative
@@ -25,6 +25,7 @@ from llac.fit_data import summary
 from llac.obsp import ObspError
 from llac.supersteps import Step, Supersteps
 
+REPLAYED = ("W", "inbound", "outbound", "messages_in", "messages_out")   # a superstep's amounts a replay fits
 TIMER_FLOOR = 1e-7      # seconds: W below this at every training size is no work (predicted 0)
 
 
@@ -103,12 +104,11 @@ def predict_run(experiment: Experiment, trace: Supersteps, training: list[RunGro
     bounded = bounded_columns(design, settings)
     fitted = {}
     for key in shape:
-        fitted[key] = tuple(_fit_amount(design, target, bounded,
-                                        [summary([getattr(places[r][key], field) for r in group.runs],
-                                                 settings.aggregate) for group in training])
-                            for field in ("W", "inbound", "outbound"))
-    steps = tuple(replace(step, W=fitted[_key(step)][0], inbound=fitted[_key(step)][1],
-                          outbound=fitted[_key(step)][2], end=0.0) for step in runs[template])
+        fitted[key] = {field: _fit_amount(design, target, bounded,
+                                          [summary([getattr(places[r][key], field) for r in group.runs],
+                                                   settings.aggregate) for group in training])
+                       for field in REPLAYED}
+    steps = tuple(replace(step, **fitted[_key(step)], end=0.0) for step in runs[template])
     return Prediction(template, replace(trace, steps=steps))
 
 

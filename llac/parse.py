@@ -145,13 +145,13 @@ class StatementBuilder(Transformer):
     def what_if(self, meta, children):
         names = [name for name, _ in children]
         for name, value in children:
-            if name not in ("g", "L"):
-                raise LlacError(f"with: {name!r} is not a machine parameter (g or L)", span_of(meta))
+            if name not in ("g", "L", "o"):
+                raise LlacError(f"with: {name!r} is not a machine parameter (g, L or o)", span_of(meta))
             if names.count(name) > 1:
                 raise LlacError(f"with: {name} is given twice", span_of(meta))
-            if not value > 0:
-                raise LlacError(f"with: {name} must be positive (seconds per byte for g, "
-                                f"seconds for L)", span_of(meta))
+            if not (value >= 0 if name == "o" else value > 0):
+                raise LlacError(f"with: {name} must be positive (seconds per byte for g, seconds for L; "
+                                f"o, seconds per message, may be 0)", span_of(meta))
         return ("what_if", tuple(children))
 
     def parameter(self, meta, children):

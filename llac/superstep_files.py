@@ -43,7 +43,8 @@ def combine(kept: Supersteps, new: Supersteps) -> tuple[Supersteps, list[str]]:
     runs_of = tuple(dict.fromkeys((*kept.runs_of, *new.runs_of)))
     status = kept.status if kept.status == new.status else f"{kept.status}; {Path(new.path).name}: {new.status}"
     return replace(kept, path=f"{kept.path} + {Path(new.path).name}", steps=tuple(added), runs_of=runs_of,
-                   origin=None, starts=common, status=status), warnings
+                   origin=None, starts=common, status=status,
+                   counts_messages=kept.counts_messages and new.counts_messages), warnings
 
 
 def _rebased(step: Step, later: float) -> Step:

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from llac.records import spacing_fault, plain_float
 
 RECORD = "@step"
-COLUMNS = ("run", "rank", "machine", "step", "sync", "W", "in", "out", "end", "partners")
+COLUMNS = ("run", "rank", "machine", "step", "sync", "W", "in", "out", "msgs_in", "msgs_out", "end", "partners")
+UNCOUNTED = ("run", "rank", "machine", "step", "sync", "W", "in", "out", "end", "partners")   # before session 24
 SYNC_KINDS = ("sync", "obl", "part", "done", "end")
 MACHINE_ID = re.compile(r"0(\.(0|[1-9][0-9]*))*")
 WHOLE = re.compile(r"0|[1-9][0-9]{0,8}")
@@ -24,7 +25,8 @@ class Step:
     experiment): global `rank`, `machine` id (`0`, `0.1`, ...), `step`
     number within that machine from 1, how it ended (`sync`), computation seconds `W`, bytes
     received `inbound` and sent `outbound`, the time it ended (`end`, seconds since the run
-    began) and the global ranks that sent to `rank` in it (`partners`)."""
+    began), the global ranks that sent to `rank` in it (`partners`), and the messages
+    received and sent (`messages_in`, `messages_out`; 0 in a trace that does not count them)."""
     run: int
     rank: int
     machine: str
@@ -36,6 +38,8 @@ class Step:
     end: float
     partners: tuple[int, ...]
     line: int = 0
+    messages_in: float = 0.0
+    messages_out: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,7 @@ class Supersteps:
     (the gathered trace); a rank, that rank's own start (a trace of its own records, e.g. a
     `.rank<r>` file); `starts`, those starts on rank 0's clock per run (empty when not
     written). `execution` tells the files of one execution apart (the header's `execution`),
-    `status` is the trace's."""
+    `status` is the trace's; `counts_messages`, whether its records count messages."""
     program: str
     procs: int
     host: str
@@ -59,6 +63,7 @@ class Supersteps:
     starts: tuple[float, ...] = ()
     execution: str = ""
     status: str = "complete"
+    counts_messages: bool = True     # its records count messages (traces before session 24 do not)
     _by_run: dict = field(init=False, repr=False, compare=False, default=None)
 
     def __post_init__(self):
@@ -74,8 +79,9 @@ class Supersteps:
 
 
 def check_declaration(value: str) -> str | None:
-    """Why a `#supersteps:` header value is not this version's column list (None: it is)."""
-    if tuple(value.split()) == COLUMNS:
+    """Why a `#supersteps:` header value is not a column list this llac reads (None: it is:
+    this version's, or the one before messages were counted)."""
+    if tuple(value.split()) in (COLUMNS, UNCOUNTED):
         return None
     return (f"'#supersteps: {value[:60]}' is not the column list this llac reads "
             f"('{' '.join(COLUMNS)}'); the @step records are ignored")
@@ -107,16 +113,20 @@ def parse_reference(header, procs: int | None) -> tuple[int | None, tuple[float,
     return origin, starts, problems
 
 
-def parse_step(line: bytes, number: int, procs: int | None) -> Step:
+def parse_step(line: bytes, number: int, procs: int | None, columns: tuple[str, ...] = COLUMNS) -> Step:
     """One `@step` record line (file line `number`) as a Step; ValueError says what is wrong.
-    `procs`, when known, bounds the ranks."""
+    `procs`, when known, bounds the ranks; `columns`, the trace's declaration (COLUMNS or
+    UNCOUNTED)."""
     spacing = spacing_fault(line)
     if spacing:
         raise ValueError(f"has {spacing} (values are separated by single spaces)")
     words = line.decode("utf-8", "replace").split(" ")[1:]
-    if len(words) != len(COLUMNS):
-        raise ValueError(f"has {len(words)} values, expected {len(COLUMNS)} ({' '.join(COLUMNS)})")
-    run_text, rank_text, machine, step_text, sync, w, inbound, outbound, end, partners = words
+    if len(words) != len(columns):
+        raise ValueError(f"has {len(words)} values, expected {len(columns)} ({' '.join(columns)})")
+    counted = dict(zip(columns, words))
+    messages = [_count(counted.get(name, "0"), name) for name in ("msgs_in", "msgs_out")]
+    run_text, rank_text, machine, step_text, sync, w, inbound, outbound = words[:8]
+    end, partners = words[-2:]
     if not WHOLE.fullmatch(run_text) or int(run_text) < 1:
         raise ValueError(f"run {run_text[:30]!r} is not a run number (1, 2, ...)")
     rank = _rank(rank_text, "rank", procs)
@@ -131,7 +141,15 @@ def parse_step(line: bytes, number: int, procs: int | None) -> Step:
     senders = () if partners == "-" else tuple(_rank(p, "partner", procs) for p in partners.split(","))
     if len(set(senders)) != len(senders):
         raise ValueError(f"partners {partners[:30]!r} names a rank twice")
-    return Step(int(run_text), rank, machine, int(step_text), sync, *amounts, _number(end, "end"), senders, number)
+    return Step(int(run_text), rank, machine, int(step_text), sync, *amounts, _number(end, "end"), senders, number,
+                *messages)
+
+
+def _count(text: str, what: str) -> float:
+    """A count of messages written in a record: a whole number."""
+    if not WHOLE.fullmatch(text):
+        raise ValueError(f"{what} {text[:30]!r} is not a count of messages (0, 1, ...)")
+    return float(text)
 
 
 def _rank(text: str, what: str, procs: int | None) -> int:
@@ -155,13 +173,14 @@ def _number(text: str, what: str, minimum: float | None = None) -> float:
     return value
 
 
-def parse_steps(collected, procs: int | None) -> tuple[list[Step], list[tuple[int, str]]]:
-    """The Steps of the collected `(line number, line)` pairs and a problem per bad line: a
-    damaged one, or a second record of the same run, rank, machine and step."""
+def parse_steps(collected, procs: int | None, columns: tuple[str, ...] = COLUMNS) -> tuple[list[Step], list[tuple[int, str]]]:
+    """The Steps of the collected `(line number, line)` pairs (records of the declared
+    `columns`) and a problem per bad line: a damaged one, or a second record of the same run,
+    rank, machine and step."""
     steps, problems, seen = [], [], {}
     for number, line in collected:
         try:
-            step = parse_step(line, number, procs)
+            step = parse_step(line, number, procs, columns)
         except ValueError as err:
             problems.append((number, f"superstep record {err}; it is ignored"))
             continue

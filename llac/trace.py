@@ -22,6 +22,7 @@ from cll_grammar.workingset import parse_working_set
 from llac.errors import InputError
 from llac.experiment import Experiment
 from llac.records import RecordLayout, parse_records
+from llac.supersteps import COLUMNS as STEP_COLUMNS
 from llac.supersteps import RECORD, Supersteps, check_declaration, parse_reference, parse_steps
 
 VERSION = 1
@@ -196,14 +197,16 @@ def _supersteps(path: str, header: Mapping[str, str], head_lines: list[str], col
     """The trace's superstep table from its collected `@step` lines and the header keys that
     say where their ENDs are measured from, a problem per bad line or key."""
     procs = int(header["procs"]) if header.get("procs", "").isdigit() else None
-    steps, bad = parse_steps(collected, procs)
+    columns = tuple(header["supersteps"].split())
+    steps, bad = parse_steps(collected, procs, columns)
     problems += [Problem(path, line, message) for line, message in bad]
     origin, starts, damaged = parse_reference(header, procs)
     problems += [Problem(path, _header_line(head_lines, key), message) for key, message in damaged]
     runs_of = tuple(n.strip() for n in header.get("superstep_runs", "").split(",") if n.strip())
     return Supersteps(header.get("program", Path(path).name), procs or 0, header.get("host", ""),
                       header.get("cpu", ""), path, tuple(steps), runs_of, origin, starts,
-                      header.get("execution", ""), header.get("status", "complete"))
+                      header.get("execution", ""), header.get("status", "complete"),
+                      counts_messages=columns == STEP_COLUMNS)
 
 
 def _header_line(head_lines: list[str], key: str) -> int:

@@ -29,7 +29,8 @@ typedef struct step {
     long number;             /* from 1 in its machine and run */
     const char *kind;        /* sync, obl, part, done, end */
     double work, end;        /* W (s); END on this clock (s) */
-    long in, out;
+    long in, out;            /* payload bytes received and sent */
+    long messages_in, messages_out;
     size_t partners;         /* offset in the partner pool: a count, then the world ranks */
 } step;
 
@@ -39,7 +40,7 @@ typedef struct machine {
     size_t name;             /* offset in the name pool */
     long steps;              /* supersteps finished in this run */
     double start;            /* when the current superstep started */
-    long out;                /* payload sent in the superstep, told at the call ending it */
+    long out, messages_out;  /* payload sent in the superstep and its messages, told at the call ending it */
     double called;           /* when that call began */
     int made;                /* subgroups made by its partitions in this run */
 } machine;
@@ -146,10 +147,11 @@ static void add_step(machine *m, const char *kind, double called, double end, lo
 {
     ROOM(pub.steps, pub.nsteps + 1, pub.steps_cap);
     pub.steps[pub.nsteps] = (step){pub.runs, m->name, ++m->steps, kind, called - m->start, end,
-                                   in, m->out, add_partners(senders, nsenders)};
+                                   in, m->out, nsenders, m->messages_out,
+                                   add_partners(senders, nsenders)};
     __atomic_signal_fence(__ATOMIC_SEQ_CST);   /* whole before a signal's lines() counts it */
     pub.nsteps++;
-    m->out = 0;
+    m->out = m->messages_out = 0;
 }
 
 static machine *push(t_bsp *bsp, size_t name, double start)
@@ -169,6 +171,7 @@ static void observe(const pub_event *event)
         return;
     if (!event->returning) {
         top->out = event->bytes_out;
+        top->messages_out = event->messages_out;
         top->called = t;
         if (event->call == PUB_PARTITION) {   /* the subgroup's first superstep starts here */
             add_step(top, "part", t, t, 0, NULL, 0);
@@ -237,6 +240,8 @@ static int lines(const double *starts, int nstarts, int rank,
         at = put_text(cll_put_g9(at, work), " ");
         at = put_text(cll_put_int(at, s->in), " ");
         at = put_text(cll_put_int(at, s->out), " ");
+        at = put_text(cll_put_int(at, s->messages_in), " ");
+        at = put_text(cll_put_int(at, s->messages_out), " ");
         at = put_text(cll_put_g9(at, s->end - starts[s->run - 1]), " ");
         for (int k = 0; k < list[0]; k++) {
             at = cll_put_int(k ? put_text(at, ",") : at, list[1 + k]);
@@ -264,7 +269,7 @@ static char runs_of[2048];                    /* the experiments whose execution
  * that rank's own) and those starts on rank 0's clock (`times` less `offset`). */
 static void header(FILE *f, const double *times, int ntimes, double offset, int origin)
 {
-    fputs("#supersteps: run rank machine step sync W in out end partners\n", f);
+    fputs("#supersteps: run rank machine step sync W in out msgs_in msgs_out end partners\n", f);
     if (runs_of[0])
         fprintf(f, "#superstep_runs: %s\n", runs_of);
     if (origin >= 0)
@@ -356,6 +361,9 @@ void cll_pub_end(cll_experiment *e, const char *site)
             fail(msg);
         }
         zero->out = zero->bsp->bytes_now;
+        zero->messages_out = 0;
+        for (int d = 0; d < zero->bsp->nprocs; d++)
+            zero->messages_out += d == zero->bsp->pid ? 0 : zero->bsp->sent_now[d];
         add_step(zero, "end", t, t, 0, NULL, 0);
         pub.depth = 0;
         pub.owner = NULL;

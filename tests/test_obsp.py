@@ -244,7 +244,8 @@ def test_tab_offers_the_programs_with_supersteps_and_the_options(tmp_path, monke
     list(session.execute('load "fig1.cll.2.dat"'))
     assert candidates(session, "obsp ") == ["fig1"]
     assert candidates(session, "obsp fig1 ") == ["at", "on", "sum", "with"]
-    assert candidates(session, "obsp fig1 sum with ") == ["g=", "L="]
+    assert candidates(session, "obsp fig1 sum with ") == ["g=", "L=", "o="]
+    assert candidates(session, "obsp fig1 with g=1e-9, ") == ["L=", "o="]
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -404,3 +405,42 @@ def test_a_run_that_never_completed_says_why_there_are_no_runs(tmp_path):
     assert done.returncode == 1
     assert ("none of f's records began a run: the program stopped before one completed (the trace's "
             "status: error: experiment 'f' ends inside a partition)") in done.stderr, done.stderr
+
+
+# Figure 1 with its messages counted: each exchange is one message (msgs_in, msgs_out after out)
+FIGURE1_COUNTED = [(*r[:7], int(r[5] > 0), int(r[6] > 0), *r[7:]) for r in FIGURE1]
+O = 0.1 * W             # a cost per message beyond its bytes
+
+
+def test_a_cost_per_message_adds_o_per_message_on_the_critical_path(tmp_path):
+    """By hand (docs/parallel-analysis.md, "Messages"): P1 waits for P0's one message, then P0
+    for P1's: each exchange costs g·H + o + L, so OBSP* is 5w + 2o and BSP 6w + 2o; o = 0 is the
+    paper's model. A trace written before messages were counted evaluates as o = 0."""
+    counted = supersteps(tmp_path, FIGURE1_COUNTED, counted=True)
+    assert counted.counts_messages
+    result = evaluate(counted, 1, G, L, o=O)
+    assert result.obsp == pytest.approx(5 * W + 2 * O) and result.bsp == pytest.approx(6 * W + 2 * O)
+    assert evaluate(counted, 1, G, L).obsp == pytest.approx(5 * W)
+    old = supersteps(tmp_path, FIGURE1)
+    assert not old.counts_messages and evaluate(old, 1, G, L, o=O).obsp == pytest.approx(5 * W)
+
+
+def test_o_comes_from_the_probes_small_messages_or_is_given(tmp_path):
+    """o = (g of small messages - g of large ones) x 30 bytes, their mean size (8..64); given
+    with `with o=...`, or 0 when g and L are given without it (the paper's model)."""
+    with MachineDB(tmp_path / "machines.sqlite") as db:
+        run = probe_run()                          # at P = 2: g = 2e-9 s/byte, L = 4e-6 s
+        run.bsp = [replace(b, g=b.g + 1e-6) if b.message == "small" else b for b in run.bsp]
+        db.store(run)
+    write_pub_trace(tmp_path / "fig1.cll.2.dat", FIGURE1_COUNTED, counted=True)
+    done = llac(tmp_path, f'load "fig1.cll.2.dat"; obsp fig1; obsp fig1 with g={G}, L={L}; '
+                          f'obsp fig1 with g={G}, L={L}, o={O}', tmp_path / "machines.sqlite")
+    assert done.returncode == 0, done.stderr
+    probed, plain, given = (row_of(t, 2) for t in done.stdout.split("OBSP* and BSP predictions")[1:])
+    o = 1e-6 * 30
+    assert float(probed[4]) == pytest.approx(3 * W + 2 * (2e-9 * H + o + 4e-6), rel=2e-4)
+    assert "o = 3e-05 s per message (its small messages' g less the large ones', times 30 bytes)" in done.stdout
+    assert float(plain[4]) == pytest.approx(5 * W) and "(o = 0: no cost per message, as in the paper)" in done.stdout
+    assert float(given[4]) == pytest.approx(5 * W + 2 * O) and f"o = {O:g} s per message" in done.stdout
+    refused = llac(tmp_path, 'load "fig1.cll.2.dat"; obsp fig1 with g=1e-9, L=1e-6, o=-1')
+    assert refused.returncode == 1 and "o, seconds per message, may be 0" in refused.stderr

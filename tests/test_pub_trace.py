@@ -61,7 +61,7 @@ def read(path: Path) -> Trace:
             key, _, value = line[1:].partition(": ")
             header.setdefault(key, value)
         elif line.startswith("@step "):
-            steps.append(parse_step(line.encode(), number, None))   # llac's reader: its checks too
+            steps.append(parse_step(line.encode(), number, None, tuple(header["supersteps"].split())))  # llac's
         else:
             name, *values = line.split()
             records[name].append(dict(zip(columns[name], map(float, values))))
@@ -93,9 +93,10 @@ def fft(tmp_path_factory):
 
 def shape_of(step: Step) -> tuple:
     """What the program decides of a superstep: (machine, step, sync, in, out, partners as
-    written in the trace)."""
+    written in the trace, messages in, messages out)."""
     partners = ",".join(map(str, step.partners)) or "-"
-    return step.machine, step.step, step.sync, step.inbound, step.outbound, partners
+    return (step.machine, step.step, step.sync, step.inbound, step.outbound, partners, step.messages_in,
+            step.messages_out)
 
 
 def by_rank_and_run(steps: list[Step]) -> dict[tuple[int, int], list[Step]]:
@@ -111,7 +112,7 @@ def check_common(trace: Trace, procs: int, runs: int):
     rank, W >= 0, each machine's steps 1..R with one kind per step across its processors, and
     the `end` step of machine 0 last; the f records' run column numbers the runs in order."""
     assert trace.header["parallel"] == "PUB" and trace.header["procs"] == str(procs)
-    assert trace.header["supersteps"] == "run rank machine step sync W in out end partners"
+    assert trace.header["supersteps"] == "run rank machine step sync W in out msgs_in msgs_out end partners"
     assert trace.header["superstep_runs"] == "f"
     grouped = by_rank_and_run(trace.steps)
     assert set(grouped) == {(r, k) for r in range(procs) for k in range(1, runs + 1)}
@@ -146,32 +147,32 @@ def test_fig1_records_two_oblivious_supersteps_per_run_with_the_exchanged_bytes(
     for (rank, run), steps in by_rank_and_run(trace.steps).items():
         shape = [shape_of(s) for s in steps]
         if rank == 0:   # sends in superstep 1, receives processor 1's message in superstep 2
-            assert shape == [("0", 1, "obl", 0, FIG1_H, "-"), ("0", 2, "obl", FIG1_H, 0, "1"),
-                             ("0", 3, "end", 0, 0, "-")]
+            assert shape == [("0", 1, "obl", 0, FIG1_H, "-", 0, 1), ("0", 2, "obl", FIG1_H, 0, "1", 1, 0),
+                             ("0", 3, "end", 0, 0, "-", 0, 0)]
         else:
-            assert shape == [("0", 1, "obl", FIG1_H, 0, "0"), ("0", 2, "obl", 0, FIG1_H, "-"),
-                             ("0", 3, "end", 0, 0, "-")]
+            assert shape == [("0", 1, "obl", FIG1_H, 0, "0", 1, 0), ("0", 2, "obl", 0, FIG1_H, "-", 0, 1),
+                             ("0", 3, "end", 0, 0, "-", 0, 0)]
     assert {r["w"] for r in trace.records["f"]} == {0.004}
     assert all(r["msgs_sent"] == 1 and r["bytes_recv"] == FIG1_H for r in trace.records["f"])
 
 
 def fft_steps(P: int, rank: int, N: int) -> list[tuple]:
     """The supersteps fft_pub makes on `rank` of P for N points, in time order: (machine,
-    step, sync, in, out, partners)."""
+    step, sync, in, out, partners, messages in, messages out)."""
     steps = []
 
     def machine(name: str, low: int, size: int, n: int, last: str):
         if size == 1:
-            steps.append((name, 1, last, 0, 0, "-"))
+            steps.append((name, 1, last, 0, 0, "-", 0, 0))
             return
         half = size // 2
         upper = rank >= low + half
-        steps.append((name, 1, "part", 0, 0, "-"))
+        steps.append((name, 1, "part", 0, 0, "-", 0, 0))
         machine(f"{name}.{int(upper)}", low + half * upper, half, n // 2, "done")
         exchanged = n // 2 * COMPLEX
         partner = rank - half if upper else rank + half
-        steps.append((name, 2, "obl", exchanged, exchanged, str(partner)))
-        steps.append((name, 3, last, 0, 0, "-"))
+        steps.append((name, 2, "obl", exchanged, exchanged, str(partner), 1, 1))
+        steps.append((name, 3, last, 0, 0, "-", 0, 0))
 
     machine("0", 0, P, N, "end")
     return steps
@@ -304,4 +305,4 @@ def test_messages_a_processor_sends_itself_are_not_communication(tmp_path):
     assert done.returncode == 0, done.stderr
     trace = read(tmp_path / "selfsend.cll.2.dat")
     shapes = {s.rank: shape_of(s) for s in trace.steps if s.sync == "obl"}
-    assert shapes == {0: ("0", 1, "obl", 300, 300, "1"), 1: ("0", 1, "obl", 300, 300, "0")}
+    assert shapes == {0: ("0", 1, "obl", 300, 300, "1", 1, 1), 1: ("0", 1, "obl", 300, 300, "0", 1, 1)}

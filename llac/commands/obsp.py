@@ -9,7 +9,7 @@ import numpy as np
 
 from cll_grammar.span import suggest
 from llac import ast
-from llac.bsp_whatif import nearest_bsp
+from llac.bsp_whatif import SMALL_MESSAGE_BYTES, message_cost, nearest_bsp
 from llac.cache_aware import leaving_notes, measured_on
 from llac.commands import command
 from llac.commands.modeling import SECONDS
@@ -22,7 +22,7 @@ from llac.obsp import ObspError, evaluate
 from llac.obsp_runs import RunGroup, predict_run, representative, run_groups
 
 
-@command("obsp", "obsp NAME [at DATA] [sum] [on MACHINE] [with g=G, L=L]", """Predict a PUB program's
+@command("obsp", "obsp NAME [at DATA] [sum] [on MACHINE] [with g=G, L=L, o=O]", """Predict a PUB program's
          run time from its supersteps by the OBSP* model and by plain BSP, beside the measured
          time. NAME is the program's `sync` experiment (or a subset of it): every execution of it
          is a run of supersteps, and the rows are its sizes by P, each the run that stands for its
@@ -41,7 +41,10 @@ from llac.obsp_runs import RunGroup, predict_run, representative, run_groups
          `sum` (a network interface that cannot send and receive at once). g and L are the
          probe's for the trace's host and CPU at the nearest P (large messages; for P >= 2
          never those of P = 1, where nothing is communicated), those of another machine with
-         `on MACHINE`, or given with `with g=..., L=...` (seconds per byte, seconds).""",
+         `on MACHINE`, or given with `with g=..., L=...` (seconds per byte, seconds). Each
+         message also costs o (seconds) beyond its bytes: from the probe's small messages, or
+         `o=...`, 0 when g and L are given without it (the paper's model;
+         docs/parallel-analysis.md, "Messages").""",
          ["obsp f", "obsp small at big", "obsp fig1 with g=2e-9, L=5e-6", "obsp f sum on node1@fastnet"], ast.Obsp)
 def obsp(session, statement: ast.Obsp):
     obj = session.objects.get(statement.obj.text)
@@ -69,12 +72,12 @@ def _program_table(session, statement: ast.Obsp) -> list:
     name = statement.obj.text
     rows, footer = [], []
     for procs, trace in sorted(program_supersteps(session, statement.obj).items()):
-        g, L, source = machine_parameters(trace, dict(statement.parameters), statement.machine,
-                                          f"obsp {name}")
+        g, L, o, source = machine_parameters(trace, dict(statement.parameters), statement.machine,
+                                             f"obsp {name}")
         failures = []
         for number in trace.runs() or (0,):
             try:
-                result = evaluate(trace, number, g, L, statement.combine)
+                result = evaluate(trace, number, g, L, statement.combine, o)
             except ObspError as err:
                 rows.append((procs, number, *NOT_EVALUATED[:len(FIGURES) + 1], g, L))
                 failures.append((procs, err.message))
@@ -134,10 +137,10 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
         if group.procs not in parameters:     # one look-up in the machine database per P
             parameters[group.procs] = machine_parameters(trace, dict(statement.parameters), statement.machine,
                                                          f"obsp {statement.obj.text}")
-        g, L, _ = parameters[group.procs]
+        g, L, o, _ = parameters[group.procs]
         chosen = None
         try:
-            measured = _evaluable(trace, group, g, L, statement.combine, footer)
+            measured = _evaluable(trace, group, (g, L, o), statement.combine, footer)
             chosen = measured[representative([m.measured for m in measured], aggregate)]
             if statement.data is None:
                 rows.append((*label, len(group.runs), *_figures(chosen), g, L))
@@ -146,7 +149,7 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
             if not same_p:
                 raise ObspError(f"{statement.obj.text} has no runs at P={group.procs} to learn from")
             predicted = predict_run(experiment, trace, same_p, group.values, settings)
-            result = evaluate(predicted.steps, predicted.template, g, L, statement.combine)
+            result = evaluate(predicted.steps, predicted.template, g, L, statement.combine, o)
             rows.append((*label, len(group.runs), *_figures(result, chosen.measured), g, L))
             replays[group.procs] = (f"; replayed run {predicted.template} with W, in and out fitted over "
                                     f"{len(same_p)} sizes" + (" (constants free)" if settings.constants == "free" else ""))
@@ -157,7 +160,7 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
     footer += _not_evaluated(failures, "sizes")
     if replays:
         footer += _cache_notes(experiment, training, [t for t in targets if t.procs in replays])
-    footer += [*(f"P={procs}: {source}{replays.get(procs, '')}" for procs, (_, _, source) in parameters.items()),
+    footer += [*(f"P={procs}: {source}{replays.get(procs, '')}" for procs, (*_, source) in parameters.items()),
                _h_note(statement),
                f"TIME: the {'fastest' if aggregate == 'min' else 'median'} run of each size's repetitions "
                f"(set aggregate {aggregate})",
@@ -205,13 +208,15 @@ def _points(groups: list[RunGroup], procs: int) -> dict[str, np.ndarray]:
     return {**points, "P": np.full(len(groups), float(procs))}
 
 
-def _evaluable(trace, group, g: float, L: float, combine: str, footer: list) -> list:
-    """The evaluations of a size's runs that the model can evaluate; a footer line for each that
-    it cannot (a damaged record dropped a superstep). Raises the first error when none can."""
+def _evaluable(trace, group, costs: tuple[float, float, float], combine: str, footer: list) -> list:
+    """The evaluations of a size's runs (with `costs` g, L, o) that the model can evaluate; a
+    footer line for each that it cannot (a damaged record dropped a superstep). Raises the
+    first error when none can."""
+    g, L, o = costs
     results, failed = [], []
     for number in group.runs:
         try:
-            results.append(evaluate(trace, number, g, L, combine))
+            results.append(evaluate(trace, number, g, L, combine, o))
         except ObspError as err:
             failed.append(err)
     if not results:
@@ -221,15 +226,19 @@ def _evaluable(trace, group, g: float, L: float, combine: str, footer: list) -> 
 
 
 def machine_parameters(run, given: dict[str, float], other: ast.Name | None,
-                       command: str) -> tuple[float, float, str]:
-    """g, L and where they came from for one run: those `given`, the rest from the probe of
-    machine `other` or of the machine the run was measured on (its nearest P). `command`
-    is the statement as the messages advise to retype it (`obsp f`, `timeline f`)."""
+                       command: str) -> tuple[float, float, float, str]:
+    """g, L, o and where they came from for one run (o: seconds per message beyond its bytes,
+    llac.obsp): those `given`, the rest from the probe of machine `other` or of the machine
+    the run was measured on (its nearest P; o 0 when g and L are given without it, as in the
+    paper's model). `command` is the statement as the messages advise to retype it (`obsp f`,
+    `timeline f`)."""
     if "g" in given and "L" in given:
         if other is not None:
             raise LlacError(f"{command} ... on {other.text}: with both g and L given, the machine has "
                             f"nothing left to give; drop `on` or one of them", other.span)
-        return given["g"], given["L"], "g and L given"
+        o = given.get("o", 0.0)
+        return given["g"], given["L"], o, "g and L given" + (f", o = {o:g} s per message" if "o" in given else
+                                                             " (o = 0: no cost per message, as in the paper)")
     try:
         db = open_machines()
     except LlacError as err:
@@ -251,7 +260,14 @@ def machine_parameters(run, given: dict[str, float], other: ast.Name | None,
     taken = [k for k in ("g", "L") if k not in given]
     note = f"from the probe of {name}@{probe.run_id} at P={point.procs} ({point.message} messages)"
     note = f"{taken[0]} {note}, {'L' if taken == ['g'] else 'g'} given" if len(taken) == 1 else f"g and L {note}"
-    return given.get("g", point.g), given.get("L", point.L), note
+    measured_o = message_cost(probe, point)
+    o = given.get("o", measured_o or 0.0)
+    note += (f"; o = {o:g} s per message given" if "o" in given else
+             f"; o = {o:.3g} s per message (its small messages' g less the large ones', times {SMALL_MESSAGE_BYTES} "
+             f"bytes)" if measured_o is not None else "; o = 0: the probe has no small-message g at that P")
+    if not run.counts_messages:
+        note += " (these supersteps do not count messages, a trace written before they were: o is not applied)"
+    return given.get("g", point.g), given.get("L", point.L), o, note
 
 
 def _error(predicted: float, measured: float) -> float:

@@ -21,11 +21,11 @@ from llac.timeline import draw, timeline_rows
 TEXT_WIDTH = 80          # a timeline in a script, a pipe or a text file (a terminal: its width)
 
 
-@command("timeline", 'timeline NAME [P=N] [run=K | VAR=V ...] [model] [sum] [on MACHINE] [with g=G, L=L] '
+@command("timeline", 'timeline NAME [P=N] [run=K | VAR=V ...] [model] [sum] [on MACHINE] [with g=G, L=L, o=O] '
          '[to "FILE" [replace]]', """Draw one run of a PUB program as a timeline, one row per
          processor (global rank) and time since the run began across: each superstep's
          computation W (#), then the rest up to its end split into waiting (.) and
-         communication (=, the OBSP* model's g·h + L of that processor, at most the time left),
+         communication (=, the OBSP* model's g·h + o·m + L of that processor, at most the time left),
          a | where the superstep ends, and under the rows the subgroups of bsp_partition each
          processor was in ([ID and its processors from entry to exit ], one line per nesting depth). NAME is what `obsp` takes: the program's
          `sync` experiment (or a subset of it), whose runs are picked by P and its variables
@@ -44,10 +44,10 @@ TEXT_WIDTH = 80          # a timeline in a script, a pipe or a text file (a term
           'timeline f model to "f.html" replace'], ast.Timeline)
 def timeline(session, statement: ast.Timeline):
     trace, number, label = _chosen_run(session, statement)
-    g, L, source = machine_parameters(trace, dict(statement.parameters), statement.machine,
-                                      f"timeline {statement.obj.text}")
+    g, L, o, source = machine_parameters(trace, dict(statement.parameters), statement.machine,
+                                         f"timeline {statement.obj.text}")
     try:
-        result = evaluate(trace, number, g, L, statement.combine)
+        result = evaluate(trace, number, g, L, statement.combine, o)
     except ObspError as err:
         raise LlacError(err.message, statement.obj.span) from None
     steps = trace.runs()[number]
@@ -56,7 +56,8 @@ def timeline(session, statement: ast.Timeline):
     view = "the OBSP* model" if statement.model else "measured"
     title = f"timeline of {label} ({view}): {result.supersteps} superstep{'s' * (result.supersteps != 1)} of machine 0"
     notes = (f"TIME {result.measured:.6g} s measured, OBSP* {result.obsp:.6g} s, BSP {result.bsp:.6g} s",
-             f"g = {g:g} s/byte, L = {L:g} s ({source}); h = in {'+' if statement.combine == 'sum' else 'max'} out")
+             f"g = {g:g} s/byte, L = {L:g} s, o = {o:.3g} s/message ({source}); h = in "
+             f"{'+' if statement.combine == 'sum' else 'max'} out")
     if statement.path is None:
         canvas = terminal_canvas(sys.stdout)
         return [Text(draw(rows, title, canvas.width + 2, notes).text(canvas.color))]

@@ -564,10 +564,14 @@ static void check_retired(int wait)
 /* ---------------------------------------------------------------- observing */
 
 /* Tell pub_observer (when set) that `call` begins on `bsp`, with the payload sent in the
- * superstep it ends. */
+ * superstep it ends and the number of its messages (those to itself left out). */
 static void observe_entry(pub_call call, t_bsp *bsp)
 {
-    pub_observer(&(pub_event){.call = call, .bsp = bsp, .bytes_out = bsp->bytes_now});
+    long messages = 0;
+    for (int d = 0; d < bsp->nprocs; d++)
+        messages += d == bsp->pid ? 0 : bsp->sent_now[d];
+    pub_observer(&(pub_event){.call = call, .bsp = bsp, .bytes_out = bsp->bytes_now,
+                              .messages_out = messages});
 }
 
 /* Tell pub_observer that synchronisation `call` of `bsp` returns: the bytes delivered and

@@ -95,7 +95,8 @@ typedef struct pub_event {
     int returning;          /* 0: the call begins; 1: it returns */
     t_bsp *bsp;             /* the machine called on (bsp_done: the partition, ended at return) */
     /* the messages a processor sends itself are local copies: in none of the counts below */
-    long bytes_out;         /* entry: payload bytes this processor sent in the superstep */
+    long bytes_out;         /* entry: payload bytes this processor sent in the superstep, */
+    long messages_out;      /*   in this many messages */
     long bytes_in;          /* return of bsp_sync, bsp_oblsync: payload bytes delivered */
     int nsenders;           /* return of bsp_sync, bsp_oblsync: messages delivered, and */
     const int *senders;     /*   the MPI_COMM_WORLD rank of each one's sender (repeats kept) */

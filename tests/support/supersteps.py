@@ -24,16 +24,20 @@ PARTITION = [
 
 
 def step_line(row, run: int = 1) -> str:
-    """One `@step` record of `run` (rows of ten values carry their own run first)."""
-    row = row if len(row) == 10 else (run, *row)
+    """One `@step` record of `run` (rows of ten values, or twelve with messages counted, carry
+    their own run first)."""
+    row = row if len(row) in (10, 12) else (run, *row)
     return "@step " + " ".join(repr(v) if isinstance(v, float) else str(v) for v in row)
 
 
 def write_pub_trace(path, rows, procs=2, program="fig1", host="node1", cpu="Test CPU 9000",
-                    declare=True, extra=()) -> None:
+                    declare=True, extra=(), counted=False) -> None:
     """A PUB trace with these superstep rows (and `extra` raw record lines), its header
-    declaring the superstep columns unless `declare` is False."""
-    declaration = "#supersteps: run rank machine step sync W in out end partners\n" if declare else ""
+    declaring the superstep columns unless `declare` is False: with `counted`, those that
+    count messages (msgs_in msgs_out after out), else those of the traces before them."""
+    columns = "run rank machine step sync W in out msgs_in msgs_out end partners" if counted else \
+        "run rank machine step sync W in out end partners"
+    declaration = f"#supersteps: {columns}\n" if declare else ""
     lines = [step_line(r) for r in rows] + list(extra)
     path.write_text(f"#cll-trace 1\n#program: {program}\n#host: {host}\n#cpu: {cpu}\n#parallel: PUB\n"
                     f"#procs: {procs}\n#status: complete\n{declaration}#data\n" + "\n".join(lines) + "\n#end\n")
