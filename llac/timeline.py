@@ -21,7 +21,7 @@ from llac.plot import linear_ticks
 from llac.supersteps import Step
 
 GLYPHS = {"compute": "#", "wait": ".", "comm": "="}
-NAMES = {"compute": "computation (W)", "wait": "waiting", "comm": "communication (g·h + L)"}
+NAMES = {"compute": "computation (W)", "wait": "waiting", "comm": "communication (g·h+o·m+L)"}
 ANSI = {"compute": "\x1b[32m", "wait": "\x1b[33m", "comm": "\x1b[31m"}      # green, yellow, red
 HTML_COLOURS = {"compute": "#2a9d3a", "wait": "#e0b000", "comm": "#c0392b"}
 BOUNDARY = "|"

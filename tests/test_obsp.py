@@ -440,7 +440,7 @@ def test_o_comes_from_the_probes_small_messages_or_is_given(tmp_path):
     o = 1e-6 * 30
     assert float(probed[4]) == pytest.approx(3 * W + 2 * (2e-9 * H + o + 4e-6), rel=2e-4)
     assert "o = 3e-05 s per message (its small messages' g less the large ones', times 30 bytes)" in done.stdout
-    assert float(plain[4]) == pytest.approx(5 * W) and "(o = 0: no cost per message, as in the paper)" in done.stdout
+    assert float(plain[4]) == pytest.approx(5 * W) and "; o = 0: no cost per message, as in the paper" in done.stdout
     assert float(given[4]) == pytest.approx(5 * W + 2 * O) and f"o = {O:g} s per message" in done.stdout
     refused = llac(tmp_path, 'load "fig1.cll.2.dat"; obsp fig1 with g=1e-9, L=1e-6, o=-1')
     assert refused.returncode == 1 and "o, seconds per message, may be 0" in refused.stderr

@@ -244,7 +244,7 @@ def test_timeline_of_figure1_as_a_user_sees_it(tmp_path):
     rows = [line for line in measured.splitlines() if line.startswith("P")]
     assert len(rows) == 2 and all(r.endswith("|") and r.count("|") == 2 and "." not in r for r in rows)
     assert "TIME 0.005 s measured, OBSP* 0.005 s, BSP 0.006 s" in measured
-    assert "(g and L given); h = in max out" in measured
+    assert "o = 0 s/message (g and L given; o = 0: no cost per message, as in the paper); h = in max out" in measured
 
 
 def test_g_and_L_come_from_the_probe_as_for_obsp(tmp_path):
@@ -253,7 +253,7 @@ def test_g_and_L_come_from_the_probe_as_for_obsp(tmp_path):
     write_pub_trace(tmp_path / "fig1.cll.2.dat", FIGURE1)
     done = llac(tmp_path, 'load "fig1.cll.2.dat"; timeline fig1', tmp_path / "machines.sqlite")
     assert done.returncode == 0, done.stderr
-    assert "g = 2e-09 s/byte, L = 4e-06 s (g and L from the probe of node1@1 at P=2" in done.stdout
+    assert "g = 2e-09 s/byte, L = 4e-06 s, o = 0 s/message (g and L from the probe of node1@1 at P=2" in done.stdout
 
 
 def sweep_trace(tmp_path, **options):
@@ -360,7 +360,7 @@ def test_tab_offers_the_names_and_selectors(tmp_path, monkeypatch):
     assert candidates(session, "timeline ") == ["f", "fig1"]
     assert candidates(session, "timeline f N=1000 ") == ["model", "P=", "run=", "on", "sum", "to", "with"]
     assert candidates(session, "timeline fig1 model ") == ["P=", "run=", "on", "sum", "to", "with"]
-    assert candidates(session, "timeline f with ") == ["g=", "L="]
+    assert candidates(session, "timeline f with ") == ["g=", "L=", "o="]
 
 
 WORDS = ["f", "fig1", "fig", "colinit", "nope", "P=2", "P=3", "P=0", "P=-1", "P=1e400", "run=1", "run=6",

@@ -49,7 +49,8 @@ def test_on_a_machine_with_a_faster_network(workdir):
 
 
 @pytest.mark.parametrize("command, message", [
-    ('predict D size=1 with x=3', "'x' is not a machine parameter (g or L)"),
+    ('predict D size=1 with x=3', "'x' is not a machine parameter (g, L or o)"),
+    ('predict D size=1 with o=3e-7', "with o=...: the cost per message is obsp's and timeline's"),
     ('predict D size=1 with g=1e-9, g=2e-9', "g is given twice"),
     ('predict D size=1 with L=0', "L must be positive"),
     ('load "s.cll.1.dat"; predict stream N=1 with g=1e-9', "stream moved no data"),

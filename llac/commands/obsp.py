@@ -238,7 +238,7 @@ def machine_parameters(run, given: dict[str, float], other: ast.Name | None,
                             f"nothing left to give; drop `on` or one of them", other.span)
         o = given.get("o", 0.0)
         return given["g"], given["L"], o, "g and L given" + (f", o = {o:g} s per message" if "o" in given else
-                                                             " (o = 0: no cost per message, as in the paper)")
+                                                             "; o = 0: no cost per message, as in the paper")
     try:
         db = open_machines()
     except LlacError as err:

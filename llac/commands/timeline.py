@@ -25,7 +25,7 @@ TEXT_WIDTH = 80          # a timeline in a script, a pipe or a text file (a term
          '[to "FILE" [replace]]', """Draw one run of a PUB program as a timeline, one row per
          processor (global rank) and time since the run began across: each superstep's
          computation W (#), then the rest up to its end split into waiting (.) and
-         communication (=, the OBSP* model's g·h + o·m + L of that processor, at most the time left),
+         communication (=, the OBSP* model's g·h + o·m + L of that processor (m its messages), at most the time left),
          a | where the superstep ends, and under the rows the subgroups of bsp_partition each
          processor was in ([ID and its processors from entry to exit ], one line per nesting depth). NAME is what `obsp` takes: the program's
          `sync` experiment (or a subset of it), whose runs are picked by P and its variables
@@ -57,7 +57,7 @@ def timeline(session, statement: ast.Timeline):
     title = f"timeline of {label} ({view}): {result.supersteps} superstep{'s' * (result.supersteps != 1)} of machine 0"
     notes = (f"TIME {result.measured:.6g} s measured, OBSP* {result.obsp:.6g} s, BSP {result.bsp:.6g} s",
              f"g = {g:g} s/byte, L = {L:g} s, o = {o:.3g} s/message ({source}); h = in "
-             f"{'+' if statement.combine == 'sum' else 'max'} out")
+             f"{'+' if statement.combine == 'sum' else 'max'} out, m the messages likewise")
     if statement.path is None:
         canvas = terminal_canvas(sys.stdout)
         return [Text(draw(rows, title, canvas.width + 2, notes).text(canvas.color))]
