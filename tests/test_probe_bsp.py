@@ -35,10 +35,18 @@ end
 
 @pytest.fixture(scope="module")
 def measured():
-    """One quick probe of P = 1, 2, 4 (4 oversubscribes a 2-core machine) and its progress."""
-    stream = io.StringIO()
-    points = probe_bsp.measure_bsp([1, 2, 4], True, Progress(stream, live=False))
-    return points, stream.getvalue()
+    """One quick probe of P = 1, 2, 4 (4 oversubscribes a 2-core machine) and its progress.
+    Beside the suite's other workers, the oversubscribed P = 4 sometimes measures no growth
+    with h, which the probe refuses (BspIncomplete: "run it again when it is quieter"): as
+    the message says, it is run again, up to three times."""
+    for attempt in range(3):
+        stream = io.StringIO()
+        try:
+            points = probe_bsp.measure_bsp([1, 2, 4], True, Progress(stream, live=False))
+            return points, stream.getvalue()
+        except probe_bsp.BspIncomplete:
+            if attempt == 2:
+                raise
 
 
 def test_probe_source_is_installed_as_package_data():
