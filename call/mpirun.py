@@ -16,7 +16,7 @@ from call.pragmas import procs_sequence
 from call.progress import Progress
 from call.scripts import (cores, grace_seconds, launch_environment, mpirun_command, open_mpi_launcher,
                           write_scripts)
-from call.segments import remove_segments, segment_directory
+from call.segments import remove_run_directories, run_directories
 from call.stop import stop_mpi
 
 MAX_RANKS_PER_CORE = 32  # beyond this a machine thrashes rather than runs the program
@@ -30,7 +30,7 @@ class MpiLaunch(Launch):
         super().__init__(executable, arguments)
         self.launcher = launcher
         self.oversubscribe = oversubscribe
-        self.segments: dict[str, str] = {}     # the running run's segment directory (call.segments)
+        self.scratch: dict[str, str] = {}      # the running run's own directories (call.segments)
 
     def shown(self, count: int | None) -> str:
         """The command as the progress step shows it."""
@@ -42,10 +42,11 @@ class MpiLaunch(Launch):
 
     def environment(self, count: int | None) -> tuple[dict[str, str], list[str]]:
         """The environment with call.scripts' additions for `count` ranks, and why, and the
-        run's own directory for its shared-memory segments (removed by tidy)."""
+        run's own directories for its shared-memory segments and session folder (removed by
+        tidy)."""
         extra, notes = launch_environment(count, self.oversubscribe, self.launcher)
-        self.segments = segment_directory(open_mpi_launcher(self.launcher))
-        return {**os.environ, **extra, **self.segments}, notes
+        self.scratch = run_directories(open_mpi_launcher(self.launcher))
+        return {**os.environ, **extra, **self.scratch}, notes
 
     def stop(self, process: subprocess.Popen, signum: int) -> None:
         """End the running mpirun `process` on call run's SIGTERM or Ctrl-C: call signals the
@@ -61,12 +62,12 @@ class MpiLaunch(Launch):
 
     def tidy(self, count: int | None) -> None:
         """Remove the temporary files of ranks killed while writing their records, and the
-        run's shared-memory segments."""
+        run's own directories (its shared-memory segments and session folder)."""
         trace = self.trace(count)
         for partial in trace.parent.glob(f".{trace.stem}*.tmp.*"):
             partial.unlink(missing_ok=True)
-        remove_segments(self.segments)
-        self.segments = {}
+        remove_run_directories(self.scratch)
+        self.scratch = {}
 
     def failed(self, source: str, count: int | None, status: int, said: str, kept: list[Path]) -> str:
         """What to say when mpirun ended with `status` != 0: the files kept, or why no rank

@@ -17,11 +17,12 @@ from pathlib import Path
 
 from call.build import mpi_compiler
 from call.diagnostics import CallError, Diagnostic
+from call.launch import ending
 from call.mpirun import MAX_RANKS_PER_CORE
 from call.progress import Progress
 from call.runtime_paths import bsp_probe_source
 from call.scripts import cores, launch_environment, mpirun_command, open_mpi_launcher
-from call.segments import remove_segments, segment_directory
+from call.segments import remove_run_directories, run_directories
 from cll_grammar.machine import BspPoint
 
 WHO = "call probe"
@@ -112,19 +113,21 @@ def run_probe(executable: Path, procs: int, quick: bool, oversubscribe: bool,
             progress.note(note)
             said.add(note)
     command = [*launcher, "-np", str(procs), str(executable), "quick" if quick else "full"]
-    segments = segment_directory(open_mpi_launcher(launcher))
+    scratch = run_directories(open_mpi_launcher(launcher))
     try:
-        done = subprocess.run(command, env={**os.environ, **extra, **segments}, capture_output=True,
+        done = subprocess.run(command, env={**os.environ, **extra, **scratch}, capture_output=True,
                               text=True, errors="replace", timeout=TIMEOUT[quick])
     except subprocess.TimeoutExpired:
         raise probe_error(f"mpirun -np {procs} did not end within {TIMEOUT[quick]} s; "
                           f"the BSP probe for P={procs} was stopped") from None
-    finally:     # a timed-out mpirun is killed with SIGKILL, which leaves its segments
-        remove_segments(segments)
+    finally:     # a timed-out mpirun is killed with SIGKILL, which leaves its scratch behind
+        remove_run_directories(scratch)
     if done.returncode != 0:
         if "not enough slots" in done.stderr:
             why = (f"mpirun refused to start {procs} processes on {cores()} cores (not enough "
                    f"slots; the probe oversubscribes unless --no-oversubscribe is given)")
+        elif done.returncode < 0:       # killed from outside (kill -9, the out-of-memory killer)
+            why = f"mpirun -np {procs} {ending(done.returncode)}"
         else:
             said = [line for line in done.stderr.strip().splitlines() if line.strip()]
             why = f"mpirun -np {procs} failed (status {done.returncode})" + (f": {said[0]}" if said else "")

@@ -1,34 +1,43 @@
-"""Where the shared-memory segments of the MPI runs call launches live, so that none outlives
-its run. Open MPI's ranks on one host talk through files in /dev/shm (its `vader` transport,
-4 MiB per rank) that mpirun removes when a run ends, even a failed one, but not when mpirun
-itself is killed with SIGKILL (`kill -9`, the out-of-memory killer, a job's time limit): then
-they stay until the next reboot and fill /dev/shm run after run. call gives each run its own
-directory there (OMPI_MCA_btl_vader_backing_directory) and removes it after the run, however
-the run ended. A user's own setting of that variable is kept, and so are MPICH's segments
-(its launcher cleans them itself)."""
+"""The scratch directories of the Open MPI runs call launches, so that none outlives its run.
+Open MPI's ranks on one host talk through shared-memory files in /dev/shm (its `vader`
+transport, 4 MiB per rank), and mpirun keeps a session folder under /tmp
+(`ompi.<host>.<uid>/pid.<n>`, 8 MB of PMIx files). mpirun removes both when a run ends, even
+a failed one, but not when it is killed with SIGKILL (`kill -9`, the out-of-memory killer, a
+job's time limit): then they stay until the next reboot, run after run. call gives each run
+its own directory for each (OMPI_MCA_btl_vader_backing_directory in /dev/shm,
+OMPI_MCA_orte_tmpdir_base in the temporary folder) and removes them after the run, however
+the run ended; only a SIGKILL of call itself leaves them (empty, or with what the run still
+running wrote). A user's own setting of either variable is kept, and MPICH's runs get
+neither (its launcher cleans up itself)."""
 from __future__ import annotations
 
 import os
 import shutil
 import tempfile
 
-BACKING_DIRECTORY = "OMPI_MCA_btl_vader_backing_directory"
 SHARED_MEMORY = "/dev/shm"
+DIRECTORIES = {"OMPI_MCA_btl_vader_backing_directory": SHARED_MEMORY,   # variable -> where its directory goes
+               "OMPI_MCA_orte_tmpdir_base": None}                      # None: the temporary folder
 
 
-def segment_directory(open_mpi: bool) -> dict[str, str]:
-    """A new directory for one run's segments, as the environment addition that points Open
-    MPI to it (empty when the run is not Open MPI's, when the user chose a directory, or where
-    there is no /dev/shm to put it in). Remove it with remove_segments after the run."""
-    if not open_mpi or BACKING_DIRECTORY in os.environ or not os.path.isdir(SHARED_MEMORY):
-        return {}
-    try:
-        return {BACKING_DIRECTORY: tempfile.mkdtemp(prefix="call-run-", dir=SHARED_MEMORY)}
-    except OSError:      # a full or read-only /dev/shm: Open MPI's default then says why
-        return {}
+def run_directories(open_mpi: bool) -> dict[str, str]:
+    """New directories for one run's segments and session folder, as the environment
+    additions that point Open MPI to them (none for a run that is not Open MPI's, for a
+    variable the user set, or where the place cannot take one: Open MPI's default then
+    applies and says why). Remove them with remove_run_directories after the run."""
+    made = {}
+    for variable, place in DIRECTORIES.items() if open_mpi else ():
+        if variable in os.environ or (place is not None and not os.path.isdir(place)):
+            continue
+        try:
+            made[variable] = tempfile.mkdtemp(prefix="call-run-", dir=place)
+        except OSError:      # a full or read-only place
+            continue
+    return made
 
 
-def remove_segments(extra: dict[str, str]) -> None:
-    """Remove the run's segment directory that segment_directory made (nothing if it made none)."""
-    if BACKING_DIRECTORY in extra:
-        shutil.rmtree(extra[BACKING_DIRECTORY], ignore_errors=True)
+def remove_run_directories(extra: dict[str, str]) -> None:
+    """Remove the directories run_directories made (those in `extra`)."""
+    for variable in DIRECTORIES:
+        if variable in extra:
+            shutil.rmtree(extra[variable], ignore_errors=True)

@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -239,8 +240,18 @@ def start_slow_mpi(tmp_path, mpich: bool = False):
     assert process.stdout.readline() == "started\n"
     time.sleep(1)                                  # both ranks are in the sweep
     mpirun = int(subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout)
-    assert mpich or session_folders(mpirun), "Open MPI's session folder was not found"
-    return process, mpirun
+    scratch = scratch_of(mpirun)
+    assert mpich or list(Path(scratch["OMPI_MCA_orte_tmpdir_base"]).glob(f"ompi.*/pid.{mpirun}")), \
+        "Open MPI's session folder was not found in the run's own directory"
+    return process, mpirun, scratch
+
+
+def scratch_of(mpirun: int) -> dict[str, str]:
+    """The directories call made for the run of `mpirun` (call.segments), from its environment."""
+    environment = dict(entry.decode().split("=", 1) for entry in
+                       Path(f"/proc/{mpirun}/environ").read_bytes().split(b"\0") if b"=" in entry)
+    return {k: v for k, v in environment.items()
+            if k in ("OMPI_MCA_btl_vader_backing_directory", "OMPI_MCA_orte_tmpdir_base")}
 
 
 def running(executable: Path) -> list[str]:
@@ -256,7 +267,7 @@ def running(executable: Path) -> list[str]:
     return found
 
 
-def ended_mpi_run(process, mpirun: int, signum: int, status: int, tmp_path) -> None:
+def ended_mpi_run(process, mpirun: int, signum: int, status: int, tmp_path, scratch: dict) -> None:
     """After `signum` reached `process` (start_slow_mpi): call exited with `status` within a
     few seconds (Open MPI alone takes some 19 s: its 10 s kill timeout, then more), no rank is
     left (MPICH's are in sessions of their own), `mpirun`'s session folder is gone, and both
@@ -278,6 +289,7 @@ def ended_mpi_run(process, mpirun: int, signum: int, status: int, tmp_path) -> N
     assert took < 8, f"call took {took:.1f} s to end the run"   # not the 10 s grace, nor 19 s
     assert left == [], f"still running after call ended: {left}"
     assert session_folders(mpirun) == [], "mpirun's session folder was left"
+    assert not any(Path(d).exists() for d in scratch.values()), "the run's own directories were left"
     name = signal.Signals(signum).name
     kept = [tmp_path / "slow.cll.2.dat", tmp_path / "slow.cll.2.rank1.dat"]
     what = "terminated (SIGTERM)" if signum == signal.SIGTERM else "interrupted"
@@ -288,9 +300,9 @@ def ended_mpi_run(process, mpirun: int, signum: int, status: int, tmp_path) -> N
 
 
 def test_sigterm_to_call_ends_an_mpi_run_at_once_and_keeps_every_ranks_records(tmp_path):
-    process, mpirun = start_slow_mpi(tmp_path)
+    process, mpirun, scratch = start_slow_mpi(tmp_path)
     os.kill(process.pid, signal.SIGTERM)           # what `timeout` or a batch system sends
-    ended_mpi_run(process, mpirun, signal.SIGTERM, 143, tmp_path)
+    ended_mpi_run(process, mpirun, signal.SIGTERM, 143, tmp_path, scratch)
 
 
 @pytest.mark.skipif(shutil.which("mpicc.mpich") is None or shutil.which("mpirun.mpich") is None,
@@ -300,21 +312,21 @@ def test_sigterm_under_mpich_keeps_every_ranks_records(tmp_path, attempt):
     """MPICH's hydra_pmi_proxy SIGKILLs the other ranks once one has ended on a signal: call
     holds it stopped while they write (without that, rank 1's records were lost in 3 of 6
     runs, so three attempts)."""
-    process, mpirun = start_slow_mpi(tmp_path, mpich=True)
+    process, mpirun, scratch = start_slow_mpi(tmp_path, mpich=True)
     os.kill(process.pid, signal.SIGTERM)
-    ended_mpi_run(process, mpirun, signal.SIGTERM, 143, tmp_path)
+    ended_mpi_run(process, mpirun, signal.SIGTERM, 143, tmp_path, scratch)
 
 
 def test_ctrl_c_ends_an_mpi_run_at_once_and_keeps_every_ranks_records(tmp_path):
-    process, mpirun = start_slow_mpi(tmp_path)
+    process, mpirun, scratch = start_slow_mpi(tmp_path)
     os.killpg(process.pid, signal.SIGINT)          # a terminal's Ctrl-C: call and mpirun (Open
-    ended_mpi_run(process, mpirun, signal.SIGINT, 130, tmp_path)   # MPI's ranks have their own groups)
+    ended_mpi_run(process, mpirun, signal.SIGINT, 130, tmp_path, scratch)   # MPI's ranks have their own groups)
 
 
 def test_sigint_to_call_alone_ends_an_mpi_run(tmp_path):
-    process, mpirun = start_slow_mpi(tmp_path)
+    process, mpirun, scratch = start_slow_mpi(tmp_path)
     os.kill(process.pid, signal.SIGINT)            # `kill -INT <call>`: neither mpirun nor a rank got it
-    ended_mpi_run(process, mpirun, signal.SIGINT, 130, tmp_path)
+    ended_mpi_run(process, mpirun, signal.SIGINT, 130, tmp_path, scratch)
 
 
 def test_a_pending_sigint_counts_as_received(tmp_path):
@@ -389,19 +401,20 @@ def test_a_trace_of_few_but_wide_records_is_large_by_its_bytes():
     assert size_note(1_000, {"a": 20_000_000}).startswith(" (large: 0.0 MB, 20,000,000 records;")
 
 
-def test_a_run_killed_with_sigkill_leaves_no_shared_memory_segments(tmp_path):
-    """mpirun removes Open MPI's /dev/shm segments unless it is killed with SIGKILL (kill -9,
-    the out-of-memory killer): call gives each run its own directory there and removes it."""
-    process, mpirun = start_slow_mpi(tmp_path)
-    environment = Path(f"/proc/{mpirun}/environ").read_bytes().split(b"\0")
-    directory = Path(next(entry.split(b"=", 1)[1] for entry in environment
-                          if entry.startswith(b"OMPI_MCA_btl_vader_backing_directory=")).decode())
-    assert directory.parent == Path("/dev/shm") and directory.name.startswith("call-run-")
-    assert len(list(directory.glob("vader_segment.*"))) == 2      # one per rank, as mpirun made them
+def test_a_run_killed_with_sigkill_leaves_no_segments_nor_session_folder(tmp_path):
+    """mpirun removes Open MPI's /dev/shm segments and its session folder under /tmp unless it
+    is killed with SIGKILL (kill -9, the out-of-memory killer): call gives each run its own
+    directory for each and removes them."""
+    process, mpirun, scratch = start_slow_mpi(tmp_path)
+    segments = Path(scratch["OMPI_MCA_btl_vader_backing_directory"])
+    session = Path(scratch["OMPI_MCA_orte_tmpdir_base"])
+    assert segments.parent == Path("/dev/shm") and segments.name.startswith("call-run-")
+    assert session.name.startswith("call-run-") and session.parent == Path(tempfile.gettempdir())
+    assert len(list(segments.glob("vader_segment.*"))) == 2      # one per rank, as mpirun made them
     os.kill(mpirun, signal.SIGKILL)
     for line in running(tmp_path / ".cll-build" / "slow"):
         os.kill(int(line.split()[0]), signal.SIGKILL)
     stderr = process.communicate(timeout=60)[1]
     assert process.returncode == 137 and "Traceback" not in stderr, stderr
     assert "call: slow.c (P=2): mpirun was killed by SIGKILL, and no rank wrote a trace for P=2" in stderr, stderr
-    assert not directory.exists(), f"the run's segments were left: {list(directory.iterdir())}"
+    assert not segments.exists() and not session.exists(), "the run's scratch was left"
