@@ -228,7 +228,9 @@ def start_slow_mpi(tmp_path, mpich: bool = False):
     """Start `call run` of SLOW_MPI on 2 ranks (some 1000 s of work) in its own session, with
     Open MPI's kill timeout as call run sets it (10 s) and SIGINT at its default (as a
     terminal starts it), under MPICH if `mpich`; returns it and its mpirun's pid once both
-    ranks are in the sweep (and, Open MPI, mpirun's session folder is there)."""
+    ranks are in the sweep (and, Open MPI, mpirun's session folder is in the run's own
+    directory), with the directories call made for the run; a check that fails here ends the
+    run (SIGTERM to call), so that no 1000 s run outlives the test."""
     (tmp_path / "slow.c").write_text(SLOW_MPI)
     env = {k: v for k, v in ENV.items() if k != "OMPI_MCA_odls_base_sigkill_timeout"}
     if mpich:
@@ -237,12 +239,17 @@ def start_slow_mpi(tmp_path, mpich: bool = False):
                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True,
                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    assert process.stdout.readline() == "started\n"
-    time.sleep(1)                                  # both ranks are in the sweep
-    mpirun = int(subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout)
-    scratch = scratch_of(mpirun)
-    assert mpich or list(Path(scratch["OMPI_MCA_orte_tmpdir_base"]).glob(f"ompi.*/pid.{mpirun}")), \
-        "Open MPI's session folder was not found in the run's own directory"
+    try:
+        assert process.stdout.readline() == "started\n"
+        time.sleep(1)                                  # both ranks are in the sweep
+        mpirun = int(subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout)
+        scratch = scratch_of(mpirun)
+        assert mpich or list(Path(scratch["OMPI_MCA_orte_tmpdir_base"]).glob(f"ompi.*/pid.{mpirun}")), \
+            "Open MPI's session folder was not found in the run's own directory"
+    except BaseException:
+        process.terminate()
+        process.communicate(timeout=60)
+        raise
     return process, mpirun, scratch
 
 
