@@ -194,8 +194,9 @@ def _attach_dash_values(parser: argparse.ArgumentParser, argv: list[str]) -> lis
                 value_options.update(o for o in action.option_strings if o.startswith("--"))
     joined, i = [], 0
     while i < len(argv):
-        if argv[i] in value_options and i + 1 < len(argv) and argv[i + 1].startswith("-") \
-                and argv[i + 1] not in names and argv[i + 1] != "--":
+        meant = [o for o in value_options if o.startswith(argv[i])] if argv[i].startswith("--") else []
+        if len(meant) == 1 and i + 1 < len(argv) and argv[i + 1].startswith("-") \
+                and argv[i + 1] not in names and argv[i + 1] != "--":      # argparse takes unique prefixes too
             joined.append(f"{argv[i]}={argv[i + 1]}")
             i += 2
         else:

@@ -165,22 +165,28 @@ class Model:
         slack = 1e-12 * np.abs(target)
         dominated = (np.all(measured[None, :, :] <= target + slack, axis=2)      # target x sample
                      & np.any(measured[None, :, :] < target - slack, axis=2) & usable[:, None])
-        nearest = np.argmax(np.where(dominated, model_value[None, :], -np.inf), axis=1)
+        # the largest model value among the dominated points; of equal ones, the largest floor
+        ranked = np.where(dominated, model_value[None, :], -np.inf)
+        tied = dominated & (ranked >= ranked.max(axis=1, keepdims=True) * (1 - 1e-12))
+        nearest = np.argmax(np.where(tied, floor_of[None, :], -np.inf), axis=1)
         floor = np.where(dominated.any(axis=1), floor_of[nearest], -np.inf)
         raised = usable & (floor > bounds[0])
         bounds[0, raised] = floor[raised]
         notes = []
-        for points, said in ((np.flatnonzero(raised), "the low bound at {at} is"),
-                             (np.flatnonzero(raised & (floor > values)), "the prediction at {at} is below")):
+        below = usable & dominated.any(axis=1) & (values < data["time"][nearest])
+        for points, said in ((np.flatnonzero(raised), "the low bound at {at} is the time measured at a smaller "
+                                                      "point, less the fit's noise ({where}: {time} s, {floor} s)"),
+                             (np.flatnonzero(below), "the prediction at {at} is below the time measured at a "
+                                                     "smaller point ({where}: {time} s)")):
             if len(points):
                 source = int(nearest[points[0]])
                 at = self._point_text(columns, points[0]) + (f" and {len(points) - 1} more point(s)"
                                                              if len(points) > 1 else "")
                 where = " ".join(f"{v}={number_text(data[v][source])}" for v in self.formula.variables)
-                notes.append(said.format(at=at) + f" the time measured at a smaller point, less the fit's "
-                             f"noise ({where}: {number_text(data['time'][source], 4)} s, "
-                             f"{number_text(floor_of[source], 4)} s): every term of the formula is "
-                             f"smaller there and the constants are >= 0, so the time cannot be less")
+                notes.append(said.format(at=at, where=where, time=number_text(data["time"][source], 4),
+                                         floor=number_text(floor_of[source], 4))
+                             + ": every term of the formula is smaller there and the constants are >= 0, so "
+                               "the time cannot be less")
         return notes
 
     def _no_value_notes(self, columns: dict, design: np.ndarray, values: np.ndarray, bounds: np.ndarray,

@@ -77,7 +77,7 @@ def representative(values: list[float], aggregate: str) -> int:
 @dataclass(frozen=True)
 class Prediction:
     """The supersteps of a run at new values: the measured run they were replayed from, and
-    the fitted steps (W, in and out predicted), ready for `llac.obsp.evaluate`."""
+    the fitted steps (W, bytes and messages predicted), ready for `llac.obsp.evaluate`."""
     template: int
     steps: Supersteps
 

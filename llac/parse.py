@@ -149,9 +149,11 @@ class StatementBuilder(Transformer):
                 raise LlacError(f"with: {name!r} is not a machine parameter (g, L or o)", span_of(meta))
             if names.count(name) > 1:
                 raise LlacError(f"with: {name} is given twice", span_of(meta))
-            if not (value >= 0 if name == "o" else value > 0):
-                raise LlacError(f"with: {name} must be positive (seconds per byte for g, seconds for L; "
-                                f"o, seconds per message, may be 0)", span_of(meta))
+            if name == "o" and not value >= 0:
+                raise LlacError("with: o must be 0 or more (seconds per message)", span_of(meta))
+            if name != "o" and not value > 0:
+                raise LlacError(f"with: {name} must be positive (seconds per byte for g, "
+                                f"seconds for L)", span_of(meta))
         return ("what_if", tuple(children))
 
     def parameter(self, meta, children):

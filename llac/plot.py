@@ -223,8 +223,7 @@ def _residual_axis(figure, axes: _Axes, loglog: bool) -> None:
     relative error can be 0 or negative."""
     ys = np.concatenate([drawn[1] for drawn in axes.drawn]) if axes.drawn else np.zeros(1)
     ys = ys[np.isfinite(ys)]
-    low, high = min(float(ys.min(initial=0.0)), 0.0), max(float(ys.max(initial=0.0)), 0.0)
-    low, high = (low, high) if high > low else (-0.01, 0.01)
+    low, high = min(float(ys.min(initial=0.0)), -0.01), max(float(ys.max(initial=0.0)), 0.01)   # ±1% at least
     positions, _ = linear_ticks(low, high)
     figure.ruler("y").ticks(positions, [f"{100 * p:.4g}%" for p in positions]).lim(low, high)
     figure.line(0.0, orientation="horizontal", style="dotted")
@@ -359,7 +358,8 @@ def bar_chart(title: str, labels, series, markers, stacked: bool = False,
     charts = []
     for first in range(0, len(labels), fits):
         shown = slice(first, first + fits)
-        part = title if len(labels) <= fits else f"{title} [{first + 1}-{min(first + fits, len(labels))} of {len(labels)}]"
+        part = title if len(labels) <= fits else \
+            f"{title} [bars {first + 1}-{min(first + fits, len(labels))} of {len(labels)}]"
         charts.append(_bars(part, labels[shown], [s[shown] for s in series], markers, stacked, top,
                             width, height))
     return "\n".join(charts)

@@ -179,7 +179,8 @@ def tabular(result) -> tuple[tuple[str, ...], list[tuple]]:
         return headers, [tuple(100 * v.fraction if isinstance(v, Percent) else v for v in row)
                          for row in rows]
     model = result.model
-    rows = [(result.name, i + 1, region_text(p.region), name, value, err, pvalue)
+    rows = [(result.name, i + 1, region_text(p.region), name, value, err,
+             None if np.isnan(pvalue) else pvalue)           # none, as `-` in text: a constant at its bound
             for i, p in enumerate(model.pieces)
             for name, value, err, pvalue in zip(model.formula.constants, p.constants, p.stderr, p.pvalues)]
     return ("model", "interval", "region", "constant", "value", "stderr", "p"), rows

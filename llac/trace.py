@@ -267,13 +267,15 @@ def _check_magic(path: str, data: bytes) -> None:
         raise EmptyInput(f"{quoted(path)} is empty: it holds no trace")
     first = data.split(b"\n", 1)[0].decode("utf-8", "replace")
     words = first.split()
+    if b"\n" not in data and len(words) == 1 and MAGIC.startswith(words[0]) and words[0].startswith("#c"):
+        words = [MAGIC]                 # cut inside the word itself: said below as cut short
     if not words or words[0] != MAGIC:
         shown = printable(first[:QUOTED])
         shown = shown[:QUOTED] + "..." if len(shown) > QUOTED or len(first) > QUOTED else shown
         raise TraceError(f"{quoted(path)} is not a CALL trace: its first line is '{shown}', "
                          f"not '{MAGIC} {VERSION}'")
     if len(words) == 1 and b"\n" not in data:
-        raise TraceError(f"{quoted(path)} is cut short: it ends inside its first line ('{MAGIC}', "
+        raise TraceError(f"{quoted(path)} is cut short: it ends inside its first line ('{first.strip()}', "
                          f"where '{MAGIC} {VERSION}' and the header should follow)")
     if words[1:] != [str(VERSION)]:
         version = " ".join(words[1:]) or "(none)"

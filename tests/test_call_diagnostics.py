@@ -349,6 +349,8 @@ def test_an_option_value_that_begins_with_a_dash_is_the_options_value(tmp_path):
     assert status == 0, err
     status, _, err = call("run", "--cflags", "-UTIMING_G", "prog.c", cwd=tmp_path)
     assert status == 1 and "'#if USE_SQUARE" in err, err                # its -U counted, not -O2
+    status, _, err = call("check", "prog.c", "--cflag", "-DUSE_SQUARE=0", cwd=tmp_path)   # an abbreviation
+    assert status == 1 and "expected one argument" not in err and "'#ifdef TIMING_G'" in err, err
     for given, size in ((["--largest", "-1MiB"], "-1MiB"), (["--largest=-1MiB"], "-1MiB"),
                         (["--largest", "-2"], "-2")):
         status, _, err = call("probe", *given, cwd=tmp_path)

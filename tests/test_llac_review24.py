@@ -36,6 +36,8 @@ def test_a_trace_cut_inside_its_first_line_is_cut_short_not_another_version(tmp_
     assert done.returncode == 1
     assert "'cut.dat' is cut short: it ends inside its first line ('#cll-trace', where '#cll-trace 1' " \
            "and the header should follow)" in done.stderr
+    (tmp_path / "cut5.dat").write_text("#cll-")                          # inside the word itself
+    assert "'cut5.dat' is cut short: it ends inside its first line ('#cll-'" in llac(tmp_path, "-c", 'load "cut5.dat"').stderr
     (tmp_path / "v2.dat").write_text("#cll-trace\n#program: p\n")       # a whole line: the version is missing
     assert "is a CALL trace of version (none)" in llac(tmp_path, "-c", 'load "v2.dat"').stderr
 
@@ -77,3 +79,15 @@ def test_exporting_to_a_folder_suggests_a_file_of_the_format_written(session, tm
     """A CSV export to a folder suggested `.../out.json`."""
     message = error_of(session, statement.format(d=tmp_path)).message
     assert message == f"{str(tmp_path)!r} is a folder: name a file in it, e.g. {str(tmp_path / example)!r}"
+
+
+def test_a_constant_held_at_its_bound_has_an_empty_p_in_csv(tmp_path):
+    """Review 24 (2): `fit` in CSV wrote `nan` for the p-value of a constant held at 0, where
+    text shows none and the docs say a value that does not exist is an empty field."""
+    from support.traces import trace_text
+    rows = [(1e-9 * n - 2e-7, n) for n in (400, 800, 1600, 3200, 6400) for _ in range(3)]   # intercept < 0
+    (tmp_path / "b.cll.1.dat").write_text(trace_text({"e": ("e[0] + e[1]*N", ["N"], rows)}))
+    done = llac(tmp_path, "-c", 'load "b.cll.1.dat"; set split off; fit e', "--format", "csv")
+    assert done.returncode == 0, done.stderr
+    constants = {r.split(",")[3]: r.split(",") for r in done.stdout.splitlines() if r.startswith("e,")}
+    assert constants["e[0]"][4:] == ["0", "0", ""] and "nan" not in done.stdout, done.stdout

@@ -301,7 +301,7 @@ def test_table3_predicts_the_large_sizes_from_the_small_ones(tmp_path):
     for row in rows:
         assert abs(float(row[6])) < 1e-6                           # W and h are linear in N: exact
         assert float(row[8]) > 5                                   # BSP: the barrier waits for the slower one
-    assert done.stdout.count("replayed run 5 with W, in and out fitted over 3 sizes") == 1   # once per P
+    assert done.stdout.count("replayed run 5 with W, bytes and messages fitted over 3 sizes") == 1   # once per P
 
 
 def test_table3_fits_the_supersteps_with_free_constants_when_set(tmp_path):
@@ -443,4 +443,4 @@ def test_o_comes_from_the_probes_small_messages_or_is_given(tmp_path):
     assert float(plain[4]) == pytest.approx(5 * W) and "; o = 0: no cost per message, as in the paper" in done.stdout
     assert float(given[4]) == pytest.approx(5 * W + 2 * O) and f"o = {O:g} s per message" in done.stdout
     refused = llac(tmp_path, 'load "fig1.cll.2.dat"; obsp fig1 with g=1e-9, L=1e-6, o=-1')
-    assert refused.returncode == 1 and "o, seconds per message, may be 0" in refused.stderr
+    assert refused.returncode == 1 and "with: o must be 0 or more (seconds per message)" in refused.stderr

@@ -356,7 +356,7 @@ def test_bars_never_touch_and_crowded_ones_go_to_several_charts(groups, series, 
     assert all(max(r) - min(r) <= 1 for r in rows)         # as wide as each other, give or take a column
     titles = [line.strip() for line in chart.splitlines() if line.strip().startswith("t")]
     if len(rows) > 1:
-        assert titles[0] == f"t [1-{len(rows[0])} of {groups}]" and titles[-1].endswith(f"of {groups}]")
+        assert titles[0] == f"t [bars 1-{len(rows[0])} of {groups}]" and titles[-1].endswith(f"of {groups}]")
         lines = chart.splitlines()
         tops = {lines[i + 1].split("┤")[0].strip() for i, line in enumerate(lines) if "┌" in line}
         assert len(tops) == 1                              # the same scale in every chart

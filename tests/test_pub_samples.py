@@ -83,7 +83,7 @@ def test_fft_script_prints_own_supersteps_table_3_and_the_formula_baseline_for_e
         assert all(NUMBER.fullmatch(v) for r in table for v in r[4:9]), table
     assert [r[3] for r in own] == ["1", "3", "3", "3"]                 # P = 1: the run's end only
     assert all(float(r[7]) >= float(r[5]) * (1 - 1e-9) for r in own)   # BSP never below OBSP*
-    assert "replayed run 6 with W, in and out fitted over 6 sizes" in fft
+    assert "replayed run 6 with W, bytes and messages fitted over 6 sizes" in fft
     assert "P = 4, 8 exceed the" in fft or "every run had at most" in fft
     assert re.search(r"^PROCS\s+N\s+TIME", fft, re.M)                  # predict small at top by P
     assert "timeline of run" in fft and "P=2, N=131072 (measured)" in fft

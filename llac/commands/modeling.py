@@ -296,8 +296,8 @@ def _beyond_note(found, far: str) -> list[str]:
          seconds; error = (predicted - measured) / measured. Each row says which
          interval was used, the prediction interval, and flags extrapolation beyond the
          measured range; beyond the data the interval widens by what backtests show, and its
-         low end is never below a time measured where every term of the formula is smaller
-         (docs/method.md §6). When the experiment states its working set (the pragma's `bytes`
+         low end is not below a time measured where every term of the formula is smaller,
+         less the fit's noise (docs/method.md §6). When the experiment states its working set (the pragma's `bytes`
          clause) and its machine was probed (`call probe`), a machine-aware prediction, its
          error and the working set's cache level stand beside the plain one, with a warning
          where the working set leaves every level the fitted points reached and a note where

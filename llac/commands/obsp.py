@@ -36,7 +36,7 @@ from llac.obsp_runs import RunGroup, predict_run, representative, run_groups
          TIME) / TIME. With `at DATA` (another subset of the experiment) it is the paper's Table
          3: the runs of NAME are the training data, and each size of DATA is predicted without
          its own measurements, from the supersteps of NAME's largest run at the same P with
-         every processor's W, in and out bytes fitted over NAME's sizes by the experiment's
+         every processor's W, bytes and messages in and out fitted over NAME's sizes by the experiment's
          formula. h is each processor's bytes in and out combined by max, or by + with
          `sum` (a network interface that cannot send and receive at once). g and L are the
          probe's for the trace's host and CPU at the nearest P (large messages; for P >= 2
@@ -79,18 +79,19 @@ def _program_table(session, statement: ast.Obsp) -> list:
             try:
                 result = evaluate(trace, number, g, L, statement.combine, o)
             except ObspError as err:
-                rows.append((procs, number, *NOT_EVALUATED[:len(FIGURES) + 1], g, L))
+                rows.append((procs, number, *NOT_EVALUATED[:len(FIGURES) + 1], g, L, o))
                 failures.append((procs, err.message))
                 continue
-            rows.append((procs, number, *_figures(result), g, L))
+            rows.append((procs, number, *_figures(result), g, L, o))
         footer += [*_not_evaluated(failures, "runs"), f"P={procs}: {source}"]
     footer.append(_h_note(statement))
     return [Table(f"OBSP* and BSP predictions of {name} from its supersteps",
-                  ("P", "run", "supersteps", *FIGURES, "g [s/byte]", "L [s]"), tuple(rows), tuple(footer))]
+                  ("P", "run", "supersteps", *FIGURES, *PARAMETERS), tuple(rows), tuple(footer))]
 
 
 FIGURES = (f"TIME {SECONDS}", f"OBSP* {SECONDS}", "OBSP* ERROR %", f"BSP {SECONDS}", "BSP ERROR %")
-NOT_EVALUATED = (None,) * (len(FIGURES) + 3)      # supersteps, the figures, g and L of a row not evaluated
+PARAMETERS = ("g [s/byte]", "L [s]", "o [s/message]")
+NOT_EVALUATED = (None,) * (len(FIGURES) + 4)      # supersteps, the figures, g, L and o of a row not evaluated
 
 
 def _figures(result, measured: float | None = None) -> tuple:
@@ -143,19 +144,19 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
             measured = _evaluable(trace, group, (g, L, o), statement.combine, footer)
             chosen = measured[representative([m.measured for m in measured], aggregate)]
             if statement.data is None:
-                rows.append((*label, len(group.runs), *_figures(chosen), g, L))
+                rows.append((*label, len(group.runs), *_figures(chosen), g, L, o))
                 continue
             same_p = [t for t in training if t.procs == group.procs]
             if not same_p:
                 raise ObspError(f"{statement.obj.text} has no runs at P={group.procs} to learn from")
             predicted = predict_run(experiment, trace, same_p, group.values, settings)
             result = evaluate(predicted.steps, predicted.template, g, L, statement.combine, o)
-            rows.append((*label, len(group.runs), *_figures(result, chosen.measured), g, L))
-            replays[group.procs] = (f"; replayed run {predicted.template} with W, in and out fitted over "
+            rows.append((*label, len(group.runs), *_figures(result, chosen.measured), g, L, o))
+            replays[group.procs] = (f"; replayed run {predicted.template} with W, bytes and messages fitted over "
                                     f"{len(same_p)} sizes" + (" (constants free)" if settings.constants == "free" else ""))
         except ObspError as err:     # the measured run, when known, keeps its supersteps and time
             known = (chosen.supersteps, chosen.measured) if chosen is not None else (None, None)
-            rows.append((*label, len(group.runs), *known, *NOT_EVALUATED[:len(FIGURES) - 1], g, L))
+            rows.append((*label, len(group.runs), *known, *NOT_EVALUATED[:len(FIGURES) - 1], g, L, o))
             failures.append((group.procs, err.message))
     footer += _not_evaluated(failures, "sizes")
     if replays:
@@ -168,7 +169,7 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
     title = (f"OBSP* and BSP predictions of {statement.data.text} from the runs of {statement.obj.text} "
              f"(the CALL paper's Table 3)" if statement.data else
              f"OBSP* and BSP predictions of {experiment.name}'s runs from their supersteps")
-    return [Table(title, ("P", *names, "runs", "supersteps", *FIGURES, "g [s/byte]", "L [s]"),
+    return [Table(title, ("P", *names, "runs", "supersteps", *FIGURES, *PARAMETERS),
                   tuple(rows), tuple(footer))]
 
 
@@ -266,7 +267,7 @@ def machine_parameters(run, given: dict[str, float], other: ast.Name | None,
              f"; o = {o:.3g} s per message (its small messages' g less the large ones', times {SMALL_MESSAGE_BYTES} "
              f"bytes)" if measured_o is not None else "; o = 0: the probe has no small-message g at that P")
     if not run.counts_messages:
-        note += " (these supersteps do not count messages, a trace written before they were: o is not applied)"
+        note += "; these supersteps do not count messages (a trace written before they were): o is not applied"
     return given.get("g", point.g), given.get("L", point.L), o, note
 
 

@@ -33,7 +33,7 @@ BALANCE_MARKERS = ("█", "▓", "▒", "░", "▞", "▚")
          parts each rank's bars from the next by a blank column and labels the ranks at regular
          intervals; ranks that do not fit in one chart (more than 22 stacked bars, or fewer
          groups of bars side by side, in 78 columns) go to several charts, one under the other,
-         on the same scale, each title saying which bars it holds (`[1-15 of 30]`).""",
+         on the same scale, each title saying which bars it holds (`[bars 1-15 of 30]`).""",
          ["balance f", "balance f by P", "balance loop by thread", "plot balance f by rank"],
          ast.Balance)
 def balance(session, statement: ast.Balance):
