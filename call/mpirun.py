@@ -16,7 +16,7 @@ from call.pragmas import procs_sequence
 from call.progress import Progress
 from call.scripts import (cores, grace_seconds, launch_environment, mpirun_command, open_mpi_launcher,
                           write_scripts)
-from call.segments import remove_run_directories, run_directories
+from call.scratch import remove_run_directories, run_directories
 from call.stop import stop_mpi
 
 MAX_RANKS_PER_CORE = 32  # beyond this a machine thrashes rather than runs the program
@@ -30,7 +30,7 @@ class MpiLaunch(Launch):
         super().__init__(executable, arguments)
         self.launcher = launcher
         self.oversubscribe = oversubscribe
-        self.scratch: dict[str, str] = {}      # the running run's own directories (call.segments)
+        self.scratch: dict[str, str] = {}      # the running run's own directories (call.scratch)
 
     def shown(self, count: int | None) -> str:
         """The command as the progress step shows it."""

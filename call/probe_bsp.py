@@ -22,7 +22,7 @@ from call.mpirun import MAX_RANKS_PER_CORE
 from call.progress import Progress
 from call.runtime_paths import bsp_probe_source
 from call.scripts import cores, launch_environment, mpirun_command, open_mpi_launcher
-from call.segments import remove_run_directories, run_directories
+from call.scratch import remove_run_directories, run_directories
 from cll_grammar.machine import BspPoint
 
 WHO = "call probe"

@@ -157,8 +157,9 @@ class Model:
         model_value, floor_of = np.full(len(data["time"]), -np.inf), np.full(len(data["time"]), -np.inf)
         placed = np.zeros(len(data["time"]), dtype=bool)
         for p in self.pieces:
-            rows = p.contains(sample) & ~placed & (p.df > 0)
-            placed |= p.contains(sample)
+            inside = p.contains(sample)
+            rows = inside & ~placed & (p.df > 0)
+            placed |= inside
             model_value[rows] = measured[rows] @ p.constants
             floor_of[rows] = data["time"][rows] * np.exp(-student_t.quantile(self.settings.alpha / 2, p.df) * p.scale)
         target = np.where(usable[:, None], design, 0.0)[:, None, :]        # no inf or nan in the sums

@@ -22,7 +22,6 @@ from cll_grammar.workingset import parse_working_set
 from llac.errors import InputError
 from llac.experiment import Experiment
 from llac.records import RecordLayout, parse_records
-from llac.supersteps import COLUMNS as STEP_COLUMNS
 from llac.supersteps import RECORD, Supersteps, check_declaration, parse_reference, parse_steps
 
 VERSION = 1
@@ -206,7 +205,7 @@ def _supersteps(path: str, header: Mapping[str, str], head_lines: list[str], col
     return Supersteps(header.get("program", Path(path).name), procs or 0, header.get("host", ""),
                       header.get("cpu", ""), path, tuple(steps), runs_of, origin, starts,
                       header.get("execution", ""), header.get("status", "complete"),
-                      counts_messages=columns == STEP_COLUMNS)
+                      counts_messages="msgs_in" in columns)
 
 
 def _header_line(head_lines: list[str], key: str) -> int:
@@ -267,16 +266,14 @@ def _check_magic(path: str, data: bytes) -> None:
         raise EmptyInput(f"{quoted(path)} is empty: it holds no trace")
     first = data.split(b"\n", 1)[0].decode("utf-8", "replace")
     words = first.split()
-    if b"\n" not in data and len(words) == 1 and MAGIC.startswith(words[0]) and words[0].startswith("#c"):
-        words = [MAGIC]                 # cut inside the word itself: said below as cut short
+    if b"\n" not in data and len(words) == 1 and len(words[0]) > 1 and MAGIC.startswith(words[0]):
+        raise TraceError(f"{quoted(path)} is cut short: it ends inside its first line ('{words[0]}', "
+                         f"where '{MAGIC} {VERSION}' and the header should follow)")
     if not words or words[0] != MAGIC:
         shown = printable(first[:QUOTED])
         shown = shown[:QUOTED] + "..." if len(shown) > QUOTED or len(first) > QUOTED else shown
         raise TraceError(f"{quoted(path)} is not a CALL trace: its first line is '{shown}', "
                          f"not '{MAGIC} {VERSION}'")
-    if len(words) == 1 and b"\n" not in data:
-        raise TraceError(f"{quoted(path)} is cut short: it ends inside its first line ('{first.strip()}', "
-                         f"where '{MAGIC} {VERSION}' and the header should follow)")
     if words[1:] != [str(VERSION)]:
         version = " ".join(words[1:]) or "(none)"
         raise TraceError(f"{quoted(path)} is a CALL trace of version {version}; "

@@ -254,7 +254,7 @@ def start_slow_mpi(tmp_path, mpich: bool = False):
 
 
 def scratch_of(mpirun: int) -> dict[str, str]:
-    """The directories call made for the run of `mpirun` (call.segments), from its environment."""
+    """The directories call made for the run of `mpirun` (call.scratch), from its environment."""
     environment = dict(entry.decode().split("=", 1) for entry in
                        Path(f"/proc/{mpirun}/environ").read_bytes().split(b"\0") if b"=" in entry)
     return {k: v for k, v in environment.items()

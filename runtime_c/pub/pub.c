@@ -567,11 +567,8 @@ static void check_retired(int wait)
  * superstep it ends and the number of its messages (those to itself left out). */
 static void observe_entry(pub_call call, t_bsp *bsp)
 {
-    long messages = 0;
-    for (int d = 0; d < bsp->nprocs; d++)
-        messages += d == bsp->pid ? 0 : bsp->sent_now[d];
     pub_observer(&(pub_event){.call = call, .bsp = bsp, .bytes_out = bsp->bytes_now,
-                              .messages_out = messages});
+                              .messages_out = bsp->messages_now});
 }
 
 /* Tell pub_observer that synchronisation `call` of `bsp` returns: the bytes delivered and
@@ -719,7 +716,7 @@ static void next_superstep(t_bsp *bsp, int oblivious)
             bsp->sent_obl[d] = 0;
         bsp->sent_now[d] = 0;
     }
-    bsp->bytes_now = 0;
+    bsp->bytes_now = bsp->messages_now = 0;
     if (!oblivious)
         bsp->recv_obl = 0;
     bsp->step++;
@@ -802,8 +799,10 @@ static void post_send(const char *fn, t_bsp *bsp, int dest, const void *data, in
     MPI_Isend(data, size, MPI_BYTE, dest, step_tag(bsp), bsp->comm,
               &slot->request);
     bsp->sent_now[dest]++;
-    if (dest != bsp->pid)       /* a message to itself is a local copy, not communication */
+    if (dest != bsp->pid) {     /* a message to itself is a local copy, not communication */
         bsp->bytes_now += size;
+        bsp->messages_now++;
+    }
 }
 
 void bsp_send(t_bsp *bsp, int dest, const void *data, int size)

@@ -43,7 +43,8 @@ typedef struct t_bsp {
                                    slots whose copy buffers are reused (pub.c) */
     int npending, send_slots;
     long *sent_now;             /* per destination: messages sent in this superstep */
-    long bytes_now;             /* payload bytes sent in this superstep (for pub_observer) */
+    long bytes_now;             /* payload bytes sent in this superstep (for pub_observer), */
+    long messages_now;          /*   in this many messages (those to itself left out) */
     int *world;                 /* world rank of each pid, made when an observer first asks */
     long *sent_obl;             /* per destination: sent in oblivious supersteps since the last check */
     long recv_obl;              /* messages bsp_oblsync received since the last check */
