@@ -166,10 +166,12 @@ class Model:
         slack = 1e-12 * np.abs(target)
         dominated = (np.all(measured[None, :, :] <= target + slack, axis=2)      # target x sample
                      & np.any(measured[None, :, :] < target - slack, axis=2) & usable[:, None])
-        # the largest model value among the dominated points; of equal ones, the largest floor
+        # the largest model value among the dominated points; of equal ones (terms whose constants
+        # are 0), the one whose terms are largest, the nearest below: never chosen by its time,
+        # which would pick the noisiest point
         ranked = np.where(dominated, model_value[None, :], -np.inf)
         tied = dominated & (ranked >= ranked.max(axis=1, keepdims=True) * (1 - 1e-12))
-        nearest = np.argmax(np.where(tied, floor_of[None, :], -np.inf), axis=1)
+        nearest = np.argmax(np.where(tied, measured.sum(axis=1)[None, :], -np.inf), axis=1)
         floor = np.where(dominated.any(axis=1), floor_of[nearest], -np.inf)
         raised = usable & (floor > bounds[0])
         bounds[0, raised] = floor[raised]

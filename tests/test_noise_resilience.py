@@ -168,3 +168,22 @@ def test_a_point_that_no_measured_point_is_below_term_by_term_keeps_its_interval
     prediction = model.predict({"N": 16000.0, "P": 64.0})
     assert not any("low bound" in note for note in prediction.notes)
     assert prediction.lower[0] < 16000 * 1e-8 / 2
+
+
+def test_of_points_the_model_cannot_tell_apart_the_floor_takes_the_nearest_not_the_noisiest():
+    """A time below the noise of its growth: f[1] is 0, so every sample point has the same model
+    value. Taking the largest time among them picked the noisiest point and dropped a seeded
+    accuracy case to 62.5% coverage; the floor is the largest point's time, less the noise."""
+    rng = np.random.default_rng(2)
+    n = np.repeat(2.0 ** np.arange(6, 14), 5)
+    time = 9.5e-4 * (1 + 0.05 * rng.standard_normal(len(n)))
+    model = fit_experiment(Experiment("f", parse_formula("f[0] + f[1]*N*log(N)"), {"N": n, "time": time}),
+                           FitSettings(aggregate="median"))
+    data = model.sample_points
+    assert model.pieces[-1].constants[1] == 0
+    nearest, noisiest = data["time"][np.argmax(data["N"])], data["time"].max()
+    assert noisiest > 1.04 * nearest                       # the case: a noisier point below
+    far = model.predict({"N": 64 * data["N"].max()})
+    note = next(n for n in far.notes if "low bound" in n)
+    assert f"(N=8192: {nearest:.4g} s, " in note
+    assert far.lower[0] < nearest
