@@ -81,6 +81,14 @@ typedef struct retired {
 } retired;
 static retired *retired_list;
 
+/* Learning every processor's key and r after a meeting whose keys differ: a nonblocking
+ * allgather on the machine's communicator. */
+typedef struct {
+    long mine[2];               /* this processor's key and r, the send buffer */
+    long *all;                  /* every processor's, when `request` completes */
+    MPI_Request request;
+} key_gather;
+
 /* The check of a bsp_partition against its whole machine: a meeting (the reduce-scatter of
  * meet) started by bsp_partition and completed at later library calls, so that partitioning
  * waits for no processor outside its subgroup. `who` keeps what a message names (the
@@ -92,6 +100,7 @@ typedef struct partition_check {
     long in[MEET_WIDTH];
     long key;
     int r, *Y;                  /* bsp_partition's arguments (a copy), for the message */
+    key_gather keys;            /* every processor's key, learnt when the sums disagree */
     struct partition_check *next;
 } partition_check;
 static partition_check *partition_checks;
@@ -400,18 +409,26 @@ static const char *call_name(long key)
     return names[call_of(key)];
 }
 
-/* A meeting whose keys differ: learn every processor's key and r (this one's: `key`, `r`,
- * with bsp_partition's bounds `Y`), then fail naming the first processor at another call,
- * else the first that passed bsp_partition other arguments, and how many differ. */
-static void disagreement(const char *fn, t_bsp *bsp, long key, int r, const int *Y)
+/* Start learning every processor's key and r (this one's: `key`, `r`) on `bsp` into `g`. */
+static void start_key_gather(const t_bsp *bsp, long key, int r, key_gather *g)
 {
-    long mine[2] = {key, r}, *all = grow(NULL, 2 * (size_t)bsp->nprocs, sizeof *all);
-    MPI_Request request;
+    g->mine[0] = key;
+    g->mine[1] = r;
+    g->all = grow(NULL, 2 * (size_t)bsp->nprocs, sizeof *g->all);
+    MPI_Iallgather(g->mine, 2, MPI_LONG, g->all, 2, MPI_LONG, bsp->comm, &g->request);
+}
+
+/* Fail naming, from every processor's key and r (`all`), the first processor at another call
+ * than this one's (`key`), else the first that passed bsp_partition other arguments than this
+ * one's `r` and `Y`, and how many differ. */
+static void report_disagreement(const char *fn, t_bsp *bsp, long key, int r, const int *Y,
+                                const long *all) __attribute__((noreturn));
+static void report_disagreement(const char *fn, t_bsp *bsp, long key, int r, const int *Y,
+                                const long *all)
+{
     int q = -1, others = 0;
     char more[64] = "", bounds[120] = "";
     int shown = 0;
-    MPI_Iallgather(mine, 2, MPI_LONG, all, 2, MPI_LONG, bsp->comm, &request);
-    wait_all(fn, bsp, 1, &request, "learning which call the other processors are in");
     for (int i = 0; i < bsp->nprocs; i++)
         if (all[2 * i] != key) {
             others++;
@@ -431,6 +448,18 @@ static void disagreement(const char *fn, t_bsp *bsp, long key, int r, const int 
     FAIL(fn, bsp, "processor %d (rank %d) passed other arguments to bsp_partition (r = %ld there; "
          "r = %d, Y = {%s%s} here)%s: every processor of the machine passes the same r and Y",
          q, world_ranks(bsp)[q], all[2 * q + 1], r, bounds, shown < r ? ",..." : "", more);
+}
+
+#define LEARNING_KEYS "learning which call the other processors are in"
+
+/* A meeting whose keys differ (bsp_sync, bsp_end, bsp_done): learn every processor's key,
+ * then fail saying who is elsewhere (report_disagreement). */
+static void disagreement(const char *fn, t_bsp *bsp, long key)
+{
+    key_gather g;
+    start_key_gather(bsp, key, 0, &g);
+    wait_all(fn, bsp, 1, &g.request, LEARNING_KEYS);
+    report_disagreement(fn, bsp, key, 0, NULL, g.all);
 }
 
 /* Start this processor's part of a meeting on `bsp` at `key` (per destination, the MEET_*
@@ -457,15 +486,42 @@ static int agreed(const t_bsp *bsp, const long *in, long key)
     return in[MEET_KEY] == key * bsp->nprocs && in[MEET_KEY2] == key * key * bsp->nprocs;
 }
 
-/* Finish the completed partition check `c`: a machine whose processors did not all reach
- * bsp_partition with the same arguments fails here (disagreement); else `c` is freed. */
-static void finish_partition_check(partition_check *c)
+/* Advance the partition check `c` without waiting; whether it has completed in agreement.
+ * When its sums show that the machine's processors did not all reach bsp_partition with the
+ * same arguments, it starts learning every processor's key (its `keys`), and fails saying who
+ * differs once it has. Learning them does not interrupt bsp_partition's handshake: members of
+ * a subgroup that agree among themselves may already be in MPI_Comm_create_group, waiting for
+ * this processor, and join the gathering after it. */
+static int partition_check_agreed(partition_check *c)
 {
-    if (!agreed(&c->who, c->in, c->key))
-        disagreement("bsp_partition", &c->who, c->key, c->r, c->Y);
-    free(c->out);
-    free(c->Y);
-    free(c);
+    int done = 0;
+    if (c->keys.all == NULL) {
+        MPI_Test(&c->request, &done, MPI_STATUS_IGNORE);
+        if (!done)
+            return 0;
+        if (agreed(&c->who, c->in, c->key))
+            return 1;
+        start_key_gather(&c->who, c->key, c->r, &c->keys);
+    }
+    MPI_Test(&c->keys.request, &done, MPI_STATUS_IGNORE);
+    if (done)
+        report_disagreement("bsp_partition", &c->who, c->key, c->r, c->Y, c->keys.all);
+    return 0;
+}
+
+/* Wait for the partition check `c` to complete (partition_check_agreed); it fails unless the
+ * machine agreed. */
+static void await_partition_check(partition_check *c)
+{
+    if (c->keys.all == NULL) {
+        wait_all("bsp_partition", &c->who, 1, &c->request,
+                 "waiting for the other processors of the machine to reach bsp_partition");
+        if (agreed(&c->who, c->in, c->key))
+            return;
+        start_key_gather(&c->who, c->key, c->r, &c->keys);
+    }
+    wait_all("bsp_partition", &c->who, 1, &c->keys.request, LEARNING_KEYS);
+    report_disagreement("bsp_partition", &c->who, c->key, c->r, c->Y, c->keys.all);
 }
 
 /* Complete the pending partition checks on communicator `comm` (MPI_COMM_NULL: on every
@@ -475,22 +531,16 @@ static void complete_partition_checks(MPI_Comm comm, int wait)
     partition_check **link = &partition_checks;
     while (*link) {
         partition_check *c = *link;
-        int done = wait;
-        if (comm != MPI_COMM_NULL && c->who.comm != comm) {
-            link = &c->next;
-            continue;
-        }
-        if (!wait)
-            MPI_Test(&c->request, &done, MPI_STATUS_IGNORE);
-        if (!done) {
+        if ((comm != MPI_COMM_NULL && c->who.comm != comm) || (!wait && !partition_check_agreed(c))) {
             link = &c->next;
             continue;
         }
         *link = c->next;            /* unlinked first: the wait below polls the others */
         if (wait)
-            wait_all("bsp_partition", &c->who, 1, &c->request,
-                     "waiting for the other processors of the machine to reach bsp_partition");
-        finish_partition_check(c);
+            await_partition_check(c);
+        free(c->out);
+        free(c->Y);
+        free(c);
         link = &partition_checks;   /* the list may have changed during the wait */
     }
 }
@@ -515,7 +565,7 @@ static void meet(const char *fn, t_bsp *bsp, long key, long *in, const char *wha
     wait_all(fn, bsp, 1, &request, what);
     free(out);
     if (!agreed(bsp, in, key))
-        disagreement(fn, bsp, key, 0, NULL);
+        disagreement(fn, bsp, key);
 }
 
 /* Complete the partitions ended by bsp_done (their count checks, then their sends): all of
@@ -538,7 +588,7 @@ static void check_retired(int wait)
             continue;
         }
         if (!agreed(&who, r->in, MEET_DONE))
-            disagreement("bsp_done", &who, MEET_DONE, 0, NULL);
+            disagreement("bsp_done", &who, MEET_DONE);
         if (r->in[MEET_NOW] + r->in[MEET_OBL] != r->received)
             FAIL("bsp_done", &who, "%ld messages were sent to this processor in the partition "
                  "but %ld were received: messages sent after its last synchronisation, or more "
