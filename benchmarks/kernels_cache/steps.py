@@ -24,7 +24,8 @@ from llac.tables import repetitions
 from llac.trace import read_trace
 
 HERE = Path(__file__).resolve().parent
-KERNELS = ("triad", "transpose", "reduce", "chase", "histogram", "bsearch")
+KERNELS = ("triad", "transpose", "reduce", "chase", "histogram", "bsearch",
+           "copy", "dot", "stencil", "scale", "colsum", "gather")
 
 
 def run_kernel(kernel: str, folder: Path) -> Path:
