@@ -216,10 +216,12 @@ def test_fuzzed_clauses_never_crash_call_or_the_reader(tmp_path, clause):
 
 
 @pytest.mark.parametrize("kernel, smallest, working_set", [
-    ("triad", 343, "8*N*3"), ("transpose", 23, "8*n*n*2"), ("reduce", 1025, "8*N"), ("chase", 129, "64*N")])
+    ("triad", 343, "8*N*3"), ("transpose", 23, "8*n*n*2"), ("reduce", 1025, "8*N"), ("chase", 129, "64*N"),
+    ("copy", 513, "8*N*2"), ("dot", 513, "8*N*2"), ("stencil", 513, "8*N*2"), ("scale", 1025, "8*N"),
+    ("colsum", 33, "8*n*n"), ("gather", 683, "12*N")])
 def test_the_cache_kernels_run_and_state_their_working_sets(tmp_path, kernel, smallest, working_set):
     """Each kernel of benchmarks/kernels_cache, at its three smallest sizes, once: its
-    working set loads and starts at 8 KiB."""
+    working set loads and starts at 8 KiB (8.5 KiB for colsum's odd n = 33)."""
     source = REPO / "benchmarks" / "kernels_cache" / f"{kernel}.c"
     done = call("run", str(source), "--", str(int(smallest * 1.19 ** 2) + 4), "1", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -227,7 +229,7 @@ def test_the_cache_kernels_run_and_state_their_working_sets(tmp_path, kernel, sm
     experiment = trace.experiments[kernel]
     assert trace.problems == () and experiment.working_set == working_set and len(experiment) == 3
     sizes = working_set_bytes(experiment, experiment.columns)
-    assert 8 * 2**10 <= sizes.min() < 8.5 * 2**10 and np.all(np.diff(sizes) > 0)
+    assert 8 * 2**10 <= sizes.min() <= 8.5 * 2**10 + 8 and np.all(np.diff(sizes) > 0)
 
 
 def test_the_clause_after_sync_and_a_continuation_line():
