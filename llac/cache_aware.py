@@ -4,27 +4,23 @@ it was measured on, so that llac can say where the fitted points cross the cache
 warn when a prediction leaves every level the fitted points reached, and give a
 machine-aware prediction beside the plain one.
 
-The model: an experiment's memory accesses grow as its cost does (the formula), and each
-costs what the memory mountain says at its working set; the computation overlaps them (the
-roofline's max). Its traffic at the fitted points is estimated as one pass through the working
-set: w/8 sequential reads of 8 bytes, or, where the probe measured its random chase and that
+The model is the roofline's: an experiment's time is the larger of its computation and its
+memory traffic, which overlap. Its traffic is taken to be one pass through its working set:
+w/8 sequential reads of 8 bytes, or, where the probe measured its random chase and that
 curve explains the fitted points better, w/line random accesses; each costs c(w) from that
-curve of the mountain: T(w) = (w/s)·c(w). A sequential read costs the cheaper, per byte, of
-the probe's stride-8 reads and its reads of one word per cache line: inside the caches the
-stride-8 loop is bound by its own additions (flat from L1 to L3), which hides the steps the
-bytes pay. At the fitted points in the deepest cache level they reach, the median of T/t is
-the traffic ratio q; the memory share is ρ = min(q, 1). At a point x of working set w beyond
-the largest fitted working set w₀ of the interval that predicts it,
+curve of the mountain: T(w) = (w/s)·c(w). At the fitted points in the deepest cache level
+they reach, the median of T/t is the traffic ratio q; the memory share is ρ = min(q, 1).
+Where q > 1 (memory-bound, and the model's traffic more than the time measured), the traffic
+is calibrated down to the measurements: T̂ = T/q, else T̂ = T. At a point of working set w
+beyond the largest fitted working set w₀ of the interval that predicts it,
 
-    t_aware = t_plain · max(1, ρ·c(w)/c(w₀))
+    t_aware = max(t_plain, T̂(w))
 
-(the memory share of the time scaled by the cost per access), and within the fitted working
-sets t_aware = t_plain. On another machine M (`predict ... on M`), with r M's cost of the
-basic operations relative to this machine's,
-
-    t_on = t_plain · max(r, ρ·c_M(w)/c(min(w, w₀)))
-
-(the measured time carries this machine's costs at the fitted working sets).
+and within the fitted working sets t_aware = t_plain. On another machine M
+(`predict ... on M`), with r M's cost of the basic operations relative to this machine's:
+within the fitted working sets t_on = t_plain · max(r, ρ·c_M(w)/c(w)) (the measured time
+carries this machine's costs), beyond them t_on = max(r·t_aware, T̂_M(w)), with T̂_M costed
+by M's mountain.
 """
 from __future__ import annotations
 
@@ -36,8 +32,8 @@ from cll_grammar.machine import ProbeRun, byte_size
 from cll_grammar.machinedb import MachineDBError
 from llac.errors import LlacError
 from llac.experiment import NoWorkingSet, working_set_bytes
-from llac.machines import (MEMORY, SEQUENTIAL_STRIDE, access_cost, level_edges, level_of, line_size,
-                           open_machines, resolve)
+from llac.machines import (MEMORY, SEQUENTIAL_STRIDE, access_cost, level_edges, level_of, open_machines,
+                           resolve)
 from llac.numbers import number_text
 
 COMPUTE_OPERATIONS = ("add_dependent", "add_independent", "multiply_dependent",
@@ -51,19 +47,6 @@ class Access:
     kind: str                    # read (sequential, prefetched) or chase (random, dependent)
     stride: int
     text: str
-
-    def cost(self, run: ProbeRun, sets) -> np.ndarray:
-        """Seconds per access at working sets `sets` on `run`. A sequential read costs the
-        cheaper, per byte, of the probe's reads at this stride and its reads of one word per
-        cache line: inside the caches the stride-8 loop is bound by its own additions (0.20 ns
-        from L1 to L3 on the development VM, while one read per line pays 0.19, 0.54 and 0.65
-        ns in L1, L2 and L3), which hides the steps a kernel's bytes pay; in memory it moves
-        the bytes faster."""
-        cost = access_cost(run, sets, self.stride, self.kind)
-        line = line_size(run)
-        if self.kind != "read" or line <= self.stride:
-            return cost
-        return np.minimum(cost, access_cost(run, sets, line, "read") * self.stride / line)
 
 
 SEQUENTIAL = Access("read", SEQUENTIAL_STRIDE, f"sequential reads of {SEQUENTIAL_STRIDE} bytes")
@@ -89,12 +72,19 @@ class MemoryView:
 
     def cost(self, run: ProbeRun, sets: np.ndarray) -> np.ndarray:
         """Seconds per access at these working sets on `run`, for this view's access pattern."""
-        return self.access.cost(run, sets)
+        return access_cost(run, sets, self.access.stride, self.access.kind)
 
     @property
     def share(self) -> float:
         """ρ: the memory traffic's share of the time at the deepest fitted level, at most 1."""
         return min(self.traffic_ratio, 1.0)
+
+    def traffic(self, run: ProbeRun, sets: np.ndarray) -> np.ndarray:
+        """Seconds of memory traffic of one pass through working sets `sets` on `run`,
+        calibrated to the measured times: scaled down by the traffic model's excess over
+        them where it exceeds them (memory-bound), as measured at the deepest fitted level."""
+        calibration = 1 / self.traffic_ratio if self.traffic_ratio > 1 else 1.0
+        return calibration * sets / self.access.stride * self.cost(run, sets)
 
 
 def memory_view(model, reference: str | None = None) -> tuple[MemoryView | None, str | None]:
@@ -161,7 +151,7 @@ def _explaining_access(model, run: ProbeRun) -> Access:
     design, weights = model.formula.design_matrix(fitted_columns(model)), 1 / time
     candidates, errors = _candidates(run), []
     for access in candidates:
-        ratio = access.cost(run, sets)
+        ratio = access_cost(run, sets, access.stride, access.kind)
         ratio = ratio / ratio.min()
         constants, *_ = np.linalg.lstsq(design * (ratio * weights)[:, None], time * weights, rcond=None)
         with np.errstate(all="ignore"):
@@ -174,7 +164,7 @@ def _traffic_ratio(model, run: ProbeRun, access: Access) -> float:
     with `access`) over its measured time, the median over the points in the deepest level
     they reach (1 where it cannot be computed)."""
     sets = fitted_sets(model)
-    traffic = sets / access.stride * access.cost(run, sets)
+    traffic = sets / access.stride * access_cost(run, sets, access.stride, access.kind)
     levels = np.array([level_of(run, w) for w in sets])
     deepest = levels == fitted_levels(model, run)[-1]
     with np.errstate(all="ignore"):
@@ -246,14 +236,19 @@ def aware_prediction(model, view: MemoryView, columns: dict[str, np.ndarray], va
     sets, fitted = working_set_bytes(model, columns), fitted_sets(model)
     largest = np.array([_piece_reference(model, i, fitted) for i in range(len(model.pieces))])
     reference = np.where(piece >= 0, largest[np.clip(piece, 0, None)], fitted.max())
+    # within the fitted working sets the plain prediction stands; beyond, the traffic may dominate
+    beyond = sets > reference
+    here = np.where(beyond, np.maximum(values, view.traffic(view.run, sets)), values)
     shown = np.where(np.isfinite(values), sets, np.nan)       # no notes where there is no value
     costed_by = (other_name, other) if other is not None else (view.machine, view.run)
     notes = _leaving_notes(model, view, columns, shown) + _unmeasured_notes(view, *costed_by, columns, shown)
-    compute = _compute_ratio(view.run, other) if other is not None else 1.0
-    # the measured times carry this machine's cost per access at the fitted working sets: the
-    # memory share scales with the cost per access at w over the cost at the nearest of them
-    memory = view.share * view.cost(costed_by[1], sets) / view.cost(view.run, np.minimum(sets, reference))
-    return values * np.maximum(compute, memory), notes
+    if other is None:
+        return here, notes
+    compute = _compute_ratio(view.run, other)
+    # within the data the measured time carries this machine's costs: scale its memory share;
+    # beyond it, the traffic costed on the other machine
+    inside = values * np.maximum(compute, view.share * view.cost(other, sets) / view.cost(view.run, sets))
+    return np.where(beyond, np.maximum(compute * here, view.traffic(other, sets)), inside), notes
 
 
 def _piece_reference(model, index: int, fitted: np.ndarray) -> float:

@@ -93,12 +93,6 @@ def data_caches(run: ProbeRun) -> list[CacheLevel]:
     return sorted(caches, key=lambda c: c.level)
 
 
-def line_size(run: ProbeRun) -> int:
-    """The cache line in bytes: the first data cache's, else the probe's chase node, else 64."""
-    lines = [c.line_bytes for c in data_caches(run) if c.line_bytes] or [p.stride for p in run.mountain if p.access == "chase"]
-    return int(lines[0]) if lines else 64
-
-
 def level_of(run: ProbeRun, working_set: float) -> str:
     """`L1`, `L2`, ... the smallest cache holding `working_set` bytes, else `memory`."""
     for cache in data_caches(run):

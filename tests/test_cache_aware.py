@@ -7,11 +7,10 @@ import re
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 from cll_grammar.machinedb import MachineDB
-from support.machines import CHASE_COSTS, probe_run, step_cost, write_stream_trace
+from support.machines import probe_run, write_stream_trace
 
 IN_CACHE = [int(2 ** (k / 2)) for k in range(18, 43)]       # 512 .. 2 Mi doubles: 4 KiB .. 16 MiB
 IN_MEMORY = [2 ** 22, 2 ** 23, 2 ** 24]                        # 32 .. 128 MiB
@@ -98,35 +97,6 @@ def test_random_accesses_are_costed_by_the_random_chase(workdir):
     out = assert_memory_rows_within_5_percent(
         workdir, 'load "chase.cll.1.dat"; fit stream; load "chasebig.cll.1.dat" as big; predict stream at big')
     assert "traffic costed as dependent random accesses (a chase), one per 64-byte line" in out
-
-
-def test_sequential_reads_cost_what_the_bytes_pay_not_the_probe_loop(tmp_path):
-    """A probe whose stride-8 reads are bound by its own loop inside the caches (flat at
-    10 ns, as the real probe's 0.20 ns per 8 bytes from L1 to L3 on the development VM) while
-    one read per line shows the steps: a memory-bound stream that pays the steps is predicted
-    in memory from the per-line cost (exact here). Costed at stride 8 alone (the model before
-    session 25), the prediction in memory was 63% too low."""
-    with MachineDB(tmp_path / "machines.sqlite") as db:
-        db.store(probe_run(loop_bound=10e-9))
-    memory_bound = dict(cost=lambda n: n * step_cost(8 * n))
-    write_stream_trace(tmp_path / "train.cll.1.dat", IN_CACHE, **memory_bound)
-    write_stream_trace(tmp_path / "big.cll.1.dat", IN_MEMORY, **memory_bound)
-    assert_memory_rows_within_5_percent(
-        tmp_path, 'load "train.cll.1.dat"; fit stream; load "big.cll.1.dat" as big; predict stream at big')
-
-
-def test_the_accesses_grow_as_the_formula_not_as_one_pass_through_the_working_set(workdir):
-    """A binary-search-like experiment: 100·log2(N) dependent random accesses into 8·N bytes.
-    One pass through its working set costs far more than it takes; the machine-aware
-    prediction scales its time (log N), not the pass (N), by the chase's cost per access
-    (it predicted 9.5 to 35 times too much when the pass grew with N)."""
-    searches = dict(working_set="8*N", formula="stream[0] + stream[1]*log(N)",
-                    cost=lambda n: 100 * np.log2(n) * step_cost(8 * n, costs=CHASE_COSTS))
-    write_stream_trace(workdir / "search.cll.1.dat", IN_CACHE, **searches)
-    write_stream_trace(workdir / "searchbig.cll.1.dat", IN_MEMORY, **searches)
-    out = assert_memory_rows_within_5_percent(
-        workdir, 'load "search.cll.1.dat"; fit stream; load "searchbig.cll.1.dat" as big; predict stream at big')
-    assert "traffic costed as dependent random accesses (a chase)" in out
 
 
 def test_predict_on_a_machine_with_slower_memory(workdir):

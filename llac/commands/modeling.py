@@ -490,8 +490,8 @@ def _aware(model, points: dict, prediction, machine: ast.Name | None, parameters
     levels = [level_of(run, w) if np.isfinite(v) else "" for w, v in
               zip(working_set_bytes(model, points), prediction.values)]
     name = f"on {target}" if machine is not None else "machine-aware"
-    return (values, levels), [f"{name}: the plain prediction, or where larger its memory share (ρ={view.share:.2f}) "
-                              f"scaled by the cost per access in {target}'s memory mountain (docs/machine.md)"] + notes, name
+    return (values, levels), [f"{name}: the larger of the computation and the memory traffic (ρ={view.share:.2f}), "
+                              f"the traffic costed by {target}'s memory mountain (docs/machine.md)"] + notes, name
 
 
 @command("report", "report", """One table that summarises every experiment's model, and every

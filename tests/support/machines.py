@@ -1,6 +1,5 @@
 """Synthetic probe runs for tests that need a machine database without running the probe:
-a memory mountain with clear steps at the caches' sizes (1, 3, 8 and 30 ns per read of 8 bytes,
-the same per byte at strides 64 and 256: bandwidth-bound; a
+a memory mountain with clear steps at the caches' sizes (1, 3, 8 and 30 ns per read; a
 random chase of 1, 4, 15 and 90 ns per access; a random gather of 1, 2, 6 and 20)."""
 from cll_grammar.machine import BspPoint, CacheLevel, MountainPoint, Operation, ProbeRun
 
@@ -23,15 +22,13 @@ def step_cost(working_set: int, memory_factor: float = 1.0, costs=LEVEL_COSTS) -
 
 
 def probe_run(host="node1", cpu="Test CPU 9000", date="2026-11-23T10:00:00Z", label=None,
-              memory_factor=1.0, quick=False, gather=True, loop_bound=0.0) -> ProbeRun:
+              memory_factor=1.0, quick=False, gather=True) -> ProbeRun:
     """A whole probe run: caches, a stepped mountain (4 KiB .. 128 MiB, strides 8/64/256,
     reads and writes, a random chase (CHASE_COSTS) and a random gather (GATHER_COSTS); memory
     `memory_factor` times slower), operations and BSP figures. Without `gather`, a run probed
-    before the probe measured gathers. With `loop_bound` (seconds), the stride-8 reads cost at
-    least that, as a probe loop bound by its own additions inside the caches."""
-    mountain = [MountainPoint(access, 2 ** k, stride, max(step_cost(2 ** k, memory_factor)
-                              * stride / 8 * (1.25 if access == "write" else 1),
-                              loop_bound if stride == 8 else 0.0), 0.01)
+    before the probe measured gathers."""
+    mountain = [MountainPoint(access, 2 ** k, stride, step_cost(2 ** k, memory_factor)
+                              * (stride / 8) ** 0.5 * (1.25 if access == "write" else 1), 0.01)
                 for k in range(12, 28) for stride in (8, 64, 256) for access in ("read", "write")]
     mountain += [MountainPoint("chase", 2 ** k, 64, step_cost(2 ** k, memory_factor, CHASE_COSTS), 0.01)
                  for k in range(12, 28)]
@@ -44,31 +41,27 @@ def probe_run(host="node1", cpu="Test CPU 9000", date="2026-11-23T10:00:00Z", la
 
 
 def write_stream_trace(path, sizes, memory_factor=1.0, host="node1", cpu="Test CPU 9000",
-                       working_set="8*N", seed=1, chase=False, cost=None,
-                       formula="stream[0] + stream[1]*N") -> None:
+                       working_set="8*N", seed=1, chase=False) -> None:
     """A trace of a streaming experiment over N doubles measured on the synthetic machine:
     per element 0.3 ns of computation plus 0.9 reads at the mountain's cost for 8·N bytes
     (three repetitions, 1% one-sided noise), its header stating the working set. With
     `chase`, a random chase instead: per element one access at the chase's cost for 64·N bytes
-    (the working set should then be 64*N). With `cost`, a function of N, the time of one
-    measurement without its noise, and the `formula` that fits it."""
+    (the working set should then be 64*N)."""
     import numpy as np
     rng = np.random.default_rng(seed)
 
-    def time(n):
-        if cost is not None:
-            return cost(n)
+    def per_element(n):
         if chase:
-            return n * step_cost(64 * n, memory_factor, CHASE_COSTS)
-        return n * (0.3e-9 + 0.9 * step_cost(8 * n, memory_factor))
-    records = [f"stream 0 0 {float(2e-7 + time(n) * (1 + 0.01 * rng.random()))!r} "
+            return step_cost(64 * n, memory_factor, CHASE_COSTS)
+        return 0.3e-9 + 0.9 * step_cost(8 * n, memory_factor)
+    records = [f"stream 0 0 {2e-7 + n * per_element(n) * (1 + 0.01 * rng.random())!r} "
                f"{float(n)!r}" for _ in range(3) for n in sizes]
     bytes_line = f"#  bytes: {working_set}\n" if working_set else ""
     path.write_text(
         f"#cll-trace 1\n#program: s\n#source: s.c\n#command: ./s\n#date: 2026-11-23T10:00:00Z\n"
         f"#host: {host}\n#cpu: {cpu}\n#parallel: none\n#procs: 1\n#timer: tsc\n"
         f"#timer_resolution: 3e-10\n#overhead: 2e-8\n#status: complete\n#experiment: stream\n"
-        f"#  formula: {formula}\n{bytes_line}#  source: s.c:1:1\n"
+        f"#  formula: stream[0] + stream[1]*N\n{bytes_line}#  source: s.c:1:1\n"
         f"#  columns: rank thread time N\n#  records: {len(records)}\n#data\n"
         + "\n".join(records) + "\n#end\n")
 
