@@ -486,42 +486,37 @@ static int agreed(const t_bsp *bsp, const long *in, long key)
     return in[MEET_KEY] == key * bsp->nprocs && in[MEET_KEY2] == key * key * bsp->nprocs;
 }
 
-/* Advance the partition check `c` without waiting; whether it has completed in agreement.
- * When its sums show that the machine's processors did not all reach bsp_partition with the
- * same arguments, it starts learning every processor's key (its `keys`), and fails saying who
- * differs once it has. Learning them does not interrupt bsp_partition's handshake: members of
- * a subgroup that agree among themselves may already be in MPI_Comm_create_group, waiting for
- * this processor, and join the gathering after it. */
-static int partition_check_agreed(partition_check *c)
+/* Whether `request`, a step of the partition check `c`, is complete: tested, or when `wait`
+ * awaited (saying `what` was). */
+static int check_step_done(partition_check *c, MPI_Request *request, int wait, const char *what)
 {
-    int done = 0;
+    int done = 1;
+    if (wait)
+        wait_all("bsp_partition", &c->who, 1, request, what);
+    else
+        MPI_Test(request, &done, MPI_STATUS_IGNORE);
+    return done;
+}
+
+/* Advance the partition check `c`, waiting for it to complete when `wait`; whether it has
+ * completed in agreement. When its sums show that the machine's processors did not all reach
+ * bsp_partition with the same arguments, it starts learning every processor's key (its
+ * `keys`), and fails saying who differs once it has. Learning them does not interrupt
+ * bsp_partition's handshake: members of a subgroup that agree among themselves may already be
+ * in MPI_Comm_create_group, waiting for this processor, and join the gathering after it. */
+static int partition_check_agreed(partition_check *c, int wait)
+{
     if (c->keys.all == NULL) {
-        MPI_Test(&c->request, &done, MPI_STATUS_IGNORE);
-        if (!done)
+        if (!check_step_done(c, &c->request, wait,
+                             "waiting for the other processors of the machine to reach bsp_partition"))
             return 0;
         if (agreed(&c->who, c->in, c->key))
             return 1;
         start_key_gather(&c->who, c->key, c->r, &c->keys);
     }
-    MPI_Test(&c->keys.request, &done, MPI_STATUS_IGNORE);
-    if (done)
+    if (check_step_done(c, &c->keys.request, wait, LEARNING_KEYS))
         report_disagreement("bsp_partition", &c->who, c->key, c->r, c->Y, c->keys.all);
     return 0;
-}
-
-/* Wait for the partition check `c` to complete (partition_check_agreed); it fails unless the
- * machine agreed. */
-static void await_partition_check(partition_check *c)
-{
-    if (c->keys.all == NULL) {
-        wait_all("bsp_partition", &c->who, 1, &c->request,
-                 "waiting for the other processors of the machine to reach bsp_partition");
-        if (agreed(&c->who, c->in, c->key))
-            return;
-        start_key_gather(&c->who, c->key, c->r, &c->keys);
-    }
-    wait_all("bsp_partition", &c->who, 1, &c->keys.request, LEARNING_KEYS);
-    report_disagreement("bsp_partition", &c->who, c->key, c->r, c->Y, c->keys.all);
 }
 
 /* Complete the pending partition checks on communicator `comm` (MPI_COMM_NULL: on every
@@ -531,13 +526,13 @@ static void complete_partition_checks(MPI_Comm comm, int wait)
     partition_check **link = &partition_checks;
     while (*link) {
         partition_check *c = *link;
-        if ((comm != MPI_COMM_NULL && c->who.comm != comm) || (!wait && !partition_check_agreed(c))) {
+        if ((comm != MPI_COMM_NULL && c->who.comm != comm) || (!wait && !partition_check_agreed(c, 0))) {
             link = &c->next;
             continue;
         }
         *link = c->next;            /* unlinked first: the wait below polls the others */
         if (wait)
-            await_partition_check(c);
+            partition_check_agreed(c, 1);   /* returns only in agreement */
         free(c->out);
         free(c->Y);
         free(c);
