@@ -22,7 +22,7 @@ from accuracy_harness.catalogue import KERNEL_SAMPLES, REPO, kernel, run_sample 
 from accuracy_harness.evaluate import (AWARE_TOOL, Row, extrap_rows, interval_scores,  # noqa: E402
                                        llac_rows, negative_constants, relative_errors)
 from accuracy_harness.load import background_load  # noqa: E402
-from accuracy_harness.noise import CPU_EVENT, QUICK_NOISE_KERNELS, NoiseResult, cpu_time  # noqa: E402
+from accuracy_harness.noise import CPU_EVENT, QUICK_NOISE_KERNELS, NoiseKernel, NoiseResult, cpu_time  # noqa: E402
 from accuracy_harness.report import noise_table, percent, table, targets, targets10  # noqa: E402
 from cll_grammar.formula import parse_formula  # noqa: E402
 from cll_grammar.machinedb import MachineDB  # noqa: E402
@@ -266,6 +266,14 @@ def test_a_noise_kernel_run_with_the_task_clock_gives_its_cpu_time_beside_its_wa
     assert 0.2 < np.median(cpu / wall) <= 1.05 and np.all(cpu <= wall * 1.05 + 1e-4)
 
 
+def test_the_stream_kernel_reads_on_through_its_ring_past_its_end(tmp_path):
+    # 9 repetitions of 3.0 M and 3.57 M doubles: 59 M reads, past the end of the ring of 32 M
+    k = NoiseKernel("noise_stream", "stream", 3000001, 3570001, 3570001, 9)
+    stream = run_sample(k.sample(k.fit_n), tmp_path)[k.experiment]
+    assert sorted(set(stream.columns["N"])) == [3000001, 3570001] and len(stream.columns["N"]) == 18
+    assert np.all(stream.columns["time"] > 0)
+
+
 def test_noise_rows_name_what_was_fitted_when_it_is_not_the_wall_time():
     text = noise_table([NoiseResult("chain", 4e6, (0.01,), (False,)),
                         NoiseResult("chain", 4e6, (0.02,), (False,), measure="CPU time")])
@@ -356,8 +364,8 @@ def test_targets10_misses_are_said_with_their_figures():
 
 def test_noise_table_lists_median_worst_and_false_splits():
     text = noise_table([NoiseResult("chain", 3924045, (0.01, 0.02, 0.04), (False, True, False),
-                                    quiet=0.005)]).splitlines()
-    assert text[2] == "| chain | 3924045 | 3 | 2.0% | 4.0% | 1 | 0.5% |"
+                                    quiet=0.005, drift=-0.012)]).splitlines()
+    assert text[2] == "| chain | 3924045 | 3 | 2.0% | 4.0% | 1 | 0.5% | -1.2% |"
 
 
 @pytest.mark.parametrize("argv, parts, runs", [

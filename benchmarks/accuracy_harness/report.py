@@ -51,11 +51,11 @@ def table(rows: list[Row]) -> str:
 def noise_table(results: list[NoiseResult]) -> str:
     """The noise mode's figures per kernel, as a markdown table."""
     lines = ["| kernel | predicted at N | loaded runs | median error | worst error | false splits "
-             "| without load |", "|---|---|---|---|---|---|---|"]
+             "| without load (own fit) | second run without load |", "|---|---|---|---|---|---|---|---|"]
     for r in results:
         runs = len(r.errors) + len(r.failures)
         lines.append(f"| {r.label} | {r.target:.0f} | {runs} | {percent(r.median)} | "
-                     f"{percent(r.worst)} | {sum(r.splits)} | {percent(r.quiet)} |")
+                     f"{percent(r.worst)} | {sum(r.splits)} | {percent(r.quiet)} | {r.drift:+.1%} |")
     return "\n".join(lines)
 
 
