@@ -266,6 +266,17 @@ def test_a_noise_kernel_run_with_the_task_clock_gives_its_cpu_time_beside_its_wa
     assert 0.2 < np.median(cpu / wall) <= 1.05 and np.all(cpu <= wall * 1.05 + 1e-4)
 
 
+def test_kept_traces_are_refitted_not_run_again(tmp_path):
+    sample = kernel("karatsuba", 1001, "1999", "2")
+    first = run_sample(sample, tmp_path, reuse=True)["karatsuba"]
+    trace = next(tmp_path.glob("*.cll.*.dat"))
+    written = trace.stat().st_mtime_ns
+    again = run_sample(sample, tmp_path, reuse=True)["karatsuba"]
+    assert trace.stat().st_mtime_ns == written and np.array_equal(again.columns["time"], first.columns["time"])
+    run_sample(sample, tmp_path)                    # without reuse: measured again
+    assert trace.stat().st_mtime_ns != written
+
+
 def test_the_stream_kernel_reads_on_through_its_ring_past_its_end(tmp_path):
     # 9 repetitions of 3.0 M and 3.57 M doubles: 59 M reads, past the end of the ring of 32 M
     k = NoiseKernel("noise_stream", "stream", 3000001, 3570001, 3570001, 9)

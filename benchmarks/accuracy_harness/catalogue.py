@@ -100,17 +100,19 @@ KERNEL_SAMPLES = [kernel("jacobi", 2407), kernel("trisolve", 4001), kernel("spmv
                   kernel("msort", 250001), kernel("hash", 2000001), kernel("karatsuba", 16001)]
 
 
-def run_sample(sample: Sample, workdir: Path, environment: dict[str, str] | None = None
-               ) -> dict[str, Experiment]:
+def run_sample(sample: Sample, workdir: Path, environment: dict[str, str] | None = None,
+               reuse: bool = False) -> dict[str, Experiment]:
     """Build and run `sample` with `call run` in `workdir` (with `environment` added to the
     program's, e.g. CLL_COUNTERS); its experiments, merged over all trace files (one per
-    processor count). Raises RuntimeError if the run fails."""
+    processor count). With `reuse`, traces already in `workdir` are read instead (a fit of
+    another method on the very same measurements). Raises RuntimeError if the run fails."""
     workdir.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "call", "run", str(REPO / sample.source), *sample.options]
-    done = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True,
-                          env={**os.environ, **(environment or {})})
-    if done.returncode != 0:
-        raise RuntimeError(f"call run {sample.source} failed: {done.stderr.strip()[-500:]}")
+    if not (reuse and any(workdir.glob("*.cll.*.dat"))):
+        cmd = [sys.executable, "-m", "call", "run", str(REPO / sample.source), *sample.options]
+        done = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True,
+                              env={**os.environ, **(environment or {})})
+        if done.returncode != 0:
+            raise RuntimeError(f"call run {sample.source} failed: {done.stderr.strip()[-500:]}")
     merged: dict[str, Experiment] = {}
     for trace_file in sorted(workdir.glob("*.cll.*.dat")):
         for name, exp in read_trace(trace_file).experiments.items():
@@ -121,10 +123,12 @@ def run_sample(sample: Sample, workdir: Path, environment: dict[str, str] | None
     return merged
 
 
-def program_cases(programs: list[Sample], workdir: Path, runs: int = 1) -> tuple[list[Case], list[str]]:
+def program_cases(programs: list[Sample], workdir: Path, runs: int = 1,
+                  reuse: bool = False) -> tuple[list[Case], list[str]]:
     """Cases from running each program `runs` times (run 1 of all, then run 2 of all, ...; in
-    separate subdirectories of `workdir`), and notes on the programs skipped: not in the
-    repo, or their run failed or lacks the experiment."""
+    separate subdirectories of `workdir`; with `reuse`, a run whose traces are already there
+    is read, not run again), and notes on the programs skipped: not in the repo, or their run
+    failed or lacks the experiment."""
     cases, notes = [], []
     for run in range(1, runs + 1):
         for sample in programs:
@@ -132,7 +136,7 @@ def program_cases(programs: list[Sample], workdir: Path, runs: int = 1) -> tuple
                 notes.append(f"{sample.source}: not in the repository, skipped")
                 continue
             try:
-                experiments = run_sample(sample, workdir / f"run{run}" / Path(sample.source).stem)
+                experiments = run_sample(sample, workdir / f"run{run}" / Path(sample.source).stem, reuse=reuse)
             except RuntimeError as error:
                 notes.append(f"run {run}: {error}; skipped")
                 continue

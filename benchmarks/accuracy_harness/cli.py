@@ -41,6 +41,9 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
                         help="loaded runs per noise kernel (default 20; --quick: 2)")
     parser.add_argument("--no-extrap", action="store_true", help="compare the llac variants only")
     parser.add_argument("--output", type=Path, help="also write the report (markdown) here")
+    parser.add_argument("--traces", type=Path, metavar="DIR",
+                        help="keep the real programs' traces in DIR; a run whose traces DIR already "
+                             "holds is re-fitted, not run again (two fitting methods, same measurements)")
     args = parser.parse_args(argv)
     if args.runs < 1 or args.loaded_runs < 1:
         parser.error("--runs and --loaded-runs must be at least 1")
@@ -117,7 +120,8 @@ def run(args: argparse.Namespace, python: Path | None) -> list[str]:
         (KERNEL_SAMPLES if "kernels" in args.parts else [])
     with probed_machine("kernels" in args.parts) as notes:
         with tempfile.TemporaryDirectory(prefix="accuracy-") as tmp:
-            real, run_notes = program_cases(programs, Path(tmp) / "programs", args.runs)
+            real, run_notes = program_cases(programs, args.traces or Path(tmp) / "programs", args.runs,
+                                            reuse=args.traces is not None)
             noise_results, co_runner = (noise_mode(Path(tmp) / "noise", args.loaded_runs, args.quick)
                                         if "noise" in args.parts else ([], []))
         cases = (synthetic_cases(quick=args.quick) if "synthetic" in args.parts else []) + real
