@@ -3,9 +3,10 @@
  * "NAME pub_ns mpi_ns" per operation, medians over the batches of the time per operation:
  *   sync      an empty superstep ended by bsp_sync   vs MPI_Barrier
  *   oblsync   8 bytes to the partner + bsp_oblsync(1) vs MPI_Sendrecv of 8 bytes
- *   msgSIZE   per message: M messages of SIZE bytes to the partner and bsp_sync, minus the
- *             empty bsp_sync, over M   vs M MPI_Isend/MPI_Irecv pairs and MPI_Waitall, over M
+ *   msgSIZE   per message: M = 16 messages of SIZE bytes to the partner and bsp_sync, minus
+ *             the empty bsp_sync, over M   vs M MPI_Isend/MPI_Irecv pairs and MPI_Waitall, over M
  *   hpSIZE    the same with bsp_hpsend (no copy of the data) for the largest size
+ *   many8     the same as msg8 with M = MANY messages per superstep
  * The partner of processor i is i ^ 1 (P even). Usage: bench_pub BATCHES REPS */
 #include <mpi.h>
 #include <stdio.h>
@@ -13,9 +14,9 @@
 #include <string.h>
 #include "pub.h"
 
-#define M 16
+#define MANY 1024
 static t_bsp bsp;
-static int me, partner, reps, high_performance;
+static int me, partner, reps, high_performance, M = 16;
 static char *out, *in;
 
 static int by_value(const void *a, const void *b)
@@ -64,7 +65,7 @@ static void pub_messages(int size)
 
 static void mpi_messages(int size)
 {
-    MPI_Request r[2 * M];
+    static MPI_Request r[2 * MANY];
     for (int k = 0; k < M; k++) {
         MPI_Irecv(in + (size_t)k * size, size, MPI_BYTE, partner, k, MPI_COMM_WORLD, &r[k]);
         MPI_Isend(out + (size_t)k * size, size, MPI_BYTE, partner, k, MPI_COMM_WORLD, &r[M + k]);
@@ -79,8 +80,8 @@ int main(int argc, char **argv)
     bsp_begin(&bsp, &argc, &argv);
     me = bsp_pid(&bsp);
     partner = me ^ 1;
-    out = calloc((size_t)M * 65536, 1);
-    in = calloc((size_t)M * 65536, 1);
+    out = calloc((size_t)MANY * 65536, 1);
+    in = calloc((size_t)MANY * 65536, 1);
     double *a = calloc((size_t)batches, sizeof *a), *b = calloc((size_t)batches, sizeof *b);
     double *e = calloc((size_t)batches, sizeof *e);
     for (int b_ = 0; b_ < batches; b_++) {
@@ -95,10 +96,11 @@ int main(int argc, char **argv)
     }
     if (me == 0)
         printf("oblsync %.1f %.1f\n", median(a, batches), median(b, batches));
-    for (int s = 0; s < 4; s++) {
-        int size = sizes[s < 3 ? s : 2], saved = reps;
+    for (int s = 0; s < 5; s++) {
+        int size = sizes[s < 3 ? s : s == 3 ? 2 : 0], saved = reps;
         high_performance = s == 3;
-        reps = size > 4096 ? saved / 10 : saved;
+        M = s == 4 ? MANY : 16;
+        reps = size > 4096 ? saved / 10 : saved * 16 / M;
         for (int b_ = 0; b_ < batches; b_++) {
             e[b_] = timed(pub_sync, 0);
             a[b_] = timed(pub_messages, size);
@@ -107,8 +109,8 @@ int main(int argc, char **argv)
             b[b_] /= M;
         }
         if (me == 0)
-            printf("%s%d %.1f %.1f\n", high_performance ? "hp" : "msg", size, median(a, batches),
-                   median(b, batches));
+            printf("%s%d %.1f %.1f\n", high_performance ? "hp" : M == MANY ? "many" : "msg", size,
+                   median(a, batches), median(b, batches));
         reps = saved;
     }
     bsp_end(&bsp);
