@@ -132,7 +132,7 @@ def _model(document: dict):
                             "region": _region(p["region"]), "measured_range": _region(p["measured_range"]),
                             "dropped": tuple(p["dropped"]), "at_bound": tuple(p.get("at_bound", ()))})
                    for p in document["pieces"])
-    cuts = tuple(Cut(**{k: v if k == "variable" else float(v) for k, v in c.items()})
+    cuts = tuple(Cut(**{k: v if k in ("variable", "test") else float(v) for k, v in c.items()})
                  for c in document["cuts"])
     return Model(document["experiment"], _formula(document["formula"]),
                  FitSettings(**document["settings"]), pieces, cuts, tuple(document["warnings"]),

@@ -89,7 +89,7 @@ def _(result: ModelReport) -> str:
         for name, value, err, p in zip(model.formula.constants, piece.constants, piece.stderr, piece.pvalues):
             out.append(f"  {name:<14} = {_constant_text(name, value, err, p, piece)}")
     for cut in model.cuts:
-        out.append(f"cut at {cut.variable} = {number_text(cut.value)}: F = {cut.F:.3g}, p = {cut.p_value:.2g}, "
+        out.append(f"cut at {cut.variable} = {number_text(cut.value)}: {_test_text(cut)}, "
                    f"ΔBIC = {cut.delta_bic:.3g}, RMS error {cut.error_before:.2%} -> {cut.error_after:.2%}")
     if len(model.pieces) > 1:
         out.append("sets ℵ (each constant's values and where they hold):")
@@ -121,6 +121,16 @@ def region_text(region, digits: int = 6) -> str:
         elif np.isfinite(high):
             parts.append(f"{var} <= {high:.{digits}g}")
     return ", ".join(parts) or "everywhere"
+
+
+def _test_text(cut) -> str:
+    """What accepted `cut`: the Chow test of a step in the constants, or the trend of the
+    residuals in the interval predictions beyond the data use (llac.split)."""
+    if cut.test == "trend":
+        way = "rise" if cut.F > 0 else "fall"
+        return (f"the residuals {way} with {cut.variable} through the last interval (Spearman {cut.F:.2f}, "
+                f"p = {cut.p_value:.2g}): predictions beyond the data use its upper half")
+    return f"F = {cut.F:.3g}, p = {cut.p_value:.2g}"
 
 
 def _noisy(model) -> list[str]:

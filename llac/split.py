@@ -13,6 +13,15 @@ use leaves that upper side spanning at least a factor EXTRAPOLATION_SPAN or hold
 three points per constant. Pieces are split best first: an accepted cut of a piece
 that predictions beyond the data use is made first, then the one that lowers the relative
 residual sum of squares most, and both sides are searched in turn.
+
+Then a **trend cut**: a cost that keeps rising (or falling) against the formula through the
+piece that predictions beyond the data use, as a working set passing from the last cache into
+memory does over several sizes, is a ramp, not a step, and the Chow test above misses it, while
+the piece's constants average over the ramp and predictions beyond it miss by its height. When
+that piece's relative residuals correlate with one of its variables (Spearman, p < alpha, at
+least TREND_POINTS distinct values) and the upper half of those values, fitted alone, moves the
+fitted times there by more than half the threshold, the piece is cut at the middle of its
+values, within the interval budget: predictions beyond the data then use the upper half.
 """
 from __future__ import annotations
 
@@ -20,18 +29,23 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from llac.advice import spearman
 from llac.fit import FitSettings, RelativeFit, relative_fit
 
 EXTRAPOLATION_SPAN = 2.0   # the piece predictions beyond the data use spans at least this factor
 MAX_CANDIDATES = 48        # cut positions tried per variable and piece (evenly among valid ones)
 CELLS_PER_CHUNK = 2_000_000  # points x bootstrap columns held in memory at once
 BOOTSTRAP_POINTS = 4096     # larger pieces are bootstrapped on a random subset of this size
+TREND_POINTS = 6           # fewest distinct values of a variable a trend cut tests
 
 
 @dataclass(frozen=True)
 class Cut:
     """An accepted split: `variable <= value` goes left, `> value` right. The errors are
-    root-mean-square relative errors of the piece before and of both sides after."""
+    root-mean-square relative errors of the piece before and of both sides after. `test` is
+    "chow" (a step in the constants: F is the Chow F statistic) or "trend" (a ramp in the piece
+    predictions beyond the data use: F is Spearman's rho of its residuals with `variable`);
+    p_value is that test's."""
     variable: str
     value: float
     F: float
@@ -39,6 +53,7 @@ class Cut:
     delta_bic: float
     error_before: float
     error_after: float
+    test: str = "chow"
 
 
 @dataclass(frozen=True)
@@ -100,6 +115,7 @@ def split_points(design: np.ndarray, time: np.ndarray, variables: dict[str, np.n
             search.cuts.append(proposal.cut)
             search.cut_values.setdefault(proposal.cut.variable, set()).add(proposal.cut.value)
             open_ += [(child, _propose(search, child)) for child in proposal.children(node)]
+    done = [child for node in done for child in _trend_children(search, node)]
     return [Leaf(n.region, n.rows, n.fit, (), n.fit.at_bound, blocked.get(n.path) or _over_budget(search, n))
             for n in sorted(done, key=lambda n: n.path)], search.cuts
 
@@ -170,19 +186,52 @@ def _propose(search: _Search, node: _Node, variables: list[str] | None = None) -
     if found is None:
         return None
     variable, value, F, p_value = found
-    time = search.time[rows]
-    left = search.variables[variable][rows] <= value
+    proposal = _split(search, node, Cut(variable, value, F, p_value, 0.0, 0.0, 0.0))
+    cut = proposal.cut
+    if not (cut.error_before - cut.error_after > settings.threshold * cut.error_before and p_value < settings.alpha
+            and cut.delta_bic < 0 and _change(fit, proposal.sides, (proposal.left, ~proposal.left)) > settings.threshold / 2):
+        return None
+    return proposal
+
+
+def _split(search: _Search, node: _Node, cut: Cut) -> _Proposal:
+    """`node` cut at `cut`'s variable and value: both sides fitted, and `cut` completed with the
+    change in BIC and the root-mean-square relative errors before and after."""
+    rows, time = node.rows, search.time[node.rows]
+    left = search.variables[cut.variable][rows] <= cut.value
     sides = tuple(relative_fit(search.design[rows[m]], time[m], search.bounded, search.noise[rows[m]])
                   for m in (left, ~left))
     n, k = len(rows), search.design.shape[1]
-    ssr_before, ssr_after = fit.ssr(time), sum(s.ssr(time[m]) for s, m in zip(sides, (left, ~left)))
-    delta_bic = _bic(ssr_after, n, 2 * k + 1) - _bic(ssr_before, n, k)
-    before, after = np.sqrt(ssr_before / n), np.sqrt(ssr_after / n)
-    if not (before - after > settings.threshold * before and p_value < settings.alpha and delta_bic < 0
-            and _change(fit, sides, (left, ~left)) > settings.threshold / 2):
-        return None
-    cut = Cut(variable, value, F, p_value, float(delta_bic), float(before), float(after))
+    ssr_before, ssr_after = node.fit.ssr(time), sum(s.ssr(time[m]) for s, m in zip(sides, (left, ~left)))
+    cut = replace(cut, delta_bic=float(_bic(ssr_after, n, 2 * k + 1) - _bic(ssr_before, n, k)),
+                  error_before=float(np.sqrt(ssr_before / n)), error_after=float(np.sqrt(ssr_after / n)))
     return _Proposal(cut, left, sides, ssr_before - ssr_after)
+
+
+def _trend_children(search: _Search, node: _Node) -> list[_Node]:
+    """`node`, or the two pieces of its trend cut (module docstring) when it has one."""
+    if not search.settings.split or not _extrapolated(node) or len(search.cuts) + 1 >= search.settings.maxpieces:
+        return [node]
+    relative = search.time[node.rows] / node.fit.fitted - 1
+    for v in _allowed(search):
+        x = search.variables[v][node.rows]
+        values = np.unique(x)
+        if node.region[v][1] != np.inf or len(values) < TREND_POINTS:
+            continue
+        rho, p_value = spearman(x, relative)
+        middle = len(values) // 2
+        value = float(cut_value(values[[middle - 1]], values[[middle]])[0])
+        masks = (x <= value, x > value)
+        if not p_value < search.settings.alpha or min(np.sum(m) for m in masks) < search.minpoints \
+                or any(np.linalg.matrix_rank(search.design[node.rows[m]]) < search.design.shape[1] for m in masks):
+            continue
+        proposal = _split(search, node, Cut(v, value, rho, p_value, 0.0, 0.0, 0.0, "trend"))
+        if not _change(node.fit, proposal.sides, masks) > search.settings.threshold / 2:
+            continue
+        search.cuts.append(proposal.cut)
+        search.cut_values.setdefault(v, set()).add(value)
+        return proposal.children(node)
+    return [node]
 
 
 def _change(whole: RelativeFit, sides: tuple[RelativeFit, RelativeFit], masks) -> float:
