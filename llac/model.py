@@ -414,7 +414,7 @@ def _fit_points(name: str, formula: Formula, points: SamplePoints, settings: Fit
     check_identifiable(formula, points, design)
     try:
         noise, bounded = noise_factors(points.spread), bounded_columns(design, settings)
-        leaves, cuts = split_points(design, points.time, points.variables, settings, bounded, noise)
+        leaves, cuts = split_points(design, points.time, points.variables, settings, bounded, noise, points.spread)
         if settings.prune:
             leaves = [_prune(leaf, design, points.time, settings.alpha, bounded, noise) for leaf in leaves]
         pieces = tuple(_piece(leaf, design, points, formula) for leaf in leaves)

@@ -21,7 +21,11 @@ the piece's constants average over the ramp and predictions beyond it miss by it
 that piece's relative residuals correlate with one of its variables (Spearman, p < alpha, at
 least TREND_POINTS distinct values) and the upper half of those values, fitted alone, moves the
 fitted times there by more than half the threshold, the piece is cut at the middle of its
-values, within the interval budget: predictions beyond the data then use the upper half.
+values, within the interval budget: predictions beyond the data then use the upper half. The
+change must also exceed the piece's repetition spread (the median over its points of
+(median - min) / min of their repetitions): on cores shared with busy programs, descheduling
+slows the larger sizes more, a trend in the wall time that the repetitions' own disagreement
+shows to be the load's, not the program's.
 """
 from __future__ import annotations
 
@@ -80,12 +84,14 @@ class _Search:
     minpoints: int
     bounded: np.ndarray       # the columns whose constants are kept >= 0
     noise: np.ndarray         # each point's noise factor (relative_fit)
+    spread: np.ndarray        # each point's repetition spread, (median - min) / min (NaN: one)
     cuts: list[Cut] = field(default_factory=list)
     cut_values: dict[str, set] = field(default_factory=dict)
 
 
 def split_points(design: np.ndarray, time: np.ndarray, variables: dict[str, np.ndarray],
-                 settings: FitSettings, bounded: np.ndarray, noise: np.ndarray) -> tuple[list[Leaf], list[Cut]]:
+                 settings: FitSettings, bounded: np.ndarray, noise: np.ndarray,
+                 spread: np.ndarray | None = None) -> tuple[list[Leaf], list[Cut]]:
     """Split the sample points into pieces with their own constants; return leaves and cuts.
 
     Best first: of all pieces with an acceptable cut, one that predictions beyond the data
@@ -93,11 +99,13 @@ def split_points(design: np.ndarray, time: np.ndarray, variables: dict[str, np.n
     most, so the interval budget (`maxintervals`, `maxpieces`) goes where extrapolation needs
     it and then to the largest changes, not to the smallest values first. Leaves come in tree order (left, i.e. smaller values, first); the first leaf's
     region has -inf lower bounds. `bounded` and `noise` are relative_fit's (the constants
-    kept >= 0, each point's noise factor).
+    kept >= 0, each point's noise factor); `spread` is each point's repetition spread (None:
+    unknown, as without repetitions), which a trend cut must exceed.
     """
     k = design.shape[1]
     search = _Search(design, time, variables, settings, np.random.default_rng(settings.seed),
-                     max(settings.minpoints, k + 1), bounded, noise)
+                     max(settings.minpoints, k + 1), bounded, noise,
+                     np.full(len(time), np.nan) if spread is None else np.asarray(spread, dtype=float))
     root = _Node((), np.arange(len(time)), {v: (-np.inf, np.inf) for v in variables},
                  relative_fit(design, time, bounded, noise))
     done, open_, blocked = [], [(root, _propose(search, root))], {}
@@ -226,12 +234,19 @@ def _trend_children(search: _Search, node: _Node) -> list[_Node]:
                 or any(np.linalg.matrix_rank(search.design[node.rows[m]]) < search.design.shape[1] for m in masks):
             continue
         proposal = _split(search, node, Cut(v, value, rho, p_value, 0.0, 0.0, 0.0, "trend"))
-        if not _change(node.fit, proposal.sides, masks) > search.settings.threshold / 2:
+        if not _change(node.fit, proposal.sides, masks) > max(search.settings.threshold / 2, _spread(search, node)):
             continue
         search.cuts.append(proposal.cut)
         search.cut_values.setdefault(v, set()).add(value)
         return proposal.children(node)
     return [node]
+
+
+def _spread(search: _Search, node: _Node) -> float:
+    """The median repetition spread of the piece's points (0 where none has repetitions)."""
+    spread = search.spread[node.rows]
+    spread = spread[np.isfinite(spread)]
+    return float(np.median(spread)) if len(spread) else 0.0
 
 
 def _change(whole: RelativeFit, sides: tuple[RelativeFit, RelativeFit], masks) -> float:
