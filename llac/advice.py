@@ -176,14 +176,27 @@ def runs_test(signs: np.ndarray) -> tuple[int, float]:
 
 
 def spearman(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    """Spearman's rank correlation and its two-sided p-value (t approximation)."""
-    ra, rb = np.argsort(np.argsort(a)), np.argsort(np.argsort(b))
-    rho = float(np.corrcoef(ra, rb)[0, 1])
+    """Spearman's rank correlation (tied values share their average rank) and its two-sided
+    p-value (t approximation; for a perfect correlation the exact 2/n!, the chance that a
+    random order of n values is sorted one way or the other, not 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):      # all values tied: no correlation (NaN)
+        rho = float(np.corrcoef(average_ranks(a), average_ranks(b))[0, 1])
     n = len(a)
-    if not np.isfinite(rho) or abs(rho) >= 1:
-        return rho, 0.0 if np.isfinite(rho) else 1.0
+    if not np.isfinite(rho):
+        return rho, 1.0
+    if abs(rho) >= 1:
+        return rho, min(1.0, 2.0 * math.exp(-math.lgamma(n + 1)))
     t = rho * math.sqrt((n - 2) / (1 - rho * rho))
     return rho, float(student_t.two_sided_p(np.array([t]), n - 2)[0])
+
+
+def average_ranks(x: np.ndarray) -> np.ndarray:
+    """The ranks of `x` (0-based), tied values sharing the average of theirs."""
+    order = np.argsort(x, kind="stable")
+    ranks = np.empty(len(x))
+    ranks[order] = np.arange(len(x), dtype=float)
+    _, group = np.unique(x, return_inverse=True)
+    return (np.bincount(group, weights=ranks) / np.bincount(group))[group]
 
 
 def _runs_p(points, relative: np.ndarray) -> float:

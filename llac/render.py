@@ -129,7 +129,8 @@ def _test_text(cut) -> str:
     if cut.test == "trend":
         way = "rise" if cut.F > 0 else "fall"
         return (f"the residuals {way} with {cut.variable} through the last interval (Spearman {cut.F:.2f}, "
-                f"p = {cut.p_value:.2g}): predictions beyond the data use its upper half")
+                f"p = {cut.p_value:.2g}): predictions beyond the data use its upper half (if the cost per "
+                f"unit of work never levels off, the formula misses a term: `suggest` ranks others)")
     return f"F = {cut.F:.3g}, p = {cut.p_value:.2g}"
 
 

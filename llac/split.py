@@ -123,7 +123,13 @@ def split_points(design: np.ndarray, time: np.ndarray, variables: dict[str, np.n
             search.cuts.append(proposal.cut)
             search.cut_values.setdefault(proposal.cut.variable, set()).add(proposal.cut.value)
             open_ += [(child, _propose(search, child)) for child in proposal.children(node)]
-    done = [child for node in done for child in _trend_children(search, node)]
+    finished = []
+    for node in done:
+        children, kept_out = _trend_children(search, node)
+        finished += children
+        if kept_out and node.path not in blocked:
+            blocked[node.path] = kept_out
+    done = finished
     return [Leaf(n.region, n.rows, n.fit, (), n.fit.at_bound, blocked.get(n.path) or _over_budget(search, n))
             for n in sorted(done, key=lambda n: n.path)], search.cuts
 
@@ -216,12 +222,14 @@ def _split(search: _Search, node: _Node, cut: Cut) -> _Proposal:
     return _Proposal(cut, left, sides, ssr_before - ssr_after)
 
 
-def _trend_children(search: _Search, node: _Node) -> list[_Node]:
-    """`node`, or the two pieces of its trend cut (module docstring) when it has one."""
-    if not search.settings.split or not _extrapolated(node) or len(search.cuts) + 1 >= search.settings.maxpieces:
-        return [node]
+def _trend_children(search: _Search, node: _Node) -> tuple[list[_Node], tuple[Cut, str] | None]:
+    """`node`, or the two pieces of its trend cut (module docstring) when it has one; and the
+    trend cut that the interval budget kept out, with the setting that did (else None), so
+    that the fit's warning names the setting rather than the statistics."""
+    if not search.settings.split or not _extrapolated(node):
+        return [node], None
     relative = search.time[node.rows] / node.fit.fitted - 1
-    for v in _allowed(search):
+    for v in search.variables:
         x = search.variables[v][node.rows]
         values = np.unique(x)
         if node.region[v][1] != np.inf or len(values) < TREND_POINTS:
@@ -236,10 +244,14 @@ def _trend_children(search: _Search, node: _Node) -> list[_Node]:
         proposal = _split(search, node, Cut(v, value, rho, p_value, 0.0, 0.0, 0.0, "trend"))
         if not _change(node.fit, proposal.sides, masks) > max(search.settings.threshold / 2, _spread(search, node)):
             continue
+        if v not in _allowed(search):
+            return [node], (proposal.cut, "maxintervals")
+        if len(search.cuts) + 1 >= search.settings.maxpieces:
+            return [node], (proposal.cut, "maxpieces")
         search.cuts.append(proposal.cut)
         search.cut_values.setdefault(v, set()).add(value)
-        return proposal.children(node)
-    return [node]
+        return proposal.children(node), None
+    return [node], None
 
 
 def _spread(search: _Search, node: _Node) -> float:

@@ -261,3 +261,12 @@ def test_two_variables_with_distinct_values_and_cuts_on_the_other_give_a_model()
     data = Experiment("f", parse_formula("f[0] + f[1]*N/P", experiment="f"), {"N": n, "P": p, "time": time})
     model = fit_experiment(data)
     assert model.pieces and all(isinstance(w, str) for w in model.warnings)
+
+
+def test_spearman_gives_tied_values_their_average_rank_and_a_perfect_order_its_exact_p():
+    n = np.repeat(np.arange(6.0), 32)
+    residual = np.tile(np.arange(32.0), 6)          # depends only on the other variable
+    assert advice.spearman(n, residual)[0] == pytest.approx(0.0, abs=1e-12)
+    rho, p = advice.spearman(np.arange(6.0), np.arange(6.0) ** 2)
+    assert rho == 1.0 and p == pytest.approx(2 / 720)
+    assert advice.spearman(np.ones(5), np.arange(5.0))[1] == 1.0      # no order at all: no trend

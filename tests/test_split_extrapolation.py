@@ -113,6 +113,17 @@ def test_a_trend_cut_stays_within_the_interval_budget():
         assert len(model.cuts) <= intervals - 1
 
 
+def test_a_trend_cut_the_budget_keeps_out_is_blamed_on_the_budget():
+    """With one interval allowed, the ramp's trend cut cannot be made: the warning on the
+    interval's error names the setting and where a larger one would cut, not the statistics."""
+    data = _ramp_experiment()
+    model = fit_experiment(data, replace(fit_experiment(data).settings, maxintervals=1))
+    assert model.cuts == ()
+    said = [w for w in model.warnings if "allows no further cut" in w]
+    assert len(said) == 1 and "`set maxintervals 1`" in said[0] and "a larger one lets the fit cut at N = " in said[0]
+    assert not any("no statistically real cut lowers it" in w for w in model.warnings)
+
+
 def test_no_trend_cut_where_the_last_interval_has_no_trend():
     rates = []
     for seed in range(10):
@@ -133,7 +144,9 @@ def test_the_user_sees_the_trend_cut_and_a_saved_model_keeps_it(tmp_path):
     said = [line for line in fit.stdout.splitlines() if "through the last interval" in line]
     assert len(said) == 1 and said[0].startswith("cut at N = ")
     assert "the residuals rise with N through the last interval (Spearman " in said[0]
-    assert said[0].split("): ")[1].startswith("predictions beyond the data use its upper half, ΔBIC = ")
+    assert said[0].split("): ", 1)[1].startswith(
+        "predictions beyond the data use its upper half (if the cost per unit of work never levels off, "
+        "the formula misses a term: `suggest` ranks others), ΔBIC = ")
     again = subprocess.run([sys.executable, "-m", "llac", "-c", 'load "e.json" as m; show m'],
                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0 and again.stderr == "", again.stderr
