@@ -99,10 +99,14 @@ def _syntax_message(err: UnexpectedInput, body: str) -> str:
     word = str(err.token)
     if words[:1] == ["report"] and err.token.type == "NAME" and "COMMA" in err.expected:
         return f"unexpected {quoted(word)} in '#pragma cll' line (separate experiment names with commas)"
+    before = body[:err.token.start_pos]
+    if before.count("(") > before.count(")") and "COMMA" in err.expected:
+        return (f"unexpected {quoted(word)} inside parentheses: separate a function's arguments with "
+                f"commas (max(N, M)), and write products with '*'")
     if "BYTES" in err.expected and err.token.type == "NAME":
         return (f"unexpected {quoted(word)} after the formula: only the clause 'bytes EXPR' (the "
                 f"experiment's working set) may follow it{suggest(word, ['bytes'])}")
-    after_header = re.search(r"\)\s*(shuffle\s*)?$", body[:err.token.start_pos])
+    after_header = re.search(r"\)\s*(shuffle\s*)?$", before)
     if body.split("(")[0].strip() == "for" and after_header:
         return (f"unexpected {quoted(word)} after the 'for' header: only the clause 'shuffle' may "
                 f"follow it{suggest(word, ['shuffle'])}")

@@ -156,6 +156,9 @@ def check(tmp_path: Path, pragma_line: str, name: str = "p.c") -> tuple[int, str
     ("#pragma cll t t[0]*N byte 8*N", "p.c:7:30", "unexpected 'byte' after the formula: only the "
                                                  "clause 'bytes EXPR' (the experiment's working set) "
                                                  "may follow it (did you mean 'bytes'?)"),
+    ("#pragma cll t t[0]*max(N M)", "p.c:7:34", "unexpected 'M' inside parentheses: separate a "
+                                                "function's arguments with commas (max(N, M))"),
+    ("#pragma cll t t[0]*N bytes 8*max(N M)", "p.c:7:44", "unexpected 'M' inside parentheses"),
 ])
 def test_malformed_clauses_are_located_errors(tmp_path, line, where, message):
     status, err = check(tmp_path, line)
