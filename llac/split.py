@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from llac.advice import spearman
-from llac.fit import FitSettings, RelativeFit, relative_fit
+from llac.fit import FitSettings, RelativeFit, median, relative_fit
 
 EXTRAPOLATION_SPAN = 2.0   # the piece predictions beyond the data use spans at least this factor
 MAX_CANDIDATES = 48        # cut positions tried per variable and piece (evenly among valid ones)
@@ -120,8 +120,7 @@ def split_points(design: np.ndarray, time: np.ndarray, variables: dict[str, np.n
         elif proposal.cut.variable not in _allowed(search):   # its budget went elsewhere
             open_.append((node, _propose(search, node)))
         else:
-            search.cuts.append(proposal.cut)
-            search.cut_values.setdefault(proposal.cut.variable, set()).add(proposal.cut.value)
+            _accept(search, proposal.cut)
             open_ += [(child, _propose(search, child)) for child in proposal.children(node)]
     finished = []
     for node in done:
@@ -238,8 +237,9 @@ def _trend_children(search: _Search, node: _Node) -> tuple[list[_Node], tuple[Cu
         middle = len(values) // 2
         value = float(cut_value(values[[middle - 1]], values[[middle]])[0])
         masks = (x <= value, x > value)
+        designs = [search.design[node.rows[m]] for m in masks]
         if not p_value < search.settings.alpha or min(np.sum(m) for m in masks) < search.minpoints \
-                or any(np.linalg.matrix_rank(search.design[node.rows[m]]) < search.design.shape[1] for m in masks):
+                or not np.all(_full_rank(np.stack([d.T @ d for d in designs]))):
             continue
         proposal = _split(search, node, Cut(v, value, rho, p_value, 0.0, 0.0, 0.0, "trend"))
         if not _change(node.fit, proposal.sides, masks) > max(search.settings.threshold / 2, _spread(search, node)):
@@ -248,17 +248,22 @@ def _trend_children(search: _Search, node: _Node) -> tuple[list[_Node], tuple[Cu
             return [node], (proposal.cut, "maxintervals")
         if len(search.cuts) + 1 >= search.settings.maxpieces:
             return [node], (proposal.cut, "maxpieces")
-        search.cuts.append(proposal.cut)
-        search.cut_values.setdefault(v, set()).add(value)
+        _accept(search, proposal.cut)
         return proposal.children(node), None
     return [node], None
+
+
+def _accept(search: _Search, cut: Cut) -> None:
+    """Record an accepted cut: in the model's cuts, and in its variable's interval budget."""
+    search.cuts.append(cut)
+    search.cut_values.setdefault(cut.variable, set()).add(cut.value)
 
 
 def _spread(search: _Search, node: _Node) -> float:
     """The median repetition spread of the piece's points (0 where none has repetitions)."""
     spread = search.spread[node.rows]
     spread = spread[np.isfinite(spread)]
-    return float(np.median(spread)) if len(spread) else 0.0
+    return median(spread) if len(spread) else 0.0
 
 
 def _change(whole: RelativeFit, sides: tuple[RelativeFit, RelativeFit], masks) -> float:
