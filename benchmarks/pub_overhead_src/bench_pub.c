@@ -15,6 +15,7 @@
 #include "pub.h"
 
 #define MANY 1024
+#define BUFFER ((size_t)16 * 65536)   /* the most any operation sends: 16 x 64 KiB (MANY x 8 B is less) */
 static t_bsp bsp;
 static int me, partner, reps, high_performance, M = 16;
 static char *out, *in;
@@ -80,8 +81,8 @@ int main(int argc, char **argv)
     bsp_begin(&bsp, &argc, &argv);
     me = bsp_pid(&bsp);
     partner = me ^ 1;
-    out = calloc((size_t)MANY * 65536, 1);
-    in = calloc((size_t)MANY * 65536, 1);
+    out = calloc(BUFFER, 1);
+    in = calloc(BUFFER, 1);
     double *a = calloc((size_t)batches, sizeof *a), *b = calloc((size_t)batches, sizeof *b);
     double *e = calloc((size_t)batches, sizeof *e);
     for (int b_ = 0; b_ < batches; b_++) {
