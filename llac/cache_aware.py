@@ -4,23 +4,27 @@ it was measured on, so that llac can say where the fitted points cross the cache
 warn when a prediction leaves every level the fitted points reached, and give a
 machine-aware prediction beside the plain one.
 
-The model is the roofline's: an experiment's time is the larger of its computation and its
-memory traffic, which overlap. Its traffic is taken to be one pass through its working set:
-w/8 sequential reads of 8 bytes, or, where the probe measured its random chase and that
-curve explains the fitted points better, w/line random accesses; each costs c(w) from that
-curve of the mountain: T(w) = (w/s)·c(w). At the fitted points in the deepest cache level
-they reach, the median of T/t is the traffic ratio q; the memory share is ρ = min(q, 1).
-Where q > 1 (memory-bound, and the model's traffic more than the time measured), the traffic
-is calibrated down to the measurements: T̂ = T/q, else T̂ = T. At a point of working set w
-beyond the largest fitted working set w₀ of the interval that predicts it,
+The model is a **memory term**: each unit of the formula's leading term (the term that costs
+the most at the largest fitted working set: N for a sweep, N*log(N) for an FFT, log(N) for
+a search) makes memory accesses whose cost follows one curve c(w) of the memory mountain at
+the working set w. Over all fitted points, one least-squares fit (constants >= 0) of
 
-    t_aware = max(t_plain, T̂(w))
+    t = formula terms + β · lead · c(w) / c(w_min)
 
-and within the fitted working sets t_aware = t_plain. On another machine M
-(`predict ... on M`), with r M's cost of the basic operations relative to this machine's:
-within the fitted working sets t_on = t_plain · max(r, ρ·c_M(w)/c(w)) (the measured time
-carries this machine's costs), beyond them t_on = max(r·t_aware, T̂_M(w)), with T̂_M costed
-by M's mountain.
+sets β: the data's own level crossings tell how much of each unit of work is memory. The
+curve (sequential reads or writes, one per line; a dependent random chase; or none) is the one that best predicts the fitted points with the largest
+working sets from the others (a backtest, the way predictions beyond the data are used).
+At a point of working set w beyond the largest fitted working set w₀ of the interval that
+predicts it,
+
+    t_aware = t_plain + β · lead · max(0, c(w) − c(w₀)) / c(w_min)
+
+(the plain prediction keeps w₀'s cost per access; the memory term adds what the new level
+costs more), and within the fitted working sets t_aware = t_plain. On another machine M
+(`predict ... on M`), with r M's cost of the basic operations relative to this machine's
+and m, m_M the memory term costed by the two mountains:
+
+    t_on = r · max(0, t_aware − m(w)) + m_M(w)
 """
 from __future__ import annotations
 
@@ -32,59 +36,65 @@ from cll_grammar.machine import ProbeRun, byte_size
 from cll_grammar.machinedb import MachineDBError
 from llac.errors import LlacError
 from llac.experiment import NoWorkingSet, working_set_bytes
-from llac.machines import (MEMORY, SEQUENTIAL_STRIDE, access_cost, level_edges, level_of, open_machines,
-                           resolve)
+from llac.fit import relative_fit
+from llac.machines import MEMORY, access_cost, level_edges, level_of, open_machines, resolve
 from llac.numbers import number_text
 
 COMPUTE_OPERATIONS = ("add_dependent", "add_independent", "multiply_dependent",
                       "multiply_independent", "fma_dependent", "fma_independent")
+LINE = 64                        # bytes: the stride at which a sequential pattern touches each line once
+BACKTEST_SHARE = 4               # the largest quarter of the fitted working sets judges the curve
 
 
 @dataclass(frozen=True)
 class Access:
-    """How an experiment's memory traffic is costed: one access per `stride` bytes of its
-    working set, each costing the mountain's `kind` curve at that stride."""
-    kind: str                    # read (sequential, prefetched) or chase (random, dependent)
+    """An access pattern: the mountain's `kind` curve at `stride` bytes."""
+    kind: str                    # read, write (sequential, prefetched), chase (random, dependent)
     stride: int
     text: str
 
 
-SEQUENTIAL = Access("read", SEQUENTIAL_STRIDE, f"sequential reads of {SEQUENTIAL_STRIDE} bytes")
+PATTERNS = (Access("read", LINE, f"sequential reads, one per {LINE}-byte line"),
+            Access("write", LINE, f"sequential writes, one per {LINE}-byte line"),
+            Access("chase", LINE, "dependent random accesses (a chase)"))
 
 
 def _candidates(run: ProbeRun) -> list[Access]:
-    """The access patterns the probe run can cost: sequential reads, and random accesses
-    (one per cache line) where the probe measured its random chase. The probe's random gather
-    is not offered: judged on two kernels held aside, choosing among three curves picked it on
-    noisy in-cache points and predicted 3-5x too much (docs/machine.md)."""
-    chase = sorted({p.stride for p in run.mountain if p.access == "chase"})
-    return [SEQUENTIAL] + [Access("chase", s, f"dependent random accesses (a chase), one per {s}-byte line")
-                           for s in chase[:1]]
+    """The access patterns the probe run measured a curve for. The probe's random gather is
+    not offered: on noisy points in the caches it won the backtest where it was wrong and,
+    ten times dearer in memory than in the last cache, then predicted 2-3x too much
+    (docs/machine.md)."""
+    kinds = {p.access for p in run.mountain}
+    return [access for access in PATTERNS if access.kind in kinds]
 
 
 @dataclass(frozen=True)
 class MemoryView:
-    """A model's working set against one probe run of its machine, with its memory share."""
+    """A model's working set against one probe run of its machine, with its memory term
+    (`access` None: no curve predicts the largest fitted points better than the formula alone)."""
     machine: str                 # NAME@ID of the probe run
     run: ProbeRun
-    traffic_ratio: float         # the traffic model over the measured time at the deepest fitted level
-    access: Access = SEQUENTIAL
+    access: Access | None = None
+    term: int = 0                # the formula's leading term (its column)
+    beta: float = 0.0            # seconds per unit of the leading term, at c(w_min)'s cost
+    reference: float = 1.0       # c(w_min): the cost per access at the smallest fitted working set
+    share: float = 0.0           # the memory term's share of the fitted time at the largest working set
+
+    def memory(self, run: ProbeRun, lead: np.ndarray, sets: np.ndarray) -> np.ndarray:
+        """Seconds of the memory term at these leading-term values and working sets, costed
+        by `run`'s mountain (0 without a memory term)."""
+        if self.access is None:
+            return np.zeros(len(sets))
+        return self.beta * lead * self.cost(run, sets) / self.reference
+
+    @property
+    def summary(self) -> str:
+        """The memory term in a few words: its pattern and share, or that there is none."""
+        return f"{self.access.text}, {self.share:.0%} of the time" if self.access else "no memory term"
 
     def cost(self, run: ProbeRun, sets: np.ndarray) -> np.ndarray:
         """Seconds per access at these working sets on `run`, for this view's access pattern."""
         return access_cost(run, sets, self.access.stride, self.access.kind)
-
-    @property
-    def share(self) -> float:
-        """ρ: the memory traffic's share of the time at the deepest fitted level, at most 1."""
-        return min(self.traffic_ratio, 1.0)
-
-    def traffic(self, run: ProbeRun, sets: np.ndarray) -> np.ndarray:
-        """Seconds of memory traffic of one pass through working sets `sets` on `run`,
-        calibrated to the measured times: scaled down by the traffic model's excess over
-        them where it exceeds them (memory-bound), as measured at the deepest fitted level."""
-        calibration = 1 / self.traffic_ratio if self.traffic_ratio > 1 else 1.0
-        return calibration * sets / self.access.stride * self.cost(run, sets)
 
 
 def memory_view(model, reference: str | None = None) -> tuple[MemoryView | None, str | None]:
@@ -105,8 +115,7 @@ def memory_view(model, reference: str | None = None) -> tuple[MemoryView | None,
     name, run, reason = measured_on(model, reference)
     if run is None:
         return None, f"no cache-aware prediction: {reason}"
-    access = _explaining_access(model, run)
-    return MemoryView(f"{name}@{run.run_id}", run, _traffic_ratio(model, run, access), access), None
+    return _memory_term(model, f"{name}@{run.run_id}", run), None
 
 
 def measured_on(data, reference: str | None = None) -> tuple[str, ProbeRun | None, str | None]:
@@ -142,34 +151,40 @@ def fitted_sets(model) -> np.ndarray:
     return working_set_bytes(model, fitted_columns(model))
 
 
-def _explaining_access(model, run: ProbeRun) -> Access:
-    """The access pattern whose costs best explain the fitted points: the one under which a
-    single set of constants fits them best once each time is divided by its access cost
-    (relative to the cheapest point's). A pattern whose costs do not change over the fitted
-    working sets leaves the times as they are; sequential reads win ties."""
+def _memory_term(model, machine: str, run: ProbeRun) -> MemoryView:
+    """The memory term that best predicts the fitted points with the largest working sets
+    from the others (none when the formula alone does it best, or when the points are too
+    few to hold a quarter out), fitted then over all of them."""
     sets, time = fitted_sets(model), model.sample_points["time"]
-    design, weights = model.formula.design_matrix(fitted_columns(model)), 1 / time
-    candidates, errors = _candidates(run), []
-    for access in candidates:
-        ratio = access_cost(run, sets, access.stride, access.kind)
-        ratio = ratio / ratio.min()
-        constants, *_ = np.linalg.lstsq(design * (ratio * weights)[:, None], time * weights, rcond=None)
-        with np.errstate(all="ignore"):
-            errors.append(float(np.sqrt(np.mean(((design @ constants) * ratio / time - 1) ** 2))))
-    return candidates[int(np.nanargmin(errors))] if np.isfinite(errors).any() else SEQUENTIAL
+    design = model.formula.design_matrix(fitted_columns(model))
+    plain = relative_fit(design, time, np.all(design >= 0, axis=0)).constants
+    term = int(np.argmax(np.abs(design[np.argmax(sets)] * plain)))
+    held = np.zeros(len(sets), dtype=bool)
+    held[np.argsort(sets, kind="stable")[-max(2, len(sets) // BACKTEST_SHARE):]] = True
+    if len(sets) - held.sum() < design.shape[1] + 2:
+        return MemoryView(machine, run)
+    best, best_error = None, _backtest(design, time, held)
+    for access in _candidates(run):
+        cost = access_cost(run, sets, access.stride, access.kind)
+        error = _backtest(np.column_stack([design, design[:, term] * cost / cost.min()]), time, held)
+        if error < best_error:
+            best, best_error = access, error
+    if best is None:
+        return MemoryView(machine, run, term=term)
+    cost = access_cost(run, sets, best.stride, best.kind)
+    full = np.column_stack([design, design[:, term] * cost / cost.min()])
+    constants = relative_fit(full, time, np.all(full >= 0, axis=0)).constants
+    largest = int(np.argmax(sets))
+    share = float(constants[-1] * full[largest, -1] / max(full[largest] @ constants, 1e-300))
+    return MemoryView(machine, run, best, term, float(constants[-1]), float(cost.min()), share)
 
 
-def _traffic_ratio(model, run: ProbeRun, access: Access) -> float:
-    """The cost of going through each fitted point's working set once (from the mountain,
-    with `access`) over its measured time, the median over the points in the deepest level
-    they reach (1 where it cannot be computed)."""
-    sets = fitted_sets(model)
-    traffic = sets / access.stride * access_cost(run, sets, access.stride, access.kind)
-    levels = np.array([level_of(run, w) for w in sets])
-    deepest = levels == fitted_levels(model, run)[-1]
+def _backtest(design: np.ndarray, time: np.ndarray, held: np.ndarray) -> float:
+    """The median relative error at the `held` points of the fit (constants >= 0) over the others."""
+    fit = relative_fit(design[~held], time[~held], np.all(design >= 0, axis=0))
     with np.errstate(all="ignore"):
-        share = float(np.nanmedian(traffic[deepest] / model.sample_points["time"][deepest]))
-    return share if np.isfinite(share) and share > 0 else 1.0
+        error = float(np.median(np.abs(design[held] @ fit.constants / time[held] - 1)))
+    return error if np.isfinite(error) else np.inf
 
 
 def fitted_levels(model, run: ProbeRun) -> list[str]:
@@ -197,12 +212,24 @@ def fit_note(model, view: MemoryView) -> str:
                      if sets.min() < size < sets.max() and np.all(np.diff(sets[order]) >= 0)]
         if crossings:
             text += "; " + ", ".join(crossings)
-    deepest = list(counts)[-1]
-    text += f"; traffic costed as {view.access.text} (the pattern that best explains the fitted points)"
-    if view.share >= 1:
-        return f"{text}; memory-bound (ρ=1): going through the working set once costs the whole measured time in {deepest}"
-    return (f"{text}; memory share ρ={view.share:.2f}: going through the working set once costs "
-            f"{view.share:.0%} of the measured time in {deepest}")
+    if view.access is None:
+        return (f"{text}; no memory term: the formula alone predicts the fitted points with the largest "
+                f"working sets from the others better than any curve of the mountain, so the machine-aware "
+                f"prediction is the plain one")
+    lead = model.formula.terms[view.term]
+    return (f"{text}; memory term: each unit of {lead.factor} makes {view.access.text}, costed at the "
+            f"working set (the pattern that best predicts the fitted points with the largest working sets "
+            f"from the others), {view.share:.0%} of the fitted time at the largest")
+
+
+def memory_text(model, view: MemoryView, target: str) -> str:
+    """How the machine-aware prediction on `target` (NAME@ID) is made, in one clause."""
+    if view.access is None:
+        return "the plain prediction (no memory term: see `fit`)"
+    lead = model.formula.terms[view.term].factor
+    return (f"the plain prediction plus the memory term ({view.share:.0%} of the fitted time at the largest "
+            f"working set: per unit of {lead}, {view.access.text}) at what {target}'s memory mountain costs "
+            f"beyond the fitted working sets")
 
 
 def level_crossings(model, view: MemoryView, x_name: str) -> list[tuple[str, float]]:
@@ -236,19 +263,23 @@ def aware_prediction(model, view: MemoryView, columns: dict[str, np.ndarray], va
     sets, fitted = working_set_bytes(model, columns), fitted_sets(model)
     largest = np.array([_piece_reference(model, i, fitted) for i in range(len(model.pieces))])
     reference = np.where(piece >= 0, largest[np.clip(piece, 0, None)], fitted.max())
-    # within the fitted working sets the plain prediction stands; beyond, the traffic may dominate
-    beyond = sets > reference
-    here = np.where(beyond, np.maximum(values, view.traffic(view.run, sets)), values)
+    lead = model.formula.design_matrix(columns)[:, view.term]
+    # within the fitted working sets the plain prediction stands; beyond, the memory term
+    # adds what the new working set costs more per access than the largest fitted one
+    with np.errstate(invalid="ignore"):       # a point without a value or a working set stays plain
+        extra = view.memory(view.run, lead, sets) - view.memory(view.run, lead, np.minimum(sets, reference))
+    here = values + np.where(np.isfinite(extra), np.maximum(extra, 0.0), 0.0)
     shown = np.where(np.isfinite(values), sets, np.nan)       # no notes where there is no value
     costed_by = (other_name, other) if other is not None else (view.machine, view.run)
-    notes = _leaving_notes(model, view, columns, shown) + _unmeasured_notes(view, *costed_by, columns, shown)
+    notes = _leaving_notes(model, view, columns, shown)
+    if view.access is not None:
+        notes += _unmeasured_notes(view, *costed_by, columns, shown)
     if other is None:
         return here, notes
-    compute = _compute_ratio(view.run, other)
-    # within the data the measured time carries this machine's costs: scale its memory share;
-    # beyond it, the traffic costed on the other machine
-    inside = values * np.maximum(compute, view.share * view.cost(other, sets) / view.cost(view.run, sets))
-    return np.where(beyond, np.maximum(compute * here, view.traffic(other, sets)), inside), notes
+    # the memory term costed by the other machine's mountain, the rest by its basic operations
+    with np.errstate(invalid="ignore"):
+        mine, theirs = view.memory(view.run, lead, sets), view.memory(other, lead, sets)
+        return _compute_ratio(view.run, other) * np.maximum(here - mine, 0.0) + theirs, notes
 
 
 def _piece_reference(model, index: int, fitted: np.ndarray) -> float:
@@ -269,9 +300,10 @@ def _compute_ratio(here: ProbeRun, there: ProbeRun) -> float:
 def _leaving_notes(model, view: MemoryView, columns: dict, sets: np.ndarray) -> list[str]:
     """One warning for the points whose working set lies in a level beyond every level a
     fitted point reached."""
+    follows = ("the machine-aware one adds the memory term's dearer accesses" if view.access else
+               "no memory term explains the fitted points, so the machine-aware one cannot see it either")
     return leaving_notes(view.run, fitted_sets(model), columns, sets, "fitted points",
-                         "the plain prediction keeps {level}'s cost per access; the machine-aware one "
-                         "follows the memory mountain")
+                         "the plain prediction keeps {level}'s cost per access; " + follows)
 
 
 def _unmeasured_notes(view: MemoryView, name: str, run: ProbeRun, columns: dict, sets: np.ndarray) -> list[str]:

@@ -111,7 +111,7 @@ def aware_rows(case: Case, model: Model, prediction: Prediction) -> list[Row]:
     held = case.heldout.columns
     points = {v: held[v] for v in model.formula.variables}
     values, _ = aware_prediction(model, view, points, prediction.values, prediction.piece)
-    return [score(case, AWARE_TOOL, f"{view.access.text}, rho={view.share:.2f}", values)]
+    return [score(case, AWARE_TOOL, view.summary, values)]
 
 
 def extrap_rows(case: Case, python: Path, modelers: list[str] | None = None) -> list[Row]:

@@ -462,7 +462,7 @@ def _aware(model, points: dict, prediction, machine: ast.Name | None, parameters
     """The machine-aware prediction ((values, levels or None), notes, column name) of a model
     whose experiment states its working set, or (with another machine or BSP parameters)
     moved data; (None, notes, None) when there is none to give."""
-    from llac.cache_aware import aware_prediction, memory_view, named_run
+    from llac.cache_aware import aware_prediction, memory_text, memory_view, named_run
     from llac.experiment import working_set_bytes
     from llac.machines import level_of
     if parameters or (machine is not None and model.communicates):
@@ -490,8 +490,7 @@ def _aware(model, points: dict, prediction, machine: ast.Name | None, parameters
     levels = [level_of(run, w) if np.isfinite(v) else "" for w, v in
               zip(working_set_bytes(model, points), prediction.values)]
     name = f"on {target}" if machine is not None else "machine-aware"
-    return (values, levels), [f"{name}: the larger of the computation and the memory traffic (ρ={view.share:.2f}), "
-                              f"the traffic costed by {target}'s memory mountain (docs/machine.md)"] + notes, name
+    return (values, levels), [f"{name}: {memory_text(model, view, target)} (docs/machine.md)"] + notes, name
 
 
 @command("report", "report", """One table that summarises every experiment's model, and every
