@@ -157,8 +157,7 @@ def _memory_term(model, machine: str, run: ProbeRun) -> MemoryView:
     few to hold a quarter out), fitted then over all of them."""
     sets, time = fitted_sets(model), model.sample_points["time"]
     design = model.formula.design_matrix(fitted_columns(model))
-    plain = relative_fit(design, time, np.all(design >= 0, axis=0)).constants
-    term = int(np.argmax(np.abs(design[np.argmax(sets)] * plain)))
+    term = int(np.argmax(np.abs(design[np.argmax(sets)] * _cost_fit(design, time))))
     held = np.zeros(len(sets), dtype=bool)
     held[np.argsort(sets, kind="stable")[-max(2, len(sets) // BACKTEST_SHARE):]] = True
     if len(sets) - held.sum() < design.shape[1] + 2:
@@ -166,24 +165,33 @@ def _memory_term(model, machine: str, run: ProbeRun) -> MemoryView:
     best, best_error = None, _backtest(design, time, held)
     for access in _candidates(run):
         cost = access_cost(run, sets, access.stride, access.kind)
-        error = _backtest(np.column_stack([design, design[:, term] * cost / cost.min()]), time, held)
+        reference = float(cost[np.argmin(sets)])
+        full = np.column_stack([design, design[:, term] * cost / reference])
+        error = _backtest(full, time, held)
         if error < best_error:
-            best, best_error = access, error
+            best, best_error = (access, reference, full), error
     if best is None:
         return MemoryView(machine, run, term=term)
-    cost = access_cost(run, sets, best.stride, best.kind)
-    full = np.column_stack([design, design[:, term] * cost / cost.min()])
-    constants = relative_fit(full, time, np.all(full >= 0, axis=0)).constants
+    access, reference, full = best
+    constants = _cost_fit(full, time)
     largest = int(np.argmax(sets))
     share = float(constants[-1] * full[largest, -1] / max(full[largest] @ constants, 1e-300))
-    return MemoryView(machine, run, best, term, float(constants[-1]), float(cost.min()), share)
+    return MemoryView(machine, run, access, term, float(constants[-1]), reference, share)
+
+
+def _cost_fit(design: np.ndarray, time: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """The constants of the relative fit of `time` over `rows` (a mask; None: all), those of
+    terms that are costs (>= 0 at every point: `llac.fit.bounded_columns`' rule) kept >= 0,
+    whatever `set constants` says: the memory term's β is a cost."""
+    rows = np.ones(len(time), dtype=bool) if rows is None else rows
+    return relative_fit(design[rows], time[rows], np.all(design >= 0, axis=0)).constants
 
 
 def _backtest(design: np.ndarray, time: np.ndarray, held: np.ndarray) -> float:
-    """The median relative error at the `held` points of the fit (constants >= 0) over the others."""
-    fit = relative_fit(design[~held], time[~held], np.all(design >= 0, axis=0))
+    """The median relative error at the `held` points of the fit over the others."""
+    constants = _cost_fit(design, time, ~held)
     with np.errstate(all="ignore"):
-        error = float(np.median(np.abs(design[held] @ fit.constants / time[held] - 1)))
+        error = float(np.median(np.abs(design[held] @ constants / time[held] - 1)))
     return error if np.isfinite(error) else np.inf
 
 
