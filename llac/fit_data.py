@@ -14,7 +14,12 @@ AGGREGATES = ("median", "min", "mean")
 
 
 class FitError(Exception):
-    """A user-caused problem that prevents a fit; str() is one sentence naming the cause."""
+    """A user-caused problem that prevents a fit; str() is one sentence naming the cause.
+    `cure` names the constants whose terms, dropped (`drop`), would let the fit go on."""
+
+    def __init__(self, message: str, cure: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.cure = cure
 
 
 @dataclass(frozen=True)
@@ -132,9 +137,14 @@ def check_identifiable(formula: Formula, points: SamplePoints, design: np.ndarra
             count = int(bad.sum())
             raise FitError(f"term {term} is not finite at {count} sample point"
                            f"{'s' * (count > 1)} (e.g. {where})")
-        if not design[:, i].any():
-            raise FitError(f"constant {term.constant} cannot be determined: its term "
-                           f"{term.factor} is 0 at every sample point{_constant_vars(term.factor, points)}")
+    zero = [term for term, column in zip(formula.terms, design.T) if not column.any()]
+    if zero:
+        names, factors = (" and ".join(str(x) for x in xs) for xs in
+                          ([t.constant for t in zero], [t.factor for t in zero]))
+        which = (f"constant {names} cannot be determined: its term {factors} is" if len(zero) == 1 else
+                 f"constants {names} cannot be determined: their terms {factors} are")
+        raise FitError(f"{which} 0 at every sample point{_constant_vars(zero[0].factor, points)}",
+                       tuple(str(t.constant) for t in zero))
     if len(points) < k:
         raise FitError(f"{len(points)} sample point{'s' * (len(points) != 1)} for {k} constants: "
                        f"need at least {k} distinct points")
@@ -146,7 +156,7 @@ def check_identifiable(formula: Formula, points: SamplePoints, design: np.ndarra
         names = " and ".join(str(t.constant) for t in involved)
         factors = ", ".join(str(t.factor) for t in involved)
         raise FitError(f"constants {names} cannot be told apart: their terms ({factors}) are "
-                       f"linearly dependent at the sample points")
+                       f"linearly dependent at the sample points", (str(involved[-1].constant),))
 
 
 def _constant_vars(factor, points: SamplePoints) -> str:

@@ -86,6 +86,17 @@ def test_constant_whose_term_is_zero_everywhere_is_named():
                        "sample point (every run has P = 1)")
 
 
+def test_every_constant_whose_term_is_zero_everywhere_is_named_at_once():
+    N = np.repeat(POWERS, 2)
+    P = np.ones_like(N)
+    with pytest.raises(FitError) as caught:
+        fit_experiment(Experiment("e", parse_formula("f[0] + f[1]*log(P) + f[2]*N + f[3]*N*(P-1)/P"),
+                                  {"N": N, "P": P, "time": 1e-6 * N}), FitSettings())
+    assert str(caught.value).startswith("constants f[1] and f[3] cannot be determined: their terms "
+                                        "log(P) and N*(P - 1)/P are 0 at every sample point")
+    assert caught.value.cure == ("f[1]", "f[3]")
+
+
 def test_too_few_sample_points():
     N = np.repeat([16.0, 32.0, 64.0], 4)
     message = _message("f[0] + f[1]*N + f[2]*N*N + f[3]*N*N*N", {"N": N, "time": 1e-6 * N})

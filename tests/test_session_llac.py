@@ -209,6 +209,16 @@ def test_drop_refits_without_constants(session):
     assert "not a constant" in error_of(session, "drop rowinit rowinit[7]").message
 
 
+def test_a_formula_that_cannot_be_fitted_names_the_drop_that_can(session):
+    run(session, 'pp = colinit formula "pp[0] + pp[1]*N + pp[2]*N + pp[3]*log(N)"')
+    message = error_of(session, "fit pp").message
+    assert message.endswith("`drop pp pp[2]` fits the formula without it")
+    assert "cannot fit pp" in error_of(session, "drop pp").message      # no named constant: nothing to go on
+    out = text_of(run(session, "drop pp pp[2]"))
+    assert out.startswith("cannot fit pp: constants") and "dropped pp[2]: median relative error" in out
+    assert session.objects["pp.model"].formula.constants == ("pp[0]", "pp[1]", "pp[3]")
+
+
 def test_predict_fits_first_and_marks_extrapolation(session):
     results = run(session, "predict colinit N=8192")
     assert "had no model: fitted it" in render(results[0])

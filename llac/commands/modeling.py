@@ -71,7 +71,13 @@ def fitted(session, experiment: Experiment):
     try:
         return fit_experiment(experiment, session.fit_settings())
     except FitError as err:
-        raise LlacError(f"cannot fit {experiment.name}: {err}") from None
+        cure = (f"; `drop {experiment.name} {', '.join(err.cure)}` fits the formula without "
+                f"{'it' if len(err.cure) == 1 else 'them'}") if err.cure else ""
+        raise Unfittable(f"cannot fit {experiment.name}: {err}{cure}") from None
+
+
+class Unfittable(LlacError):
+    """An experiment whose formula cannot be fitted to its data (`drop` can still fit a smaller one)."""
 
 
 def model_for(session, name: ast.Name, count_warnings: bool = True):
@@ -187,16 +193,25 @@ def _indices(constants) -> list[int]:
          those terms. Without constants it drops the ones `fit` suggested (insignificant in every
          interval, and the fit is no worse without them). The median relative error before and
          after is printed, with a warning when the fit got worse. NAME is an experiment or a
-         model; the result replaces EXPERIMENT.model unless named.""",
-         ["drop colinit colinit[0]", "drop colinit", "m2 = drop m colinit[1]"], ast.Drop)
+         model; the result replaces EXPERIMENT.model unless named. An experiment whose whole
+         formula cannot be fitted (a term that is 0 at every sample point, as log(P) in runs at
+         P = 1 only, or terms that cannot be told apart) loses the named constants all the
+         same: the message of `fit` names them.""",
+         ["drop colinit colinit[0]", "drop colinit", "m2 = drop m colinit[1]", "drop f1 f[1], f[3]"], ast.Drop)
 def drop(session, source: ast.Drop):
-    model, notes = model_for(session, source.obj)
-    if not isinstance(session.objects.get(model.name), Experiment):
-        raise LlacError(f"drop refits the experiment {model.name}, which is not loaded (a model "
+    try:
+        model, notes = model_for(session, source.obj)
+    except Unfittable as failure:
+        if not source.constants:
+            raise
+        model, notes = None, [Note(failure.message.split("; `drop")[0])]
+    name = model.name if model else source.obj.text
+    if not isinstance(session.objects.get(name), Experiment):
+        raise LlacError(f"drop refits the experiment {name}, which is not loaded (a model "
                         f"read from a file keeps its sample points, not the records): load its "
                         f"trace, then drop on its model", source.obj.span)
-    experiment = session.experiment(ast.Name(model.name, source.obj.span))
-    formula = model.formula
+    experiment = session.experiment(ast.Name(name, source.obj.span))
+    formula = experiment.formula if model is None else model.formula
     for name, index in source.constants:
         if f"{name.text}[{index}]" not in formula.constants:
             raise LlacError(f"{name.text}[{index}] is not a constant of {formula}", name.span)
@@ -214,6 +229,9 @@ def drop(session, source: ast.Drop):
         raise LlacError(f"cannot drop every constant: {err.message}") from None
     refit = fitted(session, experiment.replace(formula=reduced))
     dropped = ", ".join(f"{formula.name}[{i}]" for i in indices)
+    if model is None:
+        return Produced(refit, (*notes, Note(f"dropped {dropped}: median relative error "
+                                             f"{error_at_points(refit, refit):.2%}"), ModelReport(name, refit)))
     before, after = error_at_points(model, model), error_at_points(refit, model)
     change = [Note(f"dropped {dropped}: median relative error {before:.2%} -> {after:.2%}")]
     if after > DROP_TOLERANCE * before:
