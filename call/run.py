@@ -100,7 +100,8 @@ def set_aside(files: list[Path], progress: Progress) -> list[Path]:
         for path in files:
             path.unlink()
         progress.note(f"removed the trace of an earlier run that did not finish ({listing}): the "
-                      f"complete trace of the run before it stays in {before.resolve()}")
+                      f"complete trace of the run before it stays in {before.resolve()} until this "
+                      f"run writes a complete one")
         return [before]
     return [path.replace(_previous(path)) for path in files]
 

@@ -97,6 +97,7 @@ extern int (*cll_thread_id_)(void);                 /* NULL: numbered by first r
 
 /* ---- files.c ---- */
 void cll_paths_init_(void);        /* fixes cwd, CLL_TRACE, the umask at start-up */
+int cll_trace_folder_check_(void); /* 0 if the trace's folder can take it, else -1 (errno) */
 const char *cll_program_name_(void);
 /* Create "<dir>/.<trace file name>.<what>.XXXXXX" next to the trace (mkostemp: a new file,
  * O_EXCL so never through a symbolic link, close-on-exec, 0600); its path in `out`.

@@ -100,6 +100,17 @@ void cll_paths_init_(void)
     trace_baseline();
 }
 
+/* Whether the folder of the trace can take it (0, else -1 with errno): checked at start-up,
+ * so that a run whose trace could not be written stops before it measures anything. */
+int cll_trace_folder_check_(void)
+{
+    const char *path = cll_trace_path();   /* absolute */
+    const char *slash = strrchr(path, '/');
+    char folder[8192];
+    snprintf(folder, sizeof folder, "%.*s", slash && slash > path ? (int)(slash - path) : 1, path);
+    return access(folder, W_OK | X_OK);
+}
+
 void cll_set_procs(int procs, int rank)
 {
     cll_registry_set_procs_(procs, rank);

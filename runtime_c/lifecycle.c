@@ -1,5 +1,7 @@
 /* lifecycle.c -- start-up, cll_report, and the hooks that write the trace when a program
- * ends without reporting: at normal exit (status "exit-without-report"), on every catchable
+ * ends without reporting: at exit (status "exit-without-report", or "exit with status N" when
+ * the program's exit status is not 0; a program that measured more after its last report gets
+ * the trace written again with those records, as that report named), on every catchable
  * signal whose default action ends the process ("signal <NAME>", best effort, then that
  * action; a handler the program has keeps working, see on_signal) and on run-time errors
  * ("error: ...", exit status 70). Spill files are removed once the process is done; a
@@ -57,14 +59,52 @@ static void warn_open(const cll_experiment *e, int thread, uint64_t times, void 
                 e->name, source, (unsigned long long)times, thread);
 }
 
-static void at_exit(void)
+/* What the last report wrote: its status, how many records there were, and the experiments
+ * it named (copied: a program may pass names that do not outlive the call; NULL, 0: all). */
+static char reported_status[256];
+static uint64_t reported_records;
+static char **reported_names;
+static int reported_nnames;
+
+static void remember_report(const char *status, const char *const *names, int nnames)
 {
+    for (int i = 0; i < reported_nnames; i++)
+        free(reported_names[i]);
+    free(reported_names);
+    reported_names = NULL;
+    reported_nnames = 0;
+    reported_records = cll_record_count();
+    snprintf(reported_status, sizeof reported_status, "%s", status);
+    if (!names || nnames <= 0 || !(reported_names = calloc((size_t)nnames, sizeof *reported_names)))
+        return;
+    for (; reported_nnames < nnames; reported_nnames++)
+        if (!(reported_names[reported_nnames] = strdup(names[reported_nnames])))
+            break;
+}
+
+/* The exit handler (on_exit: it sees the exit status). A program that never reported gets
+ * its trace; one that measured more after its last report gets it again, with the experiments
+ * that report named; in both, an exit status other than 0 is the trace's status, so that
+ * neither `call` (the .previous rule) nor llac take the run for a whole one. An MPI rank's
+ * trace is rank 0's gathered file (`kept`): records after its last report can only be named. */
+static void at_exit(int code, void *unused)
+{
+    (void)unused;
     if (finished)
         return;
     finished = 1;
     cll_store_each_open_(warn_open, NULL);
+    char failed[48];
+    snprintf(failed, sizeof failed, "exit with status %d", code);
+    uint64_t later = cll_record_count() - reported_records;
     if (!reported)
-        write_or_complain("exit-without-report", NULL, 0, 0);
+        write_or_complain(code ? failed : "exit-without-report", NULL, 0, 0);
+    else if (later && kept)
+        fprintf(stderr, "cll: warning: %llu records measured after the last report are not in "
+                "the trace: report again before MPI_Finalize\n", (unsigned long long)later);
+    else if (later)
+        write_or_complain(code ? failed : reported_status, (const char *const *)reported_names,
+                          reported_nnames, 0);
     cll_store_remove_spills_();
     deliver_deferred();
 }
@@ -95,6 +135,7 @@ void cll_report_status(const char *status, const char *const *names, int nnames)
         exit(CLL_EXIT_ERROR);
     }
     reported = 1;
+    remember_report(status, names, nnames);
     deliver_deferred();
 }
 
@@ -323,7 +364,7 @@ static void init_once(void)
     cll_paths_init_();
     cll_command_init_();
     cll_cpu_init_();
-    atexit(at_exit);
+    on_exit(at_exit, NULL);
     pthread_atfork(NULL, NULL, forget_in_child);
 #ifndef CLL_NO_SIGNAL_HANDLERS
     install_signal_handlers();
@@ -336,6 +377,14 @@ void cll_init_(void) { pthread_once(&once, init_once); }
 void cll_register(const cll_program *program)
 {
     cll_init_();
+#ifndef CLL_NO_SIGNAL_HANDLERS   /* a program's start-up (the Python extension's host goes on) */
+    if (cll_trace_folder_check_()) {
+        char message[8400];
+        snprintf(message, sizeof message, "cll: error: cannot write trace %s: %s (its folder, "
+                 "checked at start-up: nothing was measured)", cll_trace_path(), strerror(errno));
+        cll_fail_unstarted(message);
+    }
+#endif
     cll_registry_add_(program);
     cll_store_reserve_();
     cll_trace_reserve_();

@@ -161,7 +161,8 @@ def test_interrupted_re_runs_keep_the_previous_complete_trace(tmp_path):
     said = second.stderr.read()
     assert second.wait() == 143 and "Traceback" not in said, said
     assert (f"call: removed the trace of an earlier run that did not finish ({tmp_path / 'sweep.cll.2.dat'} "
-            f"(status: signal SIGINT)): the complete trace of the run before it stays in {previous}") in said
+            f"(status: signal SIGINT)): the complete trace of the run before it stays in {previous} "
+            f"until this run writes a complete one") in said
     assert f"the previous run's trace is kept as {previous}" in said
     assert previous.read_text() == complete
     assert trace_header(tmp_path / "sweep.cll.2.dat")["status"] == "signal SIGTERM"
