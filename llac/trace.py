@@ -35,7 +35,7 @@ NORMAL_ENDS = ("complete", "exit-without-report")
 DATA_LINE = re.compile(rb"^#data[ \t\r]*$", re.M)
 HEADER_RUN = re.compile(rb"(?:#[^\n]*(?:\n|$))*")
 BOM = b"\xef\xbb\xbf"      # a UTF-8 byte-order mark, which some editors put before the first line
-NEXT_TRACE = re.compile(rb"\n(?=" + MAGIC.encode() + rb"[ \t\r\n])")   # a trace that follows another
+TRACE_START = re.compile(re.escape(MAGIC.encode()) + rb"(?=[ \t\r\n])")   # where a trace may begin
 
 
 @dataclass(frozen=True)
@@ -110,16 +110,28 @@ def _read_checked(path: str, stream: BinaryIO) -> bytes:
 
 def read_stream(path: str, stream: BinaryIO) -> list[Trace]:
     """Every trace in `stream` (standard input): traces written one after another (`cat
-    prog.cll.*.dat | llac`) are split at each line that starts a trace (`#cll-trace`) and read
-    as if they were files; when there are several they are called PATH#1, PATH#2, ..., and
-    their problems' line numbers count from the start of each."""
+    prog.cll.*.dat | llac`) are split where a trace starts (`#cll-trace`): at the start of a
+    line, or after a cut record line (a truncated trace followed by another, which `cat` glues
+    to that line), and read as if they were files; when there are several they are called
+    PATH#1, PATH#2, ..., and their problems' line numbers count from the start of each."""
     import io
     data = _read_checked(path, stream)
-    starts = [0, *(m.end() for m in NEXT_TRACE.finditer(data))]
+    starts = _trace_starts(data)
     if len(starts) == 1:
         return [read_trace(path, stream=io.BytesIO(data))]
     return [read_trace(f"{path}#{i + 1}", stream=io.BytesIO(data[start:end]))
             for i, (start, end) in enumerate(zip(starts, [*starts[1:], len(data)]))]
+
+
+def _trace_starts(data: bytes) -> list[int]:
+    """Where each trace in `data` begins: 0, and each `#cll-trace` at the start of a line or
+    inside a record line (never inside a header line, whose text is the program's)."""
+    starts = [0]
+    for match in TRACE_START.finditer(data, 1):
+        line = data.rfind(b"\n", 0, match.start()) + 1
+        if line == match.start() or data[line:line + 1] != b"#":
+            starts.append(match.start())
+    return starts
 
 
 def read_trace(source: str | os.PathLike, text: str | None = None, stream: BinaryIO | None = None) -> Trace:

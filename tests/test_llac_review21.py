@@ -213,6 +213,17 @@ def test_the_same_trace_piped_twice_counts_once(tmp_path):
     assert "<stdin>#2: its colinit holds the same records as <stdin>#1's" in done.stderr
 
 
+def test_a_cut_trace_piped_before_a_whole_one_is_split_where_the_whole_one_starts(tmp_path):
+    """`cat cut.dat whole.dat | llac`: the cut trace's last record has no end of line, so `cat`
+    glues the next trace's `#cll-trace` line to it; its records are then the same run's twice."""
+    from support.traces import write_matinit
+    text = write_matinit(tmp_path / "m.cll.1.dat").read_text()
+    cut = text[:text.index("\ncolinit", text.index("#data")) + 5]           # mid-record
+    done = llac_c(tmp_path, 'load "-"; list', stdin=cut + text)
+    assert "colinit  experiment       24" in done.stdout, done.stdout + done.stderr
+    assert "<stdin>#1:" in done.stderr and "record of unknown experiment" not in done.stderr
+
+
 # ---- 7. a negative prediction names its cause
 def test_a_negative_prediction_blames_the_variable_outside_the_measured_range(members):
     out = text_of(run(members, "predict A s.len=-1000"))
