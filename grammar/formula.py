@@ -399,7 +399,7 @@ def parse_formula(text: str, experiment: str | None = None) -> Formula:
 
 def _canonical(root: Node, text: str, experiment: str | None) -> Formula:
     """The Formula of the parsed `root` of `text` (parse_formula)."""
-    _check_divisions(root)
+    check_divisions(root)
     if experiment:   # before the terms: a[3] is a foreign constant, not a term's second one
         foreign = next((n for n in walk(root) if isinstance(n, Constant) and n.name != experiment), None)
         if foreign is not None:
@@ -414,6 +414,7 @@ def _canonical(root: Node, text: str, experiment: str | None) -> Formula:
             raise _foreign_constant(term.constant, name, f"the first term ({name}[...])")
     _check_indices(terms, name)
     terms.sort(key=lambda t: t.constant.index)
+    _check_distinct(terms)
     variables = tuple(dict.fromkeys(v for t in terms for v in variables_of(t.factor)))
     return Formula(text.strip(), name, tuple(terms), variables)
 
@@ -428,7 +429,26 @@ def _foreign_constant(constant: Constant, name: str, whose: str) -> FormulaError
                         f"element into one)", constant.span)
 
 
-def _check_divisions(root: Node) -> None:
+def _check_distinct(terms: list[Term]) -> None:
+    """Two terms whose factors are proportional whatever the variables (`f[1]*N + f[2]*N`,
+    `f[1]*N + f[2]*2*N`, `f[0] + f[1]*2`) cost the same at every input: no measurement can
+    tell their constants apart. An error at the second term's constant. (Each factor's values
+    at the probes, scaled by the largest, are compared by hashing: a formula has thousands of
+    terms at most.)"""
+    seen: dict[tuple, Term] = {}
+    variables = tuple(dict.fromkeys(v for t in terms for v in variables_of(t.factor)))
+    for term in terms:
+        values = probe_values(term.factor, variables)
+        if not np.all(np.isfinite(values)) or not np.any(values):
+            continue
+        earlier = seen.setdefault(tuple(np.round(values / values[np.argmax(np.abs(values))], 9)), term)
+        if earlier is not term:
+            raise FormulaError(f"terms {earlier} and {term} cost the same up to a factor whatever "
+                               f"the variables: no measurement can tell {earlier.constant} and "
+                               f"{term.constant} apart; keep one term", term.constant.span)
+
+
+def check_divisions(root: Node) -> None:
     """A division by an operand that is 0 whatever the variables (`N/0`, `N/(2-2)`,
     `N/(N-N)`, `N/(0*M)`) makes its term infinite (or undefined) on every record: an error at
     that operand."""
@@ -439,10 +459,21 @@ def _check_divisions(root: Node) -> None:
                                    operand.span)
 
 
-# Where a divisor is tried: whole numbers, so that a polynomial with whole coefficients is
-# computed exactly (`(N+1)^2 - N^2 - 2*N - 1` is 0.0, not a rounding error), each variable
+# Where an expression is tried: whole numbers, so that a polynomial with whole coefficients
+# is computed exactly (`(N+1)^2 - N^2 - 2*N - 1` is 0.0, not a rounding error), each variable
 # taking them in its own order (`N - M` is 0 at none of them).
 PROBES = np.array([2.0, 3.0, 5.0, 7.0, 11.0, 13.0, 1000.0, 65537.0])
+
+
+def probe_values(node: Node, variables: Sequence[str] = ()) -> np.ndarray:
+    """`node` (free of constants) at each of the PROBES of its variables: what it is
+    "whatever the variables", as far as a few inputs can tell. Each variable takes them in
+    the order of its place in `variables` (default: its own), so that nodes probed with the
+    same `variables` see the same inputs."""
+    variables = variables or variables_of(node)
+    values = {v: np.roll(PROBES, 3 * i) for i, v in enumerate(variables)}
+    with np.errstate(all="ignore"):
+        return np.broadcast_to(np.asarray(evaluate(node, values), dtype=float), PROBES.shape)
 
 
 def _is_zero_whatever_the_variables(node: Node) -> bool:
@@ -451,10 +482,7 @@ def _is_zero_whatever_the_variables(node: Node) -> bool:
     divisor can be told apart from one that is 0 somewhere only."""
     if any(isinstance(n, Constant) for n in walk(node)):
         return False
-    values = {v: np.roll(PROBES, 3 * i) for i, v in enumerate(variables_of(node))}
-    with np.errstate(all="ignore"):
-        result = np.broadcast_to(evaluate(node, values), PROBES.shape)
-    return bool(np.all(result == 0))
+    return bool(np.all(probe_values(node) == 0))
 
 
 def _signed_terms(node: Node, sign: int):

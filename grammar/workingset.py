@@ -16,8 +16,8 @@ from typing import Mapping
 import numpy as np
 
 from cll_grammar.columns import reject_record_columns
-from cll_grammar.formula import BinOp, Chain, Constant, FormulaError, Node, Not, Number, Variable, evaluate, \
-    parse_expression, variables_of, walk
+from cll_grammar.formula import BinOp, Chain, Constant, FormulaError, Node, Not, Number, Variable, \
+    check_divisions, evaluate, parse_expression, probe_values, variables_of, walk
 from cll_grammar.span import Span
 
 
@@ -67,4 +67,8 @@ def parse_working_set(text: str) -> WorkingSet:
             raise FormulaError("the working set is a size in bytes: comparisons and 'and', 'or', "
                                "'not' have no place in it", part.span or Span.point(1, 1))
     reject_record_columns(node, "the working set")
+    check_divisions(node)
+    if not np.any(probe_values(node) > 0):
+        raise FormulaError(f"the working set {node} is no size: it is 0 or negative whatever the "
+                           f"variables (a count of bytes, e.g. 8*N*3)", node.span or Span.point(1, 1))
     return WorkingSet(str(node), node, variables_of(node))

@@ -110,10 +110,26 @@ def test_all_times_invalid():
         "no valid times: 12 records have NaN, inf or non-positive time"
 
 
-def test_linearly_dependent_terms_are_named():
-    message = _message("f[0]*N + f[1]*2*N", {"N": POWERS, "time": 1e-6 * POWERS})
+def test_terms_linearly_dependent_at_the_data_are_named():
+    # max(N, 8) is N at every measured N (16 and up), though not whatever N is
+    message = _message("f[0]*N + f[1]*max(N, 8)", {"N": POWERS, "time": 1e-6 * POWERS})
     assert message.startswith("constants f[0] and f[1] cannot be told apart")
     assert "linearly dependent" in message
+
+
+def test_terms_that_differ_somewhere_are_kept():
+    for formula in ("f[0] + f[1]*N + f[2]*P", "f[0] + f[1]*N/P + f[2]*N", "f[0] + f[1]*ceil(N/2) + f[2]*N"):
+        assert len(parse_formula(formula).terms) == 3
+
+
+@pytest.mark.parametrize("formula, second", [("f[0]*N + f[1]*2*N", "f[1]"), ("f[0] + f[1]*N^2 + f[2]*N*N", "f[2]"),
+                                             ("f[0] + f[1]*2", "f[1]")])
+def test_terms_that_cost_the_same_whatever_the_variables_are_refused_in_the_formula(formula, second):
+    from cll_grammar.formula import FormulaError
+    with pytest.raises(FormulaError) as caught:
+        parse_formula(formula)
+    assert "cost the same up to a factor whatever the variables" in str(caught.value)
+    assert formula[caught.value.span.column - 1:].startswith(second)
 
 
 def test_term_not_finite_at_the_data():

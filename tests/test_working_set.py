@@ -159,6 +159,10 @@ def check(tmp_path: Path, pragma_line: str, name: str = "p.c") -> tuple[int, str
     ("#pragma cll t t[0]*max(N M)", "p.c:7:34", "unexpected 'M' inside parentheses: separate a "
                                                 "function's arguments with commas (max(N, M))"),
     ("#pragma cll t t[0]*N bytes 8*max(N M)", "p.c:7:44", "unexpected 'M' inside parentheses"),
+    ("#pragma cll t t[0]*N bytes 8*N/(N-N)", "p.c:7:41", "division by zero: the divisor N - N is 0"),
+    ("#pragma cll t t[0]*N bytes -8*N", "p.c:7:36", "the working set -8*N is no size"),
+    ("#pragma cll t t[0]*N bytes 0", "p.c:7:36", "the working set 0 is no size"),
+    ("#pragma cll t t[0] + t[1]*N + t[2]*2*N", "p.c:7:39", "terms t[1]*N and t[2]*2*N cost the same"),
 ])
 def test_malformed_clauses_are_located_errors(tmp_path, line, where, message):
     status, err = check(tmp_path, line)
