@@ -6,6 +6,7 @@ registry. Nothing here runs anything.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Mapping
 
 from cll_grammar.formula import Node
 from cll_grammar.span import Span
@@ -206,8 +207,9 @@ class Source(Statement):
     """A command whose result is a new object; `obj` is the object it starts from."""
     obj: Name
 
-    def default_target(self) -> str | None:
-        """The name the result gets when no `NAME =` is written (None: a target is required)."""
+    def default_target(self, objects: Mapping[str, object]) -> str | None:
+        """The name the result gets when no `NAME =` is written (None: a target is required),
+        given the session's `objects`."""
         return None
 
 
@@ -244,7 +246,7 @@ class Reformulate(Source):
 
 @dataclass(frozen=True)
 class Fit(Source):
-    def default_target(self):
+    def default_target(self, objects):
         return f"{self.obj.text}.model"
 
 
@@ -252,8 +254,14 @@ class Fit(Source):
 class Drop(Source):
     constants: tuple[tuple[Name, int], ...] = ()
 
-    def default_target(self):
-        return f"{self.obj.text.removesuffix('.model')}.model"
+    def default_target(self, objects):
+        """EXPERIMENT.model for an experiment (or its model); a model kept under another
+        name (`m = fit colinit`) is replaced under that name."""
+        from llac.experiment import Experiment
+        name = self.obj.text
+        if name.endswith(".model") or isinstance(objects.get(name, Experiment), Experiment):
+            return f"{name.removesuffix('.model')}.model"
+        return name
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ class Session:
         settings as they were, so no half-made object survives it. A domain error
         (DOMAIN_ERRORS) becomes a LlacError with its message, located at the statement."""
         if isinstance(statement, ast.Source):
-            target = statement.default_target()
+            target = statement.default_target(self.objects)
             if target is None:
                 raise LlacError("this command makes a new object: write NAME = ... to name it",
                                 statement.span)

@@ -209,6 +209,14 @@ def test_drop_refits_without_constants(session):
     assert "not a constant" in error_of(session, "drop rowinit rowinit[7]").message
 
 
+def test_drop_on_a_model_kept_under_its_own_name_replaces_it(session):
+    full = session.objects["colinit"].formula.constants
+    run(session, "m = fit colinit")
+    out = text_of(run(session, "drop m colinit[1]"))
+    assert "replaced m: model of colinit" in out and "colinit.model" not in session.objects
+    assert session.objects["m"].formula.constants == tuple(c for c in full if c != "colinit[1]")
+
+
 def test_a_formula_that_cannot_be_fitted_names_the_drop_that_can(session):
     run(session, 'pp = colinit formula "pp[0] + pp[1]*N + pp[2]*max(N, 10) + pp[3]*log(N)"')
     message = error_of(session, "fit pp").message

@@ -193,7 +193,8 @@ def _indices(constants) -> list[int]:
          those terms. Without constants it drops the ones `fit` suggested (insignificant in every
          interval, and the fit is no worse without them). The median relative error before and
          after is printed, with a warning when the fit got worse. NAME is an experiment or a
-         model; the result replaces EXPERIMENT.model unless named. An experiment whose whole
+         model; the result replaces EXPERIMENT.model (a model kept under another name, `m = fit
+         colinit`: that name) unless named. An experiment whose whole
          formula cannot be fitted (a term that is 0 at every sample point, as log(P) in runs at
          P = 1 only, or terms that cannot be told apart) loses the named constants all the
          same: the message of `fit` names them.""",
