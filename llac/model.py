@@ -122,6 +122,7 @@ class Model:
                     relative_var += (rate * log_distance(columns[v][rows], data.min(), data.max())) ** 2
                 q = student_t.quantile(self.settings.alpha / 2, p.df) if p.df > 0 else np.nan
                 spread[rows] = q * np.sqrt(relative_var)
+        values[~np.all(np.isfinite(design), axis=1)] = np.nan    # no value there: no prediction (said below)
         with np.errstate(invalid="ignore", over="ignore"):   # 0 with an infinite spread: no bounds (nan)
             bounds = np.sort(np.stack([values * np.exp(-spread), values * np.exp(spread)]), axis=0)
         floor_notes = self._measured_floor(columns, design, values, bounds)
