@@ -136,8 +136,9 @@ def _procs(text: str) -> tuple[int, int, int]:
         first, last, factor = (int(p) for p in parts)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: expected A:B:F, three integers") from None
-    if first < 1 or last < first or factor < 2:
-        raise argparse.ArgumentTypeError(f"{text!r}: need 1 <= A <= B and F >= 2")
+    from call.pragmas import MAX_PROCS
+    if first < 1 or last < first or factor < 2 or last > MAX_PROCS:
+        raise argparse.ArgumentTypeError(f"{text!r}: need 1 <= A <= B <= {MAX_PROCS} and F >= 2")
     return first, last, factor
 
 

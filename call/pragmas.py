@@ -209,6 +209,9 @@ class _Reader:
                                            f"{first}; {usage}")
         if factor < 2:
             self.fail(values[2].start_pos, f"procs: the factor must be at least 2, got {factor}; {usage}")
+        if last > MAX_PROCS:
+            self.fail(values[1].start_pos, f"procs: the last count {last} is more processors than a "
+                                           f"trace can record (at most {MAX_PROCS})")
         return first, last, factor
 
     def report_all(self, tree: Tree) -> Report:
@@ -216,6 +219,9 @@ class _Reader:
 
     def report_names(self, tree: Tree) -> Report:
         return Report(**self.place, names=tuple(str(t) for t in tree.children))
+
+
+MAX_PROCS = 2 ** 31 - 1     # P is a C int in the runtime (the trace's name, its records)
 
 
 def procs_sequence(procs: tuple[int, int, int]) -> list[int]:

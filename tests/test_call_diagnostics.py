@@ -136,6 +136,8 @@ def test_formula_error_on_a_continuation_line_maps_to_that_line(tmp_path):
     ("a:b", 29, "malformed procs clause"),
     ("1:8:1", 41, "the factor must be at least 2"),
     ("0:8:2", 37, "at least 1"),
+    ("1:100000000000000000000:2", 39, "the last count 100000000000000000000 is more processors than a "
+                                      "trace can record (at most 2147483647)"),
 ])
 def test_malformed_procs(tmp_path, clause, column, words):
     status, _, err = check(tmp_path, f"#pragma cll parallel OpenMP procs = {clause}\n" + in_main())
