@@ -20,9 +20,10 @@ from call.progress import Progress
 
 
 def read_source(path: str) -> str:
-    """The text of a C file, or a CallError naming it."""
+    """The text of a C file (without the UTF-8 byte-order mark some editors put first, which
+    gcc skips there but not after the lines `call` puts before it), or a CallError naming it."""
     try:
-        return Path(path).read_text(encoding="utf-8", errors="surrogateescape")
+        return Path(path).read_text(encoding="utf-8", errors="surrogateescape").removeprefix("\ufeff")
     except OSError as err:
         raise CallError([Diagnostic("error", path, 0, 0, f"cannot read: {err.strerror}")]) from None
 

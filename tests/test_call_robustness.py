@@ -25,7 +25,8 @@ def run(tool, *args, cwd):
 
 
 def long_formula(name="f", terms=TERMS):
-    return " + ".join(f"{name}[{i}]*N" for i in range(terms))
+    """NAME[0]*N^(0/1000) + NAME[1]*N^(1/1000) + ...: distinct terms (the same term twice is an error)."""
+    return " + ".join(f"{name}[{i}]*N^({i}/1000)" for i in range(terms))
 
 
 def test_begin_for_end_end_for_crossing_is_a_positioned_error(tmp_path):
@@ -46,7 +47,7 @@ def test_formula_of_thousands_of_terms_translates_and_compiles(tmp_path):
     assert done.returncode == 0, done.stderr
     subprocess.run(["./big"], cwd=tmp_path, check=True)
     header = (tmp_path / "big.cll.1.dat").read_text()
-    assert f"f[{TERMS - 1}]*N" in header
+    assert f"f[{TERMS - 1}]*N^({TERMS - 1}/1000)" in header
 
 
 def test_deeply_nested_formula_is_one_positioned_error(tmp_path):
@@ -66,7 +67,16 @@ def test_llac_with_and_where_of_thousands_of_terms(tmp_path):
     done = run("llac", "-c", script, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[:500]
     assert "created d: 24 records" in done.stdout
-    assert f"colinit[{TERMS - 1}]*N" in done.stdout
+    assert f"colinit[{TERMS - 1}]*N^({TERMS - 1}/1000)" in done.stdout
+
+
+def test_a_source_that_begins_with_a_byte_order_mark_builds_and_traces(tmp_path):
+    (tmp_path / "bom.c").write_bytes(b"\xef\xbb\xbf#include <stdio.h>\nint main(void) {\n    int N = 10;\n"
+                                     b"    #pragma cll f f[0] + f[1]*N\n    N++;\n    #pragma cll end f\n"
+                                     b"    printf(\"%d\\n\", N);\n    return 0;\n}\n")
+    done = run("call", "run", "bom.c", cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout == "11\n", done.stderr
+    assert "\nf 0 0 " in (tmp_path / "bom.cll.1.dat").read_text()
 
 
 def test_llac_deep_nesting_is_one_clear_error(tmp_path):
