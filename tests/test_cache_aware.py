@@ -157,7 +157,11 @@ def test_without_what_it_needs_the_plain_prediction_stands_alone(workdir):
     write_stream_trace(workdir / "negative.cll.1.dat", IN_CACHE, working_set="-8*N")
     done = llac(workdir, 'load "negative.cll.1.dat"; fit stream')
     assert done.returncode == 0 and "L1" not in done.stdout, done.stdout
-    assert "no cache-aware prediction: the working set (-8*N bytes) is -" in done.stdout
+    assert "the working set -8*N is no size" in done.stderr          # refused at load, as call refuses it
+    write_stream_trace(workdir / "negative.cll.1.dat", IN_CACHE, working_set="8*(N-4096)")
+    done = llac(workdir, 'load "negative.cll.1.dat"; fit stream')    # a size somewhere, negative at the data
+    assert done.returncode == 0 and "L1" not in done.stdout, done.stdout
+    assert "no cache-aware prediction: the working set (8*(N - 4096) bytes) is -" in done.stdout
     assert "it must count bytes (> 0)" in done.stdout
 
 

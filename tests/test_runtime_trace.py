@@ -75,11 +75,12 @@ def test_recursion_nests_to_any_depth(tmp_path):
     assert times == sorted(times)
 
 
-def test_exit_without_report_still_writes_the_trace(tmp_path):
-    result = run(build(tmp_path, {"prog.c": loop_program("return 3;")}))
-    assert result.returncode == 3
+@pytest.mark.parametrize("ending, status", [("return 0;", "exit-without-report"), ("return 3;", "exit with status 3")])
+def test_exit_without_report_still_writes_the_trace(tmp_path, ending, status):
+    result = run(build(tmp_path, {"prog.c": loop_program(ending)}))
+    assert result.returncode == int(ending.split()[1].rstrip(";"))
     trace = read_trace(tmp_path / "prog.cll.1.dat")
-    assert trace.header["status"] == "exit-without-report" and trace.ended
+    assert trace.header["status"] == status and trace.ended
     assert len(trace.records["f"]) == 5
 
 
@@ -160,7 +161,8 @@ def test_unwritable_trace_path_is_one_clear_error(tmp_path):
     result = run(build(tmp_path, {"prog.c": loop_program()}), {"CLL_TRACE": "nodir/t.dat"})
     assert result.returncode == 70
     assert result.stderr.strip() == (f"cll: error: cannot write trace {tmp_path}/nodir/t.dat: "
-                                     "No such file or directory")
+                                     "No such file or directory (its folder, checked at start-up: "
+                                     "nothing was measured)")
 
 
 def _unit(name: str, formula: str, fn: str) -> str:
