@@ -110,3 +110,23 @@ def test_import_errors(tmp_path, text, message):
     (tmp_path / "e.txt").write_text(text)
     with pytest.raises(ExtrapError, match=message):
         read_extrap(tmp_path / "e.txt")
+
+
+def test_load_reads_what_export_as_extrap_wrote_and_a_model_exported_under_a_csv_name(tmp_path, monkeypatch):
+    """A user's round trips through files: `export ... as extrap` then `load`, and a model
+    exported to a .csv name then `load` (both were refused: 'not a CALL trace', 'a CSV file
+    is loaded alone, with a name and a formula')."""
+    from support.traces import write_matinit
+    from test_session_llac import run, text_of
+    from llac.session import Session
+    monkeypatch.chdir(tmp_path)
+    write_matinit(tmp_path / "m.cll.1.dat")
+    session = Session()
+    run(session, 'load "m.cll.1.dat"; export colinit "c.txt" as extrap; fit colinit; export colinit.model "m.csv"')
+    out = text_of(run(session, 'load "c.txt" as c2; g = c2 formula "c2[0] + c2[1]*N*N"; fit g'))
+    assert "created c2: 24 records, c2[0]" in out and "Extra-P's format has no formulas" in out
+    original, loaded = session.objects["colinit"], session.objects["c2"]
+    assert sorted(loaded.columns["time"]) == sorted(original.columns["time"])
+    out = text_of(run(session, 'load "m.csv" as m2; predict m2 N=100; predict colinit.model N=100'))
+    first, second = [line.split()[1] for line in out.splitlines() if line.startswith("100 ")]
+    assert first == second

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cll_grammar.formula import parse_formula
 from cll_grammar.outputs import missing_folder
 from llac import ast
 from llac.commands import command
@@ -36,15 +37,20 @@ EXPORT_SUFFIXES = {"extrap": "txt"}        # a file name's suffix by format, whe
          those of the `.rank<r>` traces of ranks that were not gathered join the gathered trace's
          of the same execution (load "prog.cll.4*.dat"). A CSV file needs `as NAME` and a formula; its columns are
          time and the formula's variables. A model written by `export` (a .json file, or any
-         file that holds one) predicts as the exported one did.""",
+         file that holds one) predicts as the exported one did. An Extra-P text file (`export
+         ... as extrap`, its first word PARAMETER) gives one experiment per region, with the
+         constant formula NAME[0]: `g = NAME formula "..."` gives it its own.""",
          ['load "matinit.cll.1.dat"', 'load "fft.cll.*.dat"',
-          'load "data.csv" as f formula "f[0] + f[1]*N"', 'load "colinit.json" as m'], ast.Load)
+          'load "data.csv" as f formula "f[0] + f[1]*N"', 'load "colinit.json" as m',
+          'load "colinit.txt" as c'], ast.Load)
 def load(session, statement: ast.Load):
     files = _expand(statement)
+    if any(_is_model_file(f) for f in files):       # first: a model exported under a .csv name too
+        return _load_model(session, statement, files)
     if any(Path(f).suffix.lower() == ".csv" for f in files):
         return _load_csv(session, statement, files)
-    if any(_is_model_file(f) for f in files):
-        return _load_model(session, statement, files)
+    if any(_is_extrap_file(f) for f in files):
+        return _load_extrap(session, statement, files)
     if statement.formula is not None:
         raise LlacError("a formula is only given for CSV files; for a trace use: g = NAME formula \"...\"")
     from llac.spill import read_input
@@ -200,6 +206,35 @@ def _is_model_file(path: str) -> bool:
             return f.read(64).lstrip().startswith(b"{")
     except OSError:
         return False
+
+
+def _is_extrap_file(path: str) -> bool:
+    """Extra-P's text input format (`export ... as extrap`): its first word is PARAMETER."""
+    if path == "-":
+        return False
+    try:
+        with open(path, "rb") as f:
+            return f.read(256).lstrip().startswith(b"PARAMETER")
+    except OSError:
+        return False
+
+
+def _load_extrap(session, statement: ast.Load, files):
+    """Each REGION (and METRIC) of an Extra-P text file as an experiment with the constant
+    formula NAME[0] (the format has none): `g = NAME formula "..."` gives it one."""
+    if len(files) != 1 or statement.formula is not None:
+        raise LlacError('an Extra-P text file is loaded alone, without a formula (it holds measurements '
+                        'only): load "data.txt" [as NAME], then g = NAME formula "..."')
+    from llac.extrap import read_extrap
+    experiments = read_extrap(files[0])
+    if statement.name and len(experiments) != 1:
+        raise LlacError(f"'as NAME' names a single experiment, but this file holds {len(experiments)} regions")
+    if statement.name:
+        name = statement.name.text
+        experiments = [experiments[0].replace(formula=parse_formula(f"{name}[0]", experiment=name))]
+    stored = [session.store(e.formula.name, e) for e in experiments]
+    return [*stored, Note("Extra-P's format has no formulas: each experiment has the constant NAME[0]; "
+                          "give it its own with g = NAME formula \"...\"")]
 
 
 def _load_model(session, statement: ast.Load, files):
