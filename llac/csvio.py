@@ -53,6 +53,11 @@ def read_csv(path: str | os.PathLike, formula: str, name: str | None = None,
         kept.append(row)
         lines.append(number)
     table, good = _numbers(where, names, needed, kept, lines, problems)
+    for variable in parsed.variables:      # as the trace reader: a record needs finite variables
+        for i in np.flatnonzero(good & ~np.isfinite(table[variable])):
+            problems.append(Problem(where, lines[i], f"{variable} = {table[variable][i]:g} is not a finite "
+                                    "number; the row is ignored"))
+            good[i] = False
     columns = {("time" if c == time else c): table[c][good] for c in table}
     problems.sort(key=lambda p: p.line)
     header = {"formula": parsed.text, "columns": " ".join(columns), "experiment": parsed.name}

@@ -41,13 +41,15 @@ def test_bad_rows_are_reported_and_good_rows_kept(tmp_path):
                            "64,3e-6\n"          # 4: a field missing
                            "\n"                 # 5: blank lines are skipped
                            "x,4e-6,c\n"         # 6: N not a number
-                           "128,5e-6,d\n")      # 7: good
+                           "128,5e-6,d\n"       # 7: good
+                           "1e400,1,e\n")       # 8: N is a number, but not a finite one
     exp, problems = read_csv(path, "g[0] + g[1]*N")
     assert [str(p).rpartition("/")[2] for p in problems] == [
         "d.csv:2: column 'host' holds 'a', not a number; the column is not loaded",
         "d.csv:3: 'oops' in column 'time' is not a number; the row is ignored",
         "d.csv:4: row has 2 fields, the header names 3; it is ignored",
         "d.csv:6: 'x' in column 'N' is not a number; the row is ignored",
+        "d.csv:8: N = inf is not a finite number; the row is ignored",
     ]
     assert exp.column_names == ("N", "time")
     assert exp.columns["N"].tolist() == [16, 128] and exp.columns["time"].tolist() == [1e-6, 5e-6]
