@@ -12,7 +12,7 @@ from typing import Callable
 
 from call import manifest
 from cll_grammar.outputs import missing_folder
-from call.check import Program, check_file
+from call.check import Program, check_file, check_together
 from call.conditions import macros_of
 from call.diagnostics import CallError, Diagnostic
 from call.generate import instrumented_header, instrumented_source
@@ -119,6 +119,7 @@ def compile_program(arguments: list[str], warn: Warn = None,
             (Path(directory) / str(number)).mkdir()
             translated[source] = translate(source, Path(directory) / str(number), warn,
                                            macros_of(arguments))
+        check_together([program for _, program in translated.values()])
         return subprocess.run(build_command(arguments, translated)).returncode
 
 

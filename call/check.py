@@ -49,6 +49,28 @@ def check_file(file: str, text: str, macros: dict[str, str | None] | None = None
     return findings.program
 
 
+def check_together(programs: list[Program]) -> None:
+    """Files built into one program (`call check a.c b.c`, `call cc a.c b.c`): one experiment
+    name keeps one formula and one working set across them too, which the runtime would refuse
+    only when the program starts; CallError with an error at each later begin, a note at the first."""
+    first: dict[str, Begin] = {}
+    errors = []
+    for program in programs:
+        for name, begin in program.experiments.items():
+            known = first.setdefault(name, begin)
+            differ = [(what, mine, theirs) for what, mine, theirs in (
+                ("formulas", begin.formula, known.formula), ("working sets", begin.working_set, known.working_set))
+                if str(mine) != str(theirs)]
+            if known is not begin and differ:
+                what, mine, theirs = differ[0]
+                errors.append(Diagnostic("error", begin.file, begin.line, begin.column,
+                                         f"experiment {name!r} has two different {what}: '{mine}' here",
+                                         (Diagnostic("note", known.file, known.line, known.column,
+                                                     f"and '{theirs}' here, in another file of the same program"),)))
+    if errors:
+        raise CallError(errors)
+
+
 class _Checker:
     """Walks a file's tokens and directives: follows the C context (call.ccontext), the
     balance of experiments and sampling loops (call.balance) and the experiments that are

@@ -9,7 +9,7 @@ import sys
 import traceback
 
 from call.build import compile_program, read_source, translate
-from call.check import Program, check_file
+from call.check import Program, check_file, check_together
 from call.conditions import macros_of
 from call.diagnostics import CallError, Diagnostic
 from cll_grammar.span import printable, suggest
@@ -226,8 +226,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"call: wrote {output} and {output.with_suffix('.h')}", file=sys.stderr)
         elif args.command == "check":
             macros = macros_of(shlex.split(args.cflags))
-            for source in args.sources:
-                print_warnings(check_file(source, read_source(source), macros))
+            programs = [check_file(source, read_source(source), macros) for source in args.sources]
+            for program in programs:
+                print_warnings(program)
+            check_together(programs)
         elif args.command == "run":
             return run_program_command(args, program_args)
         elif args.command == "probe":

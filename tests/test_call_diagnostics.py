@@ -77,6 +77,18 @@ def test_two_formulas_under_one_name_point_at_both(tmp_path):
     assert "prog.c:3:5: note: and 'f[0] + f[1]*N' here" in err
 
 
+@pytest.mark.parametrize("command", [("check", "a.c", "b.c"), ("cc", "a.c", "b.c", "-o", "ab")])
+def test_two_formulas_under_one_name_in_two_files_of_one_program_point_at_both(tmp_path, command):
+    (tmp_path / "a.c").write_text("void work(int N);\n" + in_main("#pragma cll f f[0] + f[1]*N", "work(N);",
+                                                                   "#pragma cll end f"))
+    (tmp_path / "b.c").write_text("void work(int N) {\n    volatile int s = 0;\n    #pragma cll f f[0] + f[1]*N*N\n"
+                                  "    for (int i = 0; i < N; i++) s += i;\n    #pragma cll end f\n}\n")
+    status, _, err = call(*command, cwd=tmp_path)
+    assert status == 1 and not (tmp_path / "ab").exists()
+    assert err == ("b.c:3:5: error: experiment 'f' has two different formulas: 'f[0] + f[1]*N*N' here\n"
+                   "a.c:4:5: note: and 'f[0] + f[1]*N' here, in another file of the same program\n")
+
+
 def test_same_formula_at_two_sites_is_fine(tmp_path):
     status, _, err = check(tmp_path, in_main("#pragma cll f f[0] + f[1]*N", "#pragma cll end f",
                                              "#pragma cll f f[0]+f[1] * N", "#pragma cll end f"))
