@@ -52,8 +52,9 @@ def drift_rates(variables: dict[str, np.ndarray], time: np.ndarray, noise: np.nd
 
 def log_distance(x: np.ndarray, low: float, high: float) -> np.ndarray:
     """How far beyond [low, high] each value lies, in log units (0 inside; a non-positive
-    value or bound counts as 0, since the log distance is undefined there)."""
+    bound counts as 0, since the log distance is undefined there; a non-positive value below a
+    positive range is infinitely far: nothing measured tells how wrong the model is there)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         above = np.where((x > high) & (high > 0), np.log(x / high), 0.0)
-        below = np.where((x < low) & (x > 0) & (low > 0), np.log(low / x), 0.0)
-    return np.nan_to_num(above + below)
+        below = np.where((x < low) & (low > 0), np.where(x > 0, np.log(low / x), np.inf), 0.0)
+    return np.nan_to_num(above + below, posinf=np.inf)

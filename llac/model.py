@@ -125,6 +125,7 @@ class Model:
         values[~np.all(np.isfinite(design), axis=1)] = np.nan    # no value there: no prediction (said below)
         with np.errstate(invalid="ignore", over="ignore"):   # 0 with an infinite spread: no bounds (nan)
             bounds = np.sort(np.stack([values * np.exp(-spread), values * np.exp(spread)]), axis=0)
+        bounds[:, ~np.all(np.isfinite(bounds), axis=0)] = np.nan     # none (said in a note), not 0 .. inf
         floor_notes = self._measured_floor(columns, design, values, bounds)
         extrapolated, notes = self._extrapolation(columns, piece)
         return Prediction(values, bounds[0], bounds[1], piece, extrapolated,
@@ -202,9 +203,17 @@ class Model:
         the formula says nothing there. Blanks (nan) without a word read as a tool failure."""
         notes = []
         unbounded = np.isfinite(values) & intervals & ~np.all(np.isfinite(bounds), axis=0)
+        measured_positive = [v for v in self.formula.variables if self.sample_points[v].min() > 0]
+        unmeasured = np.zeros(len(values), dtype=bool)      # a variable <= 0 where every measured one is > 0
+        for v in measured_positive:
+            unmeasured |= np.broadcast_to(columns[v], unmeasured.shape) <= 0
         for points, why in ((np.flatnonzero(unbounded & (values == 0)), "the prediction there is 0 s, and the "
                              "interval is relative (a factor of the prediction): 0 has none"),
-                            (np.flatnonzero(unbounded & (values != 0)), "its arithmetic overflows so far beyond the data")):
+                            (np.flatnonzero(unbounded & (values != 0) & unmeasured),
+                             f"{' or '.join(measured_positive)} is 0 or negative there, and every measured value is "
+                             f"above 0: nothing measured tells how wrong the model is so far away"),
+                            (np.flatnonzero(unbounded & (values != 0) & ~unmeasured),
+                             "its arithmetic overflows so far beyond the data")):
             if len(points):
                 where = self._point_text(columns, points[0])
                 notes.append(f"no prediction interval at {where}" + (f" and {len(points) - 1} more point(s)"

@@ -61,6 +61,16 @@ def test_predictions_that_overflow_are_no_prediction(session):
     assert "no value at N=1e+200" in text_of(results) and "no prediction" in text_of(results)
 
 
+def test_a_value_below_zero_where_all_measured_are_above_has_no_interval_rather_than_a_narrow_one(session):
+    results = run(session, "fit colinit; predict colinit N=-5,2")
+    table = results[-1]
+    below, near = table.rows
+    assert below[0] == -5 and below[2] is None and below[3] is None        # was 6.2e-09 .. 2.2e-08
+    assert near[2] is not None and near[2] < near[1] < near[3]
+    assert ("no prediction interval at N=-5: N is 0 or negative there, and every measured value is above 0"
+            in text_of(results))
+
+
 @pytest.mark.parametrize("factor", ["1e-300", "1e300", "0 + 1e-300", "0 + 1e300", "0 + 1"])
 def test_extreme_and_equal_times_fit(session, factor):
     """Relative least squares does not depend on the unit of time: 1e-300 s fits like 1 s."""
