@@ -75,7 +75,8 @@ def _check_names(where: str, names: list[str], time: str, variables) -> None:
         raise CsvError(f"{where!r} has a column 'time' besides the time column {time!r}; rename one")
     missing = [v for v in (time, *variables) if v not in names]
     if missing:
-        hint = " (say which column holds the times)" if time in missing else ""
+        hint = (" (llac's load takes the times from the column named 'time': name the column of times "
+                "so in the header row)") if time in missing else ""
         raise CsvError(f"{where!r} has no column {', '.join(map(repr, missing))}{hint}; "
                        f"its columns are {', '.join(names)}")
 

@@ -23,9 +23,9 @@ WORDS = {"OBJECT": "a name", "VARIABLE": "a variable", "VARIABLE_IS": "a variabl
          "_NL": "the end of the line", "SEMICOLON": "';'", "$END": "the end of the input",
          "formula__NAME": "a column name", "formula__NUMBER": "a number",
          "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "EQUAL": "'='",
-         "COMMA": "','", "PERCENT": "'%'", "LOGSCALE": "'log' or 'loglog'", "_RANGE": "'..'",
-         "formula__MEMBER_OP": "'.' or '->'",
-         "MACHINE_VIEW": "'list', 'show', 'compare', 'mountain' or 'bsp'"}
+         "COMMA": "','", "PERCENT": "'%'", "LOGSCALE": ("'log'", "'loglog'"), "_RANGE": "'..'",
+         "formula__MEMBER_OP": ("'.'", "'->'"),
+         "MACHINE_VIEW": ("'list'", "'show'", "'compare'", "'mountain'", "'bsp'")}   # a tuple: several words
 
 
 class ContinuationLexer:
@@ -270,7 +270,9 @@ class StatementBuilder(Transformer):
         options = {}
         for kind, value in children[1:]:
             if kind in options:
-                raise LlacError(f"plot option {kind!r} given twice", span_of(meta))
+                said = (f"two scales ({options[kind]} and {value}): give one, log or loglog"
+                        if kind == "scale" else f"option {kind!r} given twice")
+                raise LlacError(f"plot: {said}", span_of(meta))
             options[kind] = value
         if "to" in options:
             options["path"], options["replace"] = options.pop("to")
@@ -441,10 +443,16 @@ def _syntax_error(err: UnexpectedInput, text: str, keywords) -> LlacError:
     return LlacError("syntax error", where)
 
 
+def _said(terminal: str) -> tuple[str, ...]:
+    """How a message names a terminal of the grammar: one or several words (WORDS)."""
+    said = WORDS.get(terminal, repr(terminal.lower()))
+    return (said,) if isinstance(said, str) else said
+
+
 def _keyword_hint(found: str, terminals) -> str:
     """' (did you mean 'show'?)' when the word found is a near miss of a keyword expected there
     (`machine shwo`)."""
-    keywords = [word for t in terminals for word in re.findall(r"'([a-z]+)'", WORDS.get(t, repr(t.lower())))]
+    keywords = [word for t in terminals for said in _said(t) for word in re.findall(r"'([a-z]+)'", said)]
     return suggest(found, keywords) if found.isidentifier() else ""
 
 
@@ -467,9 +475,9 @@ def _words(terminals) -> str:
     if "LPAR" in terminals and "RPAR" not in terminals:
         return "a number, a column name or '('"
     words = (["an operator"] if terminals & OPERATORS else []) + sorted(
-        {WORDS.get(t, repr(t.lower())) for t in terminals - OPERATORS})
-    if len(words) > 6:
-        words = words[:6] + ["..."]
+        {word for t in terminals - OPERATORS for word in _said(t)})
+    if len(words) > 8:
+        words = words[:8] + ["..."]
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 

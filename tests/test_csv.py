@@ -64,7 +64,8 @@ def test_time_column_can_be_named_and_name_given(tmp_path):
 
 @pytest.mark.parametrize("text, formula, message", [
     ("", "f[0]", r"is empty"),
-    ("N,secs\n1,2\n", "f[0] + f[1]*N", r"has no column 'time' \(say which column holds the times\); "
+    ("N,secs\n1,2\n", "f[0] + f[1]*N", r"has no column 'time' \(llac's load takes the times from the column named 'time': name the "
+                                          r"column of times so in the header row\); "
                                        r"its columns are N, secs"),
     ("time,M\n1,2\n", "f[0] + f[1]*N", r"has no column 'N'; its columns are time, M"),
     ("time,N,N\n1,2,3\n", "f[0]", r"column 'N' appears twice"),

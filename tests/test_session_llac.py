@@ -201,12 +201,18 @@ def test_non_positive_times_are_counted(session):
     assert "9 records were left out" in out
 
 
+def test_two_plot_scales_are_named_as_the_user_wrote_them(session):
+    assert error_of(session, "plot colinit log loglog").message == \
+        "plot: two scales (log and loglog): give one, log or loglog"
+
+
 def test_drop_refits_without_constants(session):
     run(session, "fit rowinit")
     assert "can be dropped without making the fit worse" in error_of(session, "drop rowinit").message
     run(session, "drop rowinit rowinit[0]")
     assert session.objects["rowinit.model"].formula.constants == ("rowinit[1]",)
     assert "not a constant" in error_of(session, "drop rowinit rowinit[7]").message
+    assert "rowinit[1] is named twice" in error_of(session, "drop rowinit rowinit[1], rowinit[1]").message
 
 
 def test_drop_on_a_model_kept_under_its_own_name_replaces_it(session):

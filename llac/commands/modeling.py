@@ -213,9 +213,13 @@ def drop(session, source: ast.Drop):
                         f"trace, then drop on its model", source.obj.span)
     experiment = session.experiment(ast.Name(name, source.obj.span))
     formula = experiment.formula if model is None else model.formula
+    named = set()
     for name, index in source.constants:
         if f"{name.text}[{index}]" not in formula.constants:
             raise LlacError(f"{name.text}[{index}] is not a constant of {formula}", name.span)
+        if index in named:
+            raise LlacError(f"{name.text}[{index}] is named twice", name.span)
+        named.add(index)
     indices = [index for _, index in source.constants]
     if not source.constants:
         indices = _indices(droppable(model, experiment.replace(formula=formula)))
