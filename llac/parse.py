@@ -302,6 +302,10 @@ class StatementBuilder(Transformer):
     def help(self, meta, children):
         return ast.Help(_name(children[0]) if children else None, span=span_of(meta))
 
+    def help_naming(self, meta, children):
+        """`help =`: the command that names a result (NAME = SOURCE)."""
+        return ast.Help(ast.Name("=", span_of(meta)), span=span_of(meta))
+
     # ---- sources
     def copy(self, meta, children):
         return ast.Copy(_name(children[0]), span=span_of(meta))

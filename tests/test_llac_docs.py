@@ -30,3 +30,12 @@ def test_every_fit_setting_is_documented_in_the_table_and_in_help():
     for field in fields(FitSettings):
         assert f"`{field.name}`" in table, f"{field.name} missing from the settings table"
         assert field.name in REGISTRY["set"].help, f"{field.name} missing from `help set`"
+
+
+def test_help_of_every_command_in_the_doc_runs_as_written():
+    """Each `### `NAME`` of the reference is what `help NAME` takes (`help =` too)."""
+    from llac.render import render
+    from llac.session import Session
+    for spec in ordered():
+        shown = list(Session().execute(f"help {spec.name}"))
+        assert shown and spec.syntax in render(shown[0])
