@@ -93,6 +93,8 @@ def test_balance_by_rank_sums_each_ranks_work_and_lists_idle_ranks(session):
     assert f"P=4: optimal (mean) work" in footer and f"goodness wd {expected:.3f}" in footer
     assert "max/mean 2.000" in footer and "(rank 2)" in footer
     assert "P=4: rank 3 ran no record of it (counted as no work)" in footer
+    idle = next(row for row in t.rows if row[0] == 4 and row[1] == 3)
+    assert idle[t.headers.index("mean time")] is None           # no mean of no record: '-', not nan
 
 
 def test_balance_by_p_gives_one_row_per_p_with_max_mean_and_wd(session):

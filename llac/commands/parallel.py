@@ -60,8 +60,8 @@ def balance(session, statement: ast.Balance):
     for g in parts:
         d = distribution(g)
         for u, n, work in zip(g.units, g.records, g.work):
-            rows.append((*_procs(g), u, int(n), work, work / n if n else float("nan"),
-                         work / d.owork if d.owork > 0 else float("nan")))
+            rows.append((*_procs(g), u, int(n), work, work / n if n else None,      # None: '-', no value
+                         work / d.owork if d.owork > 0 else None))
         footer.append(f"{_label(g)}optimal (mean) work {d.owork:.4g} s; max {d.maximum:.4g} s ({unit} "
                       f"{d.max_unit}), min {d.minimum:.4g} s ({unit} {d.min_unit}); max/mean "
                       f"{d.imbalance:.3f}; goodness wd {d.wd:.3f}")
@@ -215,8 +215,9 @@ def _unit_label(group, unit_id, with_procs: bool, unit: str) -> str:
     return f"P{group.procs:g} {text}" if with_procs else text
 
 
-def _percent(part: float, whole: float) -> float:
-    return 100 * part / whole if whole > 0 else float("nan")
+def _percent(part: float, whole: float) -> float | None:
+    """part / whole in percent; None (no value: '-' in text) when whole is not above 0."""
+    return 100 * part / whole if whole > 0 else None
 
 
 def _idle_notes(parts, unit) -> tuple[str, ...]:
