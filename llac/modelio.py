@@ -89,9 +89,10 @@ def read_model(path: str):
         raise ModelFileError(f"{path!r} is a llac model file of version {document.get('version')!r}; "
                              f"this llac reads version {VERSION}")
     try:
-        return _name(document["object"]), _checked(_model(document))
+        return _name(document["object"]), _checked(_model(document), "constants" in document["settings"])
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as err:
         what = (f"the field {err.args[0]!r} is missing" if isinstance(err, KeyError)
+                else f"a field has the wrong type or value ({err})" if str(err)
                 else "a field has the wrong type or value")
         raise ModelFileError(f"{path!r} is a damaged llac model file: {what}") from None
 
@@ -103,8 +104,9 @@ def _name(name) -> str:
     return name
 
 
-def _checked(model):
-    """`model` when its parts fit together (so that predict and the reports can use it)."""
+def _checked(model, says_constants: bool):
+    """`model` when its parts fit together (so that predict and the reports can use it);
+    `says_constants`: the file states `constants` (older ones fitted without the bound)."""
     from llac.model import FitSettings
     k, variables = len(model.formula.terms), set(model.formula.variables)
     for field in dataclasses.fields(FitSettings):
@@ -121,7 +123,28 @@ def _checked(model):
     if not variables | {"time", "count"} <= set(model.sample_points) or \
             len({len(v) for v in model.sample_points.values()}) > 1:
         raise ValueError("the sample points do not match the formula")
+    _check_sense(model, says_constants)
     return model
+
+
+def _check_sense(model, says_constants: bool) -> None:
+    """What a fit could not have written: an interval whose region ends below its start, or a
+    constant below 0 that the model's settings keep >= 0 (its term a cost at every sample
+    point, `constants nonnegative`): predictions from those would contradict what llac says."""
+    from llac.fit import bounded_columns
+    for number, piece in enumerate(model.pieces, 1):
+        for v, (low, high) in piece.region.items():
+            if not low <= high:
+                raise ValueError(f"interval {number}: its region of {v} runs from {low:g} down to {high:g}")
+    if not says_constants:
+        return
+    design = model.formula.design_matrix({v: model.sample_points[v] for v in model.formula.variables})
+    bounded = bounded_columns(design, model.settings)
+    for number, piece in enumerate(model.pieces, 1):
+        below = np.flatnonzero(bounded & (piece.constants < 0))
+        if len(below):
+            raise ValueError(f"interval {number}: {model.formula.constants[below[0]]} = "
+                             f"{piece.constants[below[0]]:g}, below 0 where its settings keep it >= 0")
 
 
 def _model(document: dict):

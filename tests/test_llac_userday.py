@@ -211,6 +211,20 @@ def test_loading_a_json_that_is_not_a_model_is_one_message(tmp_path):
         assert done.returncode == 1 and message in done.stderr
 
 
+def test_a_hand_edited_model_that_no_fit_could_write_is_refused_naming_what(trace, tmp_path):
+    llac("-c", f'load "{trace}"; fit rowinit; export rowinit.model "m.json"', cwd=tmp_path)
+    document = json.loads((tmp_path / "m.json").read_text())
+    backwards = json.loads(json.dumps(document))
+    backwards["pieces"][0]["region"]["N"] = [1000, 5]
+    negative = json.loads(json.dumps(document))
+    negative["pieces"][0]["constants"][-1] = -1e-9
+    for name, edited, message in (("b.json", backwards, "interval 1: its region of N runs from 1000 down to 5"),
+                                  ("n.json", negative, "rowinit[2] = -1e-09, below 0 where its settings keep it >= 0")):
+        (tmp_path / name).write_text(json.dumps(edited))
+        done = llac("-c", f'load "{name}"', cwd=tmp_path)
+        assert done.returncode == 1 and "is a damaged llac model file" in done.stderr and message in done.stderr
+
+
 def test_format_csv_gives_parseable_rows_for_fit_and_predict(trace):
     done = pipe(trace, "fit colinit; predict colinit N=1000,2000", "--format", "csv")
     assert done.returncode == 0, done.stderr

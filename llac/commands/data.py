@@ -37,7 +37,9 @@ EXPORT_SUFFIXES = {"extrap": "txt"}        # a file name's suffix by format, whe
          those of the `.rank<r>` traces of ranks that were not gathered join the gathered trace's
          of the same execution (load "prog.cll.4*.dat"). A CSV file needs `as NAME` and a formula; its columns are
          time and the formula's variables. A model written by `export` (a .json file, or any
-         file that holds one) predicts as the exported one did. An Extra-P text file (`export
+         file that holds one) predicts as the exported one did; one that no fit could have
+         written (an interval's region that ends below its start, a constant below 0 that its
+         settings keep >= 0) is refused, naming what. An Extra-P text file (`export
          ... as extrap`, its first word PARAMETER) gives one experiment per region, with the
          constant formula NAME[0]: `g = NAME formula "..."` gives it its own.""",
          ['load "matinit.cll.1.dat"', 'load "fft.cll.*.dat"',
