@@ -287,6 +287,15 @@ def test_rename_delete_list(session):
     assert "already in use" in error_of(session, "b = c; rename b c").message
 
 
+def test_an_experiments_model_goes_with_it_when_it_is_renamed(session):
+    run(session, "fit colinit")
+    fitted = session.objects["colinit.model"]
+    said = text_of(run(session, "rename colinit c"))
+    assert "renamed colinit.model to c.model" in said and "colinit.model" not in session.objects
+    assert session.objects["c.model"].name == "c" and session.objects["c.model"].pieces == fitted.pieces
+    assert "had no model" not in text_of(run(session, "predict c N=100"))      # not fitted again
+
+
 def test_replacing_an_experiment_drops_its_stale_model(session):
     run(session, "fit colinit")
     run(session, "colinit = colinit where N <= 256")

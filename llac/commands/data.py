@@ -2,6 +2,7 @@
 describe, rename, delete, export."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -349,15 +350,21 @@ def _model(session, name: ast.Name):
     return None if isinstance(obj, Experiment) else obj
 
 
-@command("rename", "rename OLD NEW", "Give an object a new name (NEW must be free).",
+@command("rename", "rename OLD NEW", """Give an object a new name (NEW must be free); an
+         experiment's model (OLD.model) goes with it, as NEW.model.""",
          ["rename colinit c"], ast.Rename)
 def rename(session, statement: ast.Rename):
     obj = session.get(statement.old)
-    if statement.new.text in session.objects:
-        raise LlacError(f"{statement.new.text!r} is already in use; delete it first", statement.new.span)
-    note = session.store(statement.new.text, obj, f"renamed {statement.old.text} to")  # may refuse the name
-    del session.objects[statement.old.text]
-    return [note]
+    old, new = statement.old.text, statement.new.text
+    if new in session.objects:
+        raise LlacError(f"{new!r} is already in use; delete it first", statement.new.span)
+    model = session.objects.get(f"{old}.model") if isinstance(obj, Experiment) else None
+    notes = [session.store(new, obj, f"renamed {old} to")]  # may refuse the name
+    del session.objects[old]
+    if model is not None:
+        del session.objects[f"{old}.model"]
+        notes.append(session.store(f"{new}.model", dataclasses.replace(model, name=new), f"renamed {old}.model to"))
+    return notes
 
 
 @command("delete", "delete NAME [, NAME ...]", "Forget objects.", ["delete small, big"], ast.Delete)
