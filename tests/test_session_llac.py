@@ -296,6 +296,11 @@ def test_an_experiments_model_goes_with_it_when_it_is_renamed(session):
     assert "had no model" not in text_of(run(session, "predict c N=100"))      # not fitted again
 
 
+def test_predict_at_an_unknown_name_fits_nothing(session):
+    assert "no object called 'nosuch'" in error_of(session, "predict colinit at nosuch").message
+    assert "colinit.model" not in session.objects
+
+
 def test_replacing_an_experiment_drops_its_stale_model(session):
     run(session, "fit colinit")
     run(session, "colinit = colinit where N <= 256")

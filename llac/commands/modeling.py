@@ -342,9 +342,10 @@ def predict(session, statement):
             raise LlacError(f"the last model made, {session.last_model}, is gone (deleted): "
                             f"name one, predict NAME")
         statement = ast.Predict(ast.Name(session.last_model, statement.span), span=statement.span)
+    # the data first: a statement refused for an unknown name leaves no model fitted behind
+    experiment = session.experiment(statement.data) if isinstance(statement, ast.PredictAt) else None
     model, notes = model_for(session, statement.obj)
-    if isinstance(statement, ast.PredictAt):
-        experiment = session.experiment(statement.data)
+    if experiment is not None:
         missing = [v for v in model.formula.variables if v not in experiment.columns]
         if missing:
             raise LlacError(f"{statement.data.text} has no column {missing[0]!r}, which the "
