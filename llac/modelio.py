@@ -92,7 +92,7 @@ def read_model(path: str):
         return _name(document["object"]), _checked(_model(document), "constants" in document["settings"])
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as err:
         what = (f"the field {err.args[0]!r} is missing" if isinstance(err, KeyError)
-                else f"a field has the wrong type or value ({err})" if str(err)
+                else str(err) if isinstance(err, NoFitWrites)
                 else "a field has the wrong type or value")
         raise ModelFileError(f"{path!r} is a damaged llac model file: {what}") from None
 
@@ -127,6 +127,10 @@ def _checked(model, says_constants: bool):
     return model
 
 
+class NoFitWrites(ValueError):
+    """A model document that parses, but that no fit could have written; str() says what."""
+
+
 def _check_sense(model, says_constants: bool) -> None:
     """What a fit could not have written: an interval whose region ends below its start, or a
     constant below 0 that the model's settings keep >= 0 (its term a cost at every sample
@@ -135,7 +139,7 @@ def _check_sense(model, says_constants: bool) -> None:
     for number, piece in enumerate(model.pieces, 1):
         for v, (low, high) in piece.region.items():
             if not low <= high:
-                raise ValueError(f"interval {number}: its region of {v} runs from {low:g} down to {high:g}")
+                raise NoFitWrites(f"interval {number}: its region of {v} runs from {low:g} down to {high:g}")
     if not says_constants:
         return
     design = model.formula.design_matrix({v: model.sample_points[v] for v in model.formula.variables})
@@ -143,7 +147,7 @@ def _check_sense(model, says_constants: bool) -> None:
     for number, piece in enumerate(model.pieces, 1):
         below = np.flatnonzero(bounded & (piece.constants < 0))
         if len(below):
-            raise ValueError(f"interval {number}: {model.formula.constants[below[0]]} = "
+            raise NoFitWrites(f"interval {number}: {model.formula.constants[below[0]]} = "
                              f"{piece.constants[below[0]]:g}, below 0 where its settings keep it >= 0")
 
 

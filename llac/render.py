@@ -9,7 +9,7 @@ from functools import singledispatch
 import numpy as np
 
 from cll_grammar.span import printable
-from llac.commands.results import ModelReport, Note, Percent, Table, Text
+from llac.commands.results import Exact, ModelReport, Note, Percent, Table, Text
 from llac.numbers import number_text
 
 # C0 and C1 control characters (ESC, CR, TAB, DEL, ...) and the bidirectional overrides
@@ -22,6 +22,9 @@ def number(value) -> str:
         return f"{value.fraction:.{value.digits}%}"
     if isinstance(value, (str, bool)):
         return str(value)
+    if isinstance(value, Exact):
+        from llac.trace import format_numbers
+        return str(format_numbers([float(value)])[0])
     value = float(value)
     if not np.isfinite(value):
         return str(value)   # nan, inf, -inf

@@ -61,6 +61,12 @@ def test_predictions_that_overflow_are_no_prediction(session):
     assert "no value at N=1e+200" in text_of(results) and "no prediction" in text_of(results)
 
 
+def test_the_values_predict_was_asked_for_are_shown_in_full(session):
+    table = run(session, "fit colinit; predict colinit N=1000,1000.25,1000.5,1000.75,1001,12345.678")[-1]
+    assert [line.split()[0] for line in render(table).splitlines()[3:9]] == \
+        ["1000", "1000.25", "1000.5", "1000.75", "1001", "12345.678"]
+
+
 def test_a_value_below_zero_where_all_measured_are_above_has_no_interval_rather_than_a_narrow_one(session):
     results = run(session, "fit colinit; predict colinit N=-5,2")
     table = results[-1]

@@ -13,7 +13,7 @@ from cll_grammar.outputs import missing_folder
 from cll_grammar.span import suggest
 from llac import ast
 from llac.commands import command
-from llac.commands.results import ModelReport, Note, Percent, Produced, Table, Text
+from llac.commands.results import Exact, ModelReport, Note, Percent, Produced, Table, Text
 from llac.errors import LlacError
 from llac.experiment import Experiment
 from llac.parse import MAX_RANGE
@@ -422,7 +422,7 @@ def _prediction_table(model, points: dict, measured=None, machine: ast.Name | No
                   *(["level"] if aware[1] is not None else [])] if aware is not None else []), "interval"]
     rows = []
     for i in range(len(prediction.values)):
-        row = [points[v][i] for v in variables]
+        row = [Exact(points[v][i]) for v in variables]      # the values asked for, never rounded
         if measured is not None:
             row.append(measured[i])
         row += [prediction.values[i], prediction.lower[i], prediction.upper[i]]

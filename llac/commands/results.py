@@ -21,6 +21,12 @@ class Percent:
     digits: int = 2
 
 
+class Exact(float):
+    """A table cell holding a number someone gave (the values `predict` was asked for): shown
+    in full, the shortest text that reads back the same double, where other numbers are
+    rounded to 4 significant digits (`N=1000.25` is not `1000`). A float everywhere else."""
+
+
 @dataclass(frozen=True)
 class Table:
     """A titled table of values (numbers are formatted by the renderer; None is a value that
