@@ -84,7 +84,8 @@ def _statement(pragma: Pragma, program: Program) -> str:
     layer = "cll_pub" if pub else "cll_mpi" if mpi else "cll"
     if isinstance(pragma, Begin):
         procs = f"cll_mpi_procs({mpi})" if mpi else "cll_procs()"
-        values = [f"(double)({procs})" if v == "P" else f"(double)({v})"
+        places = dict(pragma.places)
+        values = [f"(double)({procs})" if v == "P" else f"(double)({_placed(v, places.get(v), program)})"
                   for v in captured_variables(pragma, program)]
         values += ["0"] * len(measured_columns(program))
         sync = (f"cll_mpi_sync({mpi}); " if mpi else "cll_sync(); " if _openmp(program) else "") \
@@ -94,13 +95,15 @@ def _statement(pragma: Pragma, program: Program) -> str:
             return f"{{ {sync}cll_begin(&cll_exp_{pragma.name}, 0); }}"
         checked = _machine_check(pragma, program) if pub and pragma.sync else ("", "")
         return (f"{{ {checked[0]}{sync}double cll_v[] = {{{', '.join(values)}}}; "
-                f"{layer}_begin(&cll_exp_{pragma.name}, cll_v{machine}); }}{checked[1]}")
+                f"{layer}_begin(&cll_exp_{pragma.name}, cll_v{machine}); }}{checked[1]}"
+                + _lines_after(pragma, program, places))
     if isinstance(pragma, End):
         return f"{layer}_end(&cll_exp_{pragma.name}, {c_string(pragma.site)});"
     if isinstance(pragma, For) and pragma.site in program.nests:
         return shuffle.loop_code(program.nests[pragma.site], pragma)
     if isinstance(pragma, For):
-        loop = f"for ({pragma.header}) {{"
+        header = "; ".join(_placed(part, at, program) for part, at in pragma.parts) if pragma.parts else pragma.header
+        loop = f"for ({header}) {{" + _lines_after(pragma, program, pragma.parts)
         return f"{{ int cll_jump_{pragma.line} = 0; {loop}" if program.exits(pragma) else loop
     if isinstance(pragma, EndFor):
         loop = program.closes.get(pragma.site)
@@ -120,6 +123,22 @@ def _statement(pragma: Pragma, program: Program) -> str:
                 f"{report}(cll_names, {len(pragma.names)}); }}")
     assert isinstance(pragma, Parallel)
     return ""
+
+
+def _placed(expression: str, at: tuple[int, int] | None, program: Program) -> str:
+    """`expression` (a variable of a formula, a part of a `for` header) where the user wrote it:
+    on a line of its own under `#line`, indented to its column, so that gcc's messages about it
+    (an undeclared variable) point at it in the user's file; as it is where that is unknown."""
+    if at is None or not expression:
+        return expression
+    line, column = at
+    return f"\n#line {line} {c_string(program.file)}\n{' ' * (column - 1)}{expression}"
+
+
+def _lines_after(pragma: Pragma, program: Program, placed) -> str:
+    """After code that `_placed` spread over lines: the `#line` that gives the line after the
+    pragma its number again (nothing when nothing was placed)."""
+    return f"\n#line {pragma.line + 1} {c_string(program.file)}" if placed else ""
 
 
 def _machine_check(pragma: Begin, program: Program) -> tuple[str, str]:

@@ -10,7 +10,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from call.clex import Directive
 from call.diagnostics import CallError, Diagnostic
 from cll_grammar.columns import reject_record_columns
-from cll_grammar.formula import Formula, FormulaError, parse_expression, parse_formula
+from cll_grammar.formula import Formula, FormulaError, Variable, parse_expression, parse_formula, walk
 from cll_grammar.grammars import open_grammar
 from cll_grammar.span import nearest, quoted, suggest
 from cll_grammar.workingset import WorkingSet, parse_working_set
@@ -32,12 +32,16 @@ class Pragma:
         return f"{self.file}:{self.line}:{self.column}"
 
 
+Place = tuple[int, int]       # (line, column) in the user's file
+
+
 @dataclass(frozen=True)
 class Begin(Pragma):
     name: str
     formula: Formula
     sync: bool
     working_set: WorkingSet | None = None   # the `bytes EXPR` clause
+    places: tuple[tuple[str, Place], ...] = ()   # where each program variable first appears
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,7 @@ class End(Pragma):
 class For(Pragma):
     header: str  # "N = 16; N <= 4096; N *= 2"
     shuffle: bool = False  # run the bodies of its nest in a random order (call.order)
+    parts: tuple[tuple[str, Place | None], ...] = ()   # the header's three parts, each with its place
 
 
 @dataclass(frozen=True)
@@ -158,7 +163,19 @@ class _Reader:
             working_set = self.expression(clause[0].children[1], f"working set ('bytes') of experiment "
                                                                  f"{str(name)!r}", parse_working_set)
         return Begin(**self.place, name=str(name), formula=formula, sync=bool(sync),
-                     working_set=working_set)
+                     working_set=working_set,
+                     places=self.variable_places([formula_tree, *(c.children[1] for c in clause)]))
+
+    def variable_places(self, trees: list[Tree]) -> tuple[tuple[str, Place], ...]:
+        """Where in the file each program variable of these formula or expression trees first
+        appears (the generated code puts its value there, so that gcc's messages point at it)."""
+        places: dict[str, Place] = {}
+        for tree in trees:
+            start = tree.meta.start_pos
+            for node in walk(parse_expression(self.directive.body[start:tree.meta.end_pos])):
+                if isinstance(node, Variable) and node.span is not None and node.name not in places:
+                    places[node.name] = self.directive.position(start + node.span.column - 1)
+        return tuple(places.items())
 
     def expression(self, tree: Tree, what: str, parse):
         """`parse` of the text of `tree` (a formula or expression); its FormulaError is an
@@ -177,10 +194,13 @@ class _Reader:
         return EndFor(**self.place)
 
     def for_loop(self, tree: Tree) -> For:
-        parts = [self.directive.body[t.meta.start_pos:t.meta.end_pos] if not t.meta.empty else ""
-                 for t in tree.children if isinstance(t, Tree)]
+        trees = [t for t in tree.children if isinstance(t, Tree)]
+        parts = [self.directive.body[t.meta.start_pos:t.meta.end_pos] if not t.meta.empty else "" for t in trees]
+        places = [self.directive.position(t.meta.start_pos + len(p) - len(p.lstrip())) if p.strip() else None
+                  for t, p in zip(trees, parts)]
         return For(**self.place, header="; ".join(p.strip() for p in parts),
-                   shuffle=any(isinstance(t, Token) for t in tree.children))
+                   shuffle=any(isinstance(t, Token) for t in tree.children),
+                   parts=tuple((p.strip(), at) for p, at in zip(parts, places)))
 
     def parallel(self, tree: Tree) -> Parallel:
         model, *rest = tree.children

@@ -478,8 +478,8 @@ def _words(terminals) -> str:
     terminals = set(terminals) - {"COMMENT", "WS_INLINE", "CONTINUATION"}
     if "LPAR" in terminals and "RPAR" not in terminals:
         return "a number, a column name or '('"
-    words = (["an operator"] if terminals & OPERATORS else []) + sorted(
-        {word for t in terminals - OPERATORS for word in _said(t)})
+    words = (["an operator"] if terminals & OPERATORS else []) + [   # a terminal's words in their order
+        word for said in sorted({_said(t) for t in terminals - OPERATORS}) for word in said]
     if len(words) > 8:
         words = words[:8] + ["..."]
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]

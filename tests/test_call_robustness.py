@@ -116,6 +116,28 @@ def test_non_ascii_name_keeps_compiler_positions(tmp_path):
     assert done.returncode != 0 and "ñ.c:4:" in done.stderr
 
 
+def test_gcc_points_at_an_undeclared_variable_of_a_pragma_where_the_user_wrote_it(tmp_path):
+    """A formula's variable, a `for` header's part and a variable on a continuation line: gcc's
+    line and column are those of the user's text (the column was the generated code's)."""
+    (tmp_path / "unk.c").write_text(
+        "int main(void) {\n    int N = 10;\n"
+        "    #pragma cll f f[0]+f[1]*Q\n    N++;\n    #pragma cll end f\n"
+        "    #pragma cll for(N = 1; N < undefined_var; N++)\n    N++;\n    #pragma cll end for\n"
+        "    #pragma cll g g[0] + g[1]*N \\\n       + g[2]*M bytes 8*N*K\n    N++;\n    #pragma cll end g\n"
+        "    return N;\n}\n")
+    done = run("call", "cc", "-c", "unk.c", cwd=tmp_path)
+    assert done.returncode != 0
+    located = [line.split(" error: ")[0] for line in done.stderr.splitlines() if " error: " in line]
+    assert located == ["unk.c:3:29:", "unk.c:6:32:", "unk.c:10:15:", "unk.c:10:28:"], done.stderr
+
+
+def test_the_generated_lines_keep_the_users_line_numbers_after_a_placed_variable(tmp_path):
+    (tmp_path / "p.c").write_text("int main(void) {\n    int N = 10;\n    #pragma cll f f[0]+f[1]*N\n"
+                                  "    N = ;\n    #pragma cll end f\n    return N;\n}\n")
+    done = run("call", "cc", "-c", "p.c", cwd=tmp_path)
+    assert done.returncode != 0 and "p.c:4:9: error:" in done.stderr, done.stderr
+
+
 def test_source_name_that_is_not_utf8_builds_and_is_shown_as_its_bytes(tmp_path):
     """A Latin-1 file name (byte 0xe9) builds and traces (#line holds it as a C escape);
     call's messages show the byte as \\xe9."""

@@ -102,13 +102,13 @@ def test_incomplete_statements_wait_for_more():
 
 def test_a_terminal_of_several_words_lists_them_among_the_others():
     message = error_of("machine").message        # 'export', 'import' and the views of MACHINE_VIEW
-    assert message.startswith("expected 'bsp', 'compare', 'export', 'import', 'list', 'mountain' or 'show'")
+    assert message.startswith("expected 'export', 'import', 'list', 'show', 'compare', 'mountain' or 'bsp'")
 
 
 def test_syntax_errors_never_show_the_grammars_internal_names():
     """`where N = 5` read 'formula__member_op' among the expected words; now plain words,
     and the hint that a comparison is written ==."""
     single = error_of("s = f where N = 5").message
-    assert "formula__" not in single and "'->', '.'" in single
+    assert "formula__" not in single and "'.', '->'" in single
     assert single.startswith("expected an operator") and single.endswith("(a comparison is written ==)")
     assert "==" not in error_of("s = f where N 5").message

@@ -185,7 +185,12 @@ def test_two_translation_units_with_different_working_sets_stop_the_run(tmp_path
     (tmp_path / "other.c").write_text("void other(int N) {\n    int M = 1;\n"
                                       "    #pragma cll t t[0] + t[1]*N bytes 16*N*M\n"
                                       "    #pragma cll end t\n}\n")
-    built = call("cc", "prog.c", "other.c", "-o", "prog", cwd=tmp_path)
+    together = call("cc", "prog.c", "other.c", "-o", "prog", cwd=tmp_path)      # refused at build time
+    assert together.returncode == 1 and "other.c:3:5: error: experiment 't' has two different working sets" \
+        in together.stderr and not (tmp_path / "prog").exists()
+    built = call("cc", "-c", "other.c", "-o", "other.o", cwd=tmp_path)          # apart: the runtime tells
+    assert built.returncode == 0, built.stderr
+    built = call("cc", "prog.c", "other.o", "-o", "prog", cwd=tmp_path)
     assert built.returncode == 0, built.stderr
     done = subprocess.run(["./prog"], cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 70
