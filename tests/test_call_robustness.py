@@ -128,7 +128,7 @@ def test_gcc_points_at_an_undeclared_variable_of_a_pragma_where_the_user_wrote_i
     done = run("call", "cc", "-c", "unk.c", cwd=tmp_path)
     assert done.returncode != 0
     located = [line.split(" error: ")[0] for line in done.stderr.splitlines() if " error: " in line]
-    assert located == ["unk.c:3:29:", "unk.c:6:32:", "unk.c:10:15:", "unk.c:10:28:"], done.stderr
+    assert located == ["unk.c:3:29:", "unk.c:6:32:", "unk.c:10:15:", "unk.c:10:27:"], done.stderr
 
 
 def test_the_generated_lines_keep_the_users_line_numbers_after_a_placed_variable(tmp_path):
