@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lark import Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
@@ -41,7 +41,7 @@ class Begin(Pragma):
     formula: Formula
     sync: bool
     working_set: WorkingSet | None = None   # the `bytes EXPR` clause
-    places: tuple[tuple[str, Place], ...] = ()   # where each program variable first appears
+    places: tuple[tuple[str, Place], ...] = field(default=(), compare=False)   # where each variable first appears
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class End(Pragma):
 class For(Pragma):
     header: str  # "N = 16; N <= 4096; N *= 2"
     shuffle: bool = False  # run the bodies of its nest in a random order (call.order)
-    parts: tuple[tuple[str, Place | None], ...] = ()   # the header's three parts, each with its place
+    parts: tuple[tuple[str, Place | None], ...] = field(default=(), compare=False)   # the header's parts, placed
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ runs the experiment exactly when the plain one runs the statement. Real gcc buil
 import pytest
 
 from test_call_diagnostics import call, check, in_main
+from support.generated import compiled_lines
 from test_call_samples import plain_output, records
 
 CONTROL = """#include <stdio.h>
@@ -120,7 +121,7 @@ def test_translation_keeps_every_line_and_braces_the_body(tmp_path):
     status, _, err = call("translate", "fig5.c", cwd=tmp_path)
     assert status == 0, err
     original = FIG5.splitlines()
-    body = (tmp_path / "fig5.cll.c").read_text().splitlines()[2:]
+    body = compiled_lines((tmp_path / "fig5.cll.c").read_text())
     assert len(body) == len(original)
     line = original.index("        } else")
     assert body[line] == "        } else"

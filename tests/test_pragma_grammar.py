@@ -7,6 +7,7 @@ from call.clex import Directive, lex
 from call.diagnostics import CallError
 from call.generate import instrumented_header, instrumented_source
 from call.pragmas import Begin, End, EndFor, For, Parallel, Report, parse_pragma, procs_sequence
+from support.generated import compiled_lines
 
 
 def pragma(text):
@@ -80,7 +81,7 @@ def test_generated_code_keeps_lines_and_uses_the_runtime_api():
     program = check_file("s.c", SEQUENTIAL)
     lines = instrumented_source(program, "s.cll.h").splitlines()
     assert lines[:2] == ['#include "s.cll.h"', '#line 1 "s.c"']
-    body = lines[2:]
+    body = compiled_lines(instrumented_source(program, "s.cll.h"))
     assert len(body) == len(SEQUENTIAL.splitlines())
     assert body[2] == "    { double cll_v[] = {(double)(N), (double)(cll_procs())}; cll_begin(&cll_exp_f, cll_v); }"
     assert body[3] == ""  # continuation line
