@@ -89,7 +89,8 @@ class Balance:
         if not left:
             return
         inner = left[-1]
-        notes = [self.findings.note(inner, f"experiment {inner.name!r} begins here")]
+        notes = [self.findings.note(inner, f"experiment {inner.name!r} begins here")] \
+            + self.findings.undecided_notes(inner)
         if outer:
             self.findings.error(token, f"'{token.text}' leaves experiment {inner.name!r} open "
                                        f"inside experiment {outer[-1].name!r}, which stays open "
@@ -157,7 +158,7 @@ class Balance:
             what = (f"experiment {entry.pragma.name!r} is never ended {where}"
                     if isinstance(entry.pragma, Begin) else f"'#pragma cll for' has no 'end for' {where}")
             name = entry.pragma.name if isinstance(entry.pragma, Begin) else "for"
-            self.findings.error(entry.pragma, what, self.typo_notes(name))
+            self.findings.error(entry.pragma, what, self.typo_notes(name) + self.findings.undecided_notes(entry.pragma))
         self.stack.clear()
 
     def open(self, pragma: Begin | For, depth: int) -> None:
@@ -180,7 +181,7 @@ class Balance:
         elif pragma.name not in self.rejected:
             self.findings.error(pragma, f"'end {pragma.name}' without a matching '#pragma cll "
                                         f"{pragma.name} ...' open in this function",
-                                self.typo_notes(pragma.name))
+                                self.typo_notes(pragma.name) + self.findings.undecided_notes(pragma))
 
     def end_loop(self, pragma: EndFor, depth: int) -> For | None:
         """An `end for` at brace depth `depth`: the sampling loop it closes, None if it closes none."""

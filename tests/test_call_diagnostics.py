@@ -352,6 +352,17 @@ def test_an_undecided_condition_is_explained(tmp_path):
     assert status == 0, err
 
 
+def test_two_begins_in_the_arms_of_an_undecided_ifdef_sharing_one_end_say_why(tmp_path):
+    """Each arm begins g, one end after #endif: call reads both arms, so one begin stays open;
+    the error (and the warning at the return) carry the note at the #ifdef."""
+    body = ("int main(void) {\n    int N = 10;\n#ifdef VERBOSE\n    #pragma cll g g[0] + g[1]*N\n#else\n"
+            "    #pragma cll g g[0] + g[1]*N\n#endif\n    N++;\n    #pragma cll end g\n    return N;\n}\n")
+    status, _, err = check(tmp_path, body)
+    assert status == 1 and "prog.c:4:5: error: experiment 'g' is never ended" in err
+    assert err.count("prog.c:3:1: note: call reads every arm of '#ifdef VERBOSE'") == 2, err
+    assert call("check", "--cflags=-DVERBOSE", "prog.c", cwd=tmp_path)[0] == 0
+
+
 def test_an_option_value_that_begins_with_a_dash_is_the_options_value(tmp_path):
     """`--cflags -DUSE_SQUARE=0` (one word) was argparse's "expected one argument", as was
     `--largest -1MiB`, which now gets the size's own message (a size is positive, review 24,
