@@ -221,8 +221,11 @@ class _Checker:
                                         f"code would become that statement; move the '#pragma cll' "
                                         f"line before it")
         elif previous not in (";", "{", "}", ":"):
+            line = context.previous.line if context.previous else pragma.line
+            ends_an_expression = previous in (")", "]") or (previous or " ")[0].isalnum() or previous == "_"
+            missing = f"; is a ';' missing at the end of line {line}?" if line < pragma.line and ends_an_expression else ""
             self.findings.error(pragma, f"{what} inside a statement (after {previous!r}): it must "
-                                        f"stand where a statement can begin")
+                                        f"stand where a statement can begin{missing}")
         elif following is not None and following.text == "else":
             self.findings.error(pragma, f"{what} between an if's statement and its 'else': the "
                                         f"inserted code would separate them; add braces")

@@ -63,6 +63,13 @@ def test_other_pragmas_are_not_near_misses(tmp_path):
     assert (status, err) == (0, "")
 
 
+def test_a_missing_semicolon_before_a_pragma_is_suggested(tmp_path):
+    status, _, err = check(tmp_path, in_main("#pragma cll f f[0]", "x = x + N", "#pragma cll end f"))
+    assert status == 1
+    assert err.startswith("prog.c:5:5: error: '#pragma cll end' inside a statement (after 'N'): it must stand "
+                          "where a statement can begin; is a ';' missing at the end of line 4?"), err
+
+
 def test_end_without_begin(tmp_path):
     status, _, err = check(tmp_path, in_main("x++;", "#pragma cll end f"))
     assert status == 1
