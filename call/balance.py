@@ -101,9 +101,12 @@ class Balance:
                                 notes + [self.findings.note(outer[-1], f"experiment "
                                                                        f"{outer[-1].name!r} begins here")])
         else:
+            caller = (f"; if a caller has an experiment open around this call, the run stops at its "
+                      f"'end' (status 70: it does not match the open {inner.name!r})"
+                      if token.text == "return" else "")
             self.findings.warn(token.line, token.column,
                                f"'{token.text}' inside experiment {inner.name!r}: on this path the "
-                               f"experiment is never ended", notes)
+                               f"experiment is never ended{caller}", notes)
 
     def label(self, token: CodeToken, switch: CodeToken | None) -> None:
         """A label: a `case`/`default` of `switch` inside an experiment or sampling loop
