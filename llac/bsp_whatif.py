@@ -99,7 +99,8 @@ def _procs(model, columns: dict, n: int) -> np.ndarray:
         return np.asarray(columns["P"], dtype=float)
     if model.procs is None:
         raise LlacError(f"the formula {model.formula} has no P and the data hold several: "
-                        f"predict for one P with a model of that P's records")
+                        f"predict for one P with a model of that P's records "
+                        f"({model.name}2 = {model.name} where P == 2; predict {model.name}2 ...)")
     return np.full(n, float(model.procs))
 
 

@@ -328,9 +328,9 @@ def _beyond_note(found, far: str) -> list[str]:
          predicts for another machine of the database. For an experiment whose records moved
          data (MPI, h > 0), `with g=G, L=L` (seconds per byte, seconds) and `on MACHINE` read
          the constant term as L and the others as g times bytes and predict with the new g
-         and L (docs/machine.md).""",
+         and L, for one P (D2 = D where P == 2, when D's formula has no P: docs/machine.md).""",
          ["predict colinit N=8192", "predict colinit N=1024..65536 *2", "predict triad N=1e7 on vm@loaded",
-          "predict D size=65536 with g=2e-9, L=5e-6",
+          "predict D2 size=65536 with g=2e-9, L=5e-6",
           "predict fft N=4096 P=1,2,4,8", "predict colinit at big", "predict colinit", "predict"],
          ast.Predict, ast.PredictAt, ast.PredictLast)
 def predict(session, statement):
