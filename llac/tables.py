@@ -41,6 +41,8 @@ def aggregate_experiment(experiment: Experiment, method: str = "median",
                          span: ast.Span | None = None) -> Experiment:
     """One record per sample point with the `method` of its valid times and a `count` column:
     the same grouping and summary the fit uses (`llac.fit_data.aggregate_points`)."""
+    if not len(experiment.columns["time"]):
+        raise LlacError(f"cannot aggregate {experiment.name}: it has no records", span)
     try:
         points = aggregate_points(experiment.formula, experiment.columns, method)
     except FitError as err:

@@ -140,6 +140,12 @@ def test_aggregate_one_record_per_point(session):
     assert "aggregate by" in error_of(session, "a = aggregate colinit by mode").message
 
 
+def test_aggregate_of_an_experiment_without_records_says_so(session):
+    empty = session.objects["colinit"]
+    session.objects["none"] = empty.replace(name="none", columns={c: v[:0] for c, v in empty.columns.items()})
+    assert error_of(session, "a = aggregate none").message == "cannot aggregate none: it has no records"
+
+
 def test_aggregate_skips_invalid_times_as_the_fit_does(session):
     run(session, "bad = colinit with time = time * (N != 16 or time > 0) / (N != 32)")
     agg = run(session, "agg = aggregate bad") and session.objects["agg"]
