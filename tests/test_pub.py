@@ -254,3 +254,20 @@ def test_mpich_builds_it_without_warnings_and_runs_it(tmp_path):
         done = run_bounded(["mpirun.mpich", "-np", "2", str(exe), mode], timeout=90,
                            env={**os.environ, "PUB_TIMEOUT": "30"})
         assert done.returncode == 0 and "BAD" not in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("sample, args, printed", [
+    ("fig1_pub", [], r"mean time \d+\.\d+ w over 1 runs"),
+    ("fft_pub", ["1024"], r"fft_pub: N = 1024, checksum "),
+])
+def test_the_pub_samples_build_and_run_as_plain_c(tmp_path, sample, args, printed):
+    """Their READMEs say so: mpicc SAMPLE.c pub.c, pragmas ignored (fig1_pub divided by its
+    sampling loop's counter, which plain C never advances: 'inf w over 0 runs')."""
+    source = os.path.join(HERE, os.pardir, "samples", sample, f"{sample}.c")
+    subprocess.run(["mpicc", "-O2", "-I", str(mpi_include_dir()), source, str(pub_source()),
+                    "-o", str(tmp_path / sample), "-lm"], check=True, capture_output=True, text=True)
+    extra = launch_environment(2, True)[0]
+    done = run_bounded(["mpirun", "-np", "2", str(tmp_path / sample), *args], timeout=90,
+                       env={**os.environ, **extra})
+    assert done.returncode == 0 and re.search(printed, done.stdout), done.stdout + done.stderr
+    assert "inf" not in done.stdout and "nan" not in done.stdout

@@ -31,7 +31,8 @@ EXPORT_SUFFIXES = {"extrap": "txt"}        # a file name's suffix by format, whe
          """Read trace files (globs allowed; "-" is standard input) or a CSV file. Each experiment in a trace becomes an
          object named after it; experiments of the same name in the files of one load are merged
          (e.g. the runs for P = 1, 2, 4). A name already in use gets a qualified name
-         NAME@FILESTEM instead: nothing is overwritten. Damaged records are reported as warnings
+         NAME@FILESTEM instead (whatever the file's kind, and with `as NAME` too): nothing is
+         overwritten. Damaged records are reported as warnings
          with file:line and the good ones are kept. A trace that is missing but has spill files
          next to it (its run was killed by SIGKILL) loads what they hold, with a warning; so
          does a spill file's own path. A PUB program's supersteps are kept per program and P;
@@ -194,7 +195,7 @@ def _load_csv(session, statement: ast.Load, files):
     from llac.csvio import read_csv
     experiment, problems = read_csv(files[0], statement.formula)
     warnings = [Note(str(p), warning=True) for p in problems]
-    return [*warnings, session.store(statement.name.text, experiment)]
+    return [*warnings, session.store(_free_name(session, statement.name.text, files[0], False), experiment)]
 
 
 def _is_model_file(path: str) -> bool:
@@ -235,7 +236,7 @@ def _load_extrap(session, statement: ast.Load, files):
     if statement.name:
         name = statement.name.text
         experiments = [experiments[0].replace(formula=parse_formula(f"{name}[0]", experiment=name))]
-    stored = [session.store(e.formula.name, e) for e in experiments]
+    stored = [session.store(_free_name(session, e.formula.name, files[0], False), e) for e in experiments]
     return [*stored, Note("Extra-P's format has no formulas: each experiment has the constant NAME[0]; "
                           "give it its own with g = NAME formula \"...\"")]
 
@@ -246,8 +247,7 @@ def _load_model(session, statement: ast.Load, files):
         raise LlacError('a model file is loaded alone, without a formula: load "m.json" [as NAME]')
     from llac.modelio import read_model
     name, model = read_model(files[0])
-    target = statement.name.text if statement.name else \
-        _free_name(session, name, Path(files[0]).with_suffix(""), False)
+    target = _free_name(session, statement.name.text if statement.name else name, Path(files[0]).with_suffix(""), False)
     return [session.store(target, model)]
 
 
