@@ -161,6 +161,7 @@ def import_machine(db: MachineDB, path: Path) -> tuple[str, int, int]:
         raise LlacError(f"{path}: damaged machine file (no list of \"runs\")")
     try:
         runs = [_run_from_json(r) for r in document["runs"]]
+        _one_machine(runs)
     except ValueError as error:
         raise LlacError(f"{path}: damaged machine file ({error})") from None
     added = skipped = 0
@@ -176,9 +177,22 @@ def import_machine(db: MachineDB, path: Path) -> tuple[str, int, int]:
     return name, added, skipped
 
 
+def _one_machine(runs: list[ProbeRun]) -> None:
+    """A machine file holds the runs of one machine (`export_machine`): ValueError otherwise."""
+    machines = sorted({(r.host, r.cpu_model) for r in runs})
+    if len(machines) > 1:
+        raise ValueError("runs of several machines (" + "; ".join(f"host {h!r}, CPU {c!r}" for h, c in machines)
+                         + "): a machine file holds one machine's")
+
+
 def _run_from_json(item: dict) -> ProbeRun:
     """A ProbeRun from its exported dictionary, with its parts' types checked."""
     parts = {"caches": CacheLevel, "mountain": MountainPoint, "operations": Operation, "bsp": BspPoint}
+    if not isinstance(item, dict):
+        raise ValueError(f"a ProbeRun is an object of fields, not {json.dumps(item)[:60]}")
+    for attribute in parts:
+        if not isinstance(item.get(attribute, []), list):
+            raise ValueError(f"a ProbeRun's {attribute!r} is a list, not {json.dumps(item[attribute])[:60]}")
     run = _built(ProbeRun, {k: v for k, v in item.items() if k not in parts})
     if not isinstance(run.host, str) or not isinstance(run.cpu_model, str) or not isinstance(run.date, str):
         raise ValueError("host, cpu_model and date must be strings")
@@ -195,6 +209,10 @@ def _run_from_json(item: dict) -> ProbeRun:
         raise ValueError(f"cores is {run.cores!r} and seconds {run.seconds!r}: not a count and a duration")
     for attribute, kind in parts.items():
         setattr(run, attribute, [_checked(_built(kind, p)) for p in item.get(attribute, [])])
+    bsp = [(b.procs, b.message) for b in run.bsp]
+    twice = next((b for b in bsp if bsp.count(b) > 1), None)
+    if twice:
+        raise ValueError(f"two BSP points for P={twice[0]}, {twice[1]} messages")
     return run
 
 
@@ -220,6 +238,7 @@ def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+LARGEST_COUNT = 2 ** 62        # bytes, counts: what SQLite's INTEGER holds, with room
 WORDS = {"access": ACCESSES, "message": ("small", "large"), "kind": ("Data", "Instruction", "Unified")}
 
 
@@ -237,6 +256,8 @@ def _checked(part):
             continue
         if not _number(value):
             raise ValueError(f"{name} is {value!r}, not a number")
+        if "float" not in str(item.type) and not (float(value).is_integer() and abs(value) < LARGEST_COUNT):
+            raise ValueError(f"{name} is {value!r}, not a whole number below {LARGEST_COUNT:.0e}")
         if value < 0 or value == 0 and not item.name.endswith("spread"):
             raise ValueError(f"{name} is {value!r}: it must be {'>= 0' if item.name.endswith('spread') else '> 0'}")
     return part

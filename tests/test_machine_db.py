@@ -248,6 +248,17 @@ RUN = '{"format": "llac-machine 1", "runs": [{"host": "h", "cpu_model": "c", "da
      "Operation.seconds is nan, not a number"),
     (RUN % '"quick": false, "bsp": [{"procs": 0, "message": "small", "g": 1, "g_spread": 0, "L": 1, "L_spread": 0}]',
      "BspPoint.procs is 0: it must be > 0"),
+    # review 28: an internal error, or stored
+    ('{"format": "llac-machine 1", "runs": [null]}', "a ProbeRun is an object of fields, not null"),
+    (RUN % '"quick": false, "mountain": 5', "a ProbeRun's 'mountain' is a list, not 5"),
+    (RUN % '"quick": false, "mountain": [{"access": "read", "working_set": 1e30, "stride": 64, "seconds": 1e-9, '
+     '"spread": 0}]', "MountainPoint.working_set is 1e+30, not a whole number"),
+    (RUN % '"quick": false, "bsp": [{"procs": 1.5, "message": "small", "g": 1, "g_spread": 0, "L": 1, "L_spread": 0}]',
+     "BspPoint.procs is 1.5, not a whole number"),
+    (RUN % '"quick": false, "bsp": [{"procs": 1, "message": "small", "g": 1, "g_spread": 0, "L": 1, "L_spread": 0}, '
+     '{"procs": 1, "message": "small", "g": 5, "g_spread": 0, "L": 1, "L_spread": 0}]', "two BSP points for P=1, small"),
+    ('{"format": "llac-machine 1", "runs": [{"host": "h", "cpu_model": "c", "date": "2026-11-23", "quick": false}, '
+     '{"host": "k", "cpu_model": "c", "date": "2026-11-23", "quick": false}]}', "runs of several machines"),
 ])
 def test_a_bad_machine_file_is_refused_and_imports_nothing(tmp_path, document, message):
     path = tmp_path / "bad.json"
