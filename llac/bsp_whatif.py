@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from cll_grammar.machine import BspPoint, ProbeRun
+from llac.cache_aware import compute_ratio
 from llac.errors import LlacError
 from llac.machines import open_machines, resolve_bsp
 
@@ -47,6 +48,9 @@ def communication_scale(model, columns: dict[str, np.ndarray], prediction,
     new_L = np.full(n, given["L"]) if "L" in given else np.array([b.L for b in new])
     design = model.formula.design_matrix(columns) if columns else np.ones((n, len(model.formula.terms)))
     latency, bandwidth, reading = _reading(model, columns, design)
+    # on another machine the computation runs at that machine's speed too: its basic
+    # operations against this one's (1 when either probe lacks them), as `on` does for the rest
+    ratio = compute_ratio(here, there) if there else 1.0
     result, used = np.full(n, np.nan), {"L": False, "g": False}
     for row, index in enumerate(prediction.piece):
         if index < 0 or not np.isfinite(prediction.values[row]):   # no plain prediction: none here
@@ -55,10 +59,12 @@ def communication_scale(model, columns: dict[str, np.ndarray], prediction,
         used["L"] |= bool(np.any(parts[latency[row]] != 0))
         used["g"] |= bool(np.any(parts[bandwidth[row]] != 0))
         result[row] = parts[latency[row]].sum() * new_L[row] / old_L[row] + \
-            parts[bandwidth[row]].sum() * new_g[row] / old_g[row] + parts[~(latency[row] | bandwidth[row])].sum()
+            parts[bandwidth[row]].sum() * new_g[row] / old_g[row] + parts[~(latency[row] | bandwidth[row])].sum() * ratio
     source = ", ".join(f"{k}={v:g}" for k, v in given.items())
     if there:
         source = f"{there_ref}@{there.run_id}'s g and L" + (f", with {source}" if source else "")
+        reading = reading.replace("as computation, unchanged", f"as computation, scaled by {there_ref}@"
+                                  f"{there.run_id}'s basic operations against this machine's (x{ratio:.3g})")
     note = f"{source}: {reading}, scaled from {here_ref}@{here.run_id}'s probed g and L at the point's P"
     unused = [k for k in given if not used[k]]
     if unused and np.isfinite(result).any():      # (where no point has a prediction, nothing to say)

@@ -287,7 +287,7 @@ def aware_prediction(model, view: MemoryView, columns: dict[str, np.ndarray], va
     # the memory term costed by the other machine's mountain, the rest by its basic operations
     with np.errstate(invalid="ignore"):
         mine, theirs = view.memory(view.run, lead, sets), view.memory(other, lead, sets)
-        return _compute_ratio(view.run, other) * np.maximum(here - mine, 0.0) + theirs, notes
+        return compute_ratio(view.run, other) * np.maximum(here - mine, 0.0) + theirs, notes
 
 
 def _piece_reference(model, index: int, fitted: np.ndarray) -> float:
@@ -296,7 +296,7 @@ def _piece_reference(model, index: int, fitted: np.ndarray) -> float:
     return float(fitted[inside].max()) if inside.any() else float(fitted.max())
 
 
-def _compute_ratio(here: ProbeRun, there: ProbeRun) -> float:
+def compute_ratio(here: ProbeRun, there: ProbeRun) -> float:
     """How much slower (>1) the other machine's basic operations are: the geometric mean of
     the ratios of the operations both probes measured (1 when none)."""
     mine = {o.name: o.seconds for o in here.operations if o.seconds > 0}

@@ -101,3 +101,23 @@ def test_with_g_and_L_scale_only_the_terms_of_communication(workdir):
     # at P = 2 the probe's g and L are G2, L2: doubling them doubles the communication terms only
     assert scaled[2] == pytest.approx(plain[2] + 3e-9 * 65536 / 2 + 5e-6 * np.log(2), rel=1e-3)
     assert "the terms that vanish at P = 1 are read as communication" in done.stdout
+
+
+def test_on_a_machine_with_slower_operations_the_computation_terms_follow_them(workdir):
+    """`predict ... on MACHINE` of a model with P: its communication by MACHINE's g and L, its
+    computation by MACHINE's basic operations (review 28: it kept this machine's, so that P=1
+    predicted this machine's time on a machine twice as slow)."""
+    slow = probe_run(label="slowcpu", date="2026-11-23T14:00:00Z")
+    slow.operations = [replace(o, seconds=2 * o.seconds) for o in slow.operations]
+    with MachineDB(workdir / "machines.sqlite") as db:
+        db.store(slow)
+    write_fft_like_trace(workdir / "y.cll.4.dat")
+    env = {**os.environ, "LLAC_MACHINE_DB": str(workdir / "machines.sqlite")}
+    script = 'load "y.cll.4.dat"; set prune off; fit f; predict f N=65536 P=1 on node1@slowcpu'
+    done = subprocess.run([sys.executable, "-m", "llac", "-c", script], cwd=workdir, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    row = next(line.split() for line in done.stdout.splitlines() if line.split()[:1] == ["65536"])
+    assert float(row[5]) == pytest.approx(2 * float(row[2]), rel=1e-3)     # nothing to communicate at P=1
+    assert "the others as computation, scaled by node1@3's basic operations against this machine's (x2)" \
+        in done.stdout
