@@ -95,6 +95,19 @@ def test_balance_by_rank_sums_each_ranks_work_and_lists_idle_ranks(session):
     assert "P=4: rank 3 ran no record of it (counted as no work)" in footer
     idle = next(row for row in t.rows if row[0] == 4 and row[1] == 3)
     assert idle[t.headers.index("mean time")] is None           # no mean of no record: '-', not nan
+    assert "did not finish normally" not in footer
+
+
+def test_an_idle_rank_in_a_trace_that_did_not_finish_points_at_the_ranks_own_traces(session, tmp_path):
+    trace = next(tmp_path.glob("prog.cll.4.dat"))
+    text = trace.read_text()
+    status = next(line for line in text.splitlines() if line.startswith("#status:"))
+    (tmp_path / "died.cll.4.dat").write_text(text.replace(status, "#status: signal SIGTERM"))
+    run(session, 'load "died.cll.4.dat"')
+    footer = "\n".join(table(session, "balance work@died_cll_4 by rank").footer)
+    assert "rank 3 ran no record of it" in footer
+    assert ("warning: died.cll.4.dat did not finish normally (status: signal SIGTERM): a rank it lacks may have "
+            'left its records in its own trace; load them with it, load "died.cll.4*.dat"') in footer
 
 
 def test_balance_by_p_gives_one_row_per_p_with_max_mean_and_wd(session):

@@ -4,6 +4,7 @@ The parameters themselves are computed in `llac.parallel`."""
 from __future__ import annotations
 
 import os
+import re
 import socket
 
 import numpy as np
@@ -53,7 +54,7 @@ def balance(session, statement: ast.Balance):
             return [Text(line_chart(f"{experiment.name}: work per {unit} (seconds) by P", x, series, "P"))]
         return [Table(f"work distribution of {experiment.name} by P (seconds of work per {unit})",
                       ("P", f"{unit}s", "records", "mean work", "max work", "min work", "max/mean", "wd"),
-                      tuple(rows), _idle_notes(parts, unit) + _one_unit_notes(experiment, parts, unit))]
+                      tuple(rows), _idle_notes(experiment, parts, unit) + _one_unit_notes(experiment, parts, unit))]
     if statement.plot:
         return [Text(_balance_bars(experiment.name, parts, unit))]
     rows, footer = [], []
@@ -68,7 +69,7 @@ def balance(session, statement: ast.Balance):
     headers = (*(("P",) if parts[0].procs is not None else ()), unit, "records", "work",
                "mean time", "work/mean")
     return [Table(f"work distribution of {experiment.name} by {unit} (seconds)", headers, tuple(rows),
-                  tuple(footer) + _idle_notes(parts, unit) + _one_unit_notes(experiment, parts, unit))]
+                  tuple(footer) + _idle_notes(experiment, parts, unit) + _one_unit_notes(experiment, parts, unit))]
 
 
 @command("comm", "comm EXPERIMENT [by rank|P]  |  plot comm EXPERIMENT [by ...]", """The
@@ -126,7 +127,7 @@ def comm(session, statement: ast.Comm):
     headers = (*(("P",) if parts[0].procs is not None else ()), unit, "records", "transfers",
                "bytes sent", "msgs recv", "bytes recv", "partners", "comm time", "comp time", "comm %")
     return warning + [Table(f"communication of {experiment.name} by {unit} (sums over its records; seconds)",
-                  headers, tuple(rows), _idle_notes(parts, unit))]
+                  headers, tuple(rows), _idle_notes(experiment, parts, unit))]
 
 
 @command("table3", "predict NAME at EXPERIMENT by VAR", """Predict at the sample points of
@@ -220,10 +221,22 @@ def _percent(part: float, whole: float) -> float | None:
     return 100 * part / whole if whole > 0 else None
 
 
-def _idle_notes(parts, unit) -> tuple[str, ...]:
-    """One line per P where some units ran no record of the experiment."""
-    return tuple(f"{_label(g)}{unit}{'s' * (len(g.idle()) > 1)} {', '.join(map(str, g.idle()))} "
+def _idle_notes(experiment, parts, unit) -> tuple[str, ...]:
+    """One line per P where some units ran no record of the experiment; and, when one of its
+    traces did not finish normally, a warning that those units' records may be in their own
+    traces (an MPI rank that died: rank 0's gathered trace lacks them)."""
+    idle = tuple(f"{_label(g)}{unit}{'s' * (len(g.idle()) > 1)} {', '.join(map(str, g.idle()))} "
                  f"ran no record of it (counted as no work)" for g in parts if g.idle())
+    from llac.trace import NORMAL_ENDS
+    files = [(s.origin, s.header) for s in experiment.sources] if experiment.sources else \
+        [(experiment.origin, experiment.header)]
+    unfinished = [(origin, header["status"]) for origin, header in files
+                  if header.get("status", "complete") not in NORMAL_ENDS]
+    if not idle or unit != "rank" or not unfinished:
+        return idle
+    return idle + tuple(f"warning: {origin} did not finish normally (status: {status}): a rank it lacks "
+                        f"may have left its records in its own trace; load them with it, "
+                        f'load "{re.sub(r"[.]dat$", "*.dat", origin)}"' for origin, status in unfinished)
 
 
 def _one_unit_notes(experiment, parts, unit: str) -> tuple[str, ...]:
