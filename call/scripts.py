@@ -81,7 +81,8 @@ def launch_environment(procs: int, oversubscribe: bool,
     if open_mpi and "OMPI_MCA_odls_base_sigkill_timeout" not in os.environ:
         extra.update(GRACE_ENV)
         notes.append("set OMPI_MCA_odls_base_sigkill_timeout=10: if a rank fails, the others "
-                     "get 10 s (not 1 s) to write their records before Open MPI kills them")
+                     "get 10 s (not 1 s) to write their records before Open MPI kills them (a "
+                     "failed run then takes some 20 s to end: Open MPI waits as long before its SIGTERM)")
     if open_mpi and hasattr(os, "geteuid") and os.geteuid() == 0:
         extra.update(ROOT_ENV)
         notes.append("running as root: set OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
