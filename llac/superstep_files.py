@@ -65,6 +65,11 @@ def missing_processors(trace: Supersteps, ranks: set[int]) -> str | None:
     why = (f"{trace.path} holds rank {trace.origin}'s own records only" if trace.origin is not None
            else f"the trace's status: {trace.status}")
     files = [_rank_file(trace.path, r) for r in missing]
+    loaded = {Path(part).name for part in trace.path.split(" + ")}
+    if all(Path(f).name in loaded for f in files):       # their own traces are here: they stopped before
+        return (f"rank{'s' if len(missing) > 1 else ''} {names} did not reach the end of this run: "
+                f"{'their' if len(missing) > 1 else 'its'} own trace ({', '.join(files[:4])}) holds none of "
+                f"its supersteps (the status: {trace.status}); the program stopped inside the run")
     return (f"the supersteps of rank{'s' if len(missing) > 1 else ''} {names} are missing ({why}); a rank that "
             f"is not gathered writes them to its own trace ({', '.join(files[:4])}{', ...' if len(files) > 4 else ''}): "
             f"load the traces of the execution together, e.g. load \"{_glob(trace.path)}\"")

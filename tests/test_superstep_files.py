@@ -131,6 +131,20 @@ def test_a_run_without_some_processors_names_them_and_their_files(tmp_path):
         evaluate(alone, 1, G, L)
 
 
+def test_a_rank_whose_own_trace_is_loaded_but_holds_none_of_the_run_is_said_to_have_stopped():
+    """Its own file combined with the gathered one (it held supersteps of earlier runs), yet none
+    of this run (review 28: the message asked to load the file that was loaded)."""
+    from dataclasses import replace
+    from llac.superstep_files import missing_processors
+    gathered = read_trace("part.cll.4.dat", text=trace_text([r for r in ROWS if r[0] != 3],
+                                                            status="MPI_Abort with errorcode 1")).supersteps
+    both = replace(gathered, path="part.cll.4.dat + part.cll.4.rank3.dat")
+    assert missing_processors(both, {0, 1, 2}) == (
+        "rank 3 did not reach the end of this run: its own trace (part.cll.4.rank3.dat) holds none of its "
+        "supersteps (the status: MPI_Abort with errorcode 1); the program stopped inside the run")
+    assert "load the traces of the execution together" in missing_processors(gathered, {0, 1, 2})
+
+
 def test_a_run_the_program_stopped_inside_is_named_not_evaluated():
     cut = [r for r in ROWS if not (r[1] == "0" and r[2] > 1)]     # every rank stopped in superstep 2
     stopped = read_trace("t.dat", text=trace_text(cut, status="signal SIGTERM")).supersteps
