@@ -302,6 +302,16 @@ def test_an_experiments_model_goes_with_it_when_it_is_renamed(session):
     assert "had no model" not in text_of(run(session, "predict c N=100"))      # not fitted again
 
 
+def test_load_as_one_name_merges_one_experiment_from_several_files(session, tmp_path):
+    from support.machines import write_stream_trace
+    write_stream_trace(tmp_path / "a.cll.1.dat", [1024, 2048])
+    write_stream_trace(tmp_path / "b.cll.1.dat", [4096, 8192], seed=2)
+    said = text_of(run(session, 'load "a.cll.1.dat", "b.cll.1.dat" as both'))
+    assert "created both: 12 records" in said
+    assert sorted(set(session.objects["both"].columns["N"])) == [1024, 2048, 4096, 8192]
+    assert "names a single experiment" in error_of(session, 'load "matinit.cll.1.dat" as two').message
+
+
 def test_predict_at_an_unknown_name_fits_nothing(session):
     assert "no object called 'nosuch'" in error_of(session, "predict colinit at nosuch").message
     assert "colinit.model" not in session.objects

@@ -59,7 +59,7 @@ def load(session, statement: ast.Load):
         raise LlacError("a formula is only given for CSV files; for a trace use: g = NAME formula \"...\"")
     from llac.spill import read_input
     traces = [t for f in files for t in (stdin_traces() if f == "-" else [read_input(f)])]
-    held = sum(len(t.experiments) for t in traces)
+    held = len({name for t in traces for name in t.experiments})    # one name in several files: merged
     if statement.name and held != 1:
         what = "several" if held else "none"
         if not held and any(t.supersteps is not None for t in traces):
