@@ -26,7 +26,7 @@ def sigint_received(pid: int) -> bool:
     while it writes its trace."""
     bit = 1 << (signal.SIGINT - 1)
     try:
-        fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+        fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text(errors="replace").splitlines()
                       if ":" in line)
         pending = int(fields["SigPnd"], 16) | int(fields["ShdPnd"], 16)
         caught = int(fields["SigCgt"], 16)
@@ -138,7 +138,8 @@ def _stat_fields(pid: int | str) -> list[str]:
     """The fields of /proc/<pid>/stat after the command name (state, ppid, ...); [] when the
     process is gone. The name, in parentheses, may itself hold spaces and parentheses."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        # a process name need not be UTF-8 (a program built from lat\xe9.c): read it as bytes would
+        return Path(f"/proc/{pid}/stat").read_text(errors="replace").rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return []
 

@@ -337,6 +337,23 @@ def test_sigint_to_call_alone_ends_an_mpi_run(tmp_path):
     ended_mpi_run(process, mpirun, signal.SIGINT, 130, tmp_path, scratch)
 
 
+def test_a_process_whose_name_is_not_utf8_does_not_stop_call_walking_proc(tmp_path):
+    """call finds a run's processes by walking /proc when it passes on a signal; a process of
+    any user whose name is not UTF-8 (a program built from lat\\xe9.c) made that an internal
+    error, and the run was never stopped (seen once in the test suite: a 120 s hang)."""
+    import os
+    from call.stop import descendants, sigint_received
+    named = tmp_path / os.fsdecode(b"lat\xe9")
+    shutil.copy(shutil.which("sleep"), named)
+    child = subprocess.Popen([str(named), "30"])
+    try:
+        assert child.pid in descendants(os.getpid())
+        assert sigint_received(child.pid)            # read from its status: sleep does not catch SIGINT
+    finally:
+        child.kill()
+        child.wait()
+
+
 def test_a_pending_sigint_counts_as_received(tmp_path):
     """The check that keeps call from sending a second SIGINT while the program writes."""
     process = start_sweep(tmp_path, "--procs", "1:1:2")
