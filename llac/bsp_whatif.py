@@ -65,7 +65,9 @@ def communication_scale(model, columns: dict[str, np.ndarray], prediction,
         source = f"{there_ref}@{there.run_id}'s g and L" + (f", with {source}" if source else "")
         reading = reading.replace("as computation, unchanged", f"as computation, scaled by {there_ref}@"
                                   f"{there.run_id}'s basic operations against this machine's (x{ratio:.3g})")
-    note = f"{source}: {reading}, scaled from {here_ref}@{here.run_id}'s probed g and L at the point's P"
+    stand_ins = sorted({(int(p), b.procs) for p, b in zip(procs, old) if b.procs != p})
+    nearest = "".join(f"; at P={p} those of P={q}, the nearest P probed" for p, q in stand_ins)
+    note = f"{source}: {reading}, scaled from {here_ref}@{here.run_id}'s probed g and L at the point's P{nearest}"
     unused = [k for k in given if not used[k]]
     if unused and np.isfinite(result).any():      # (where no point has a prediction, nothing to say)
         note += (f"; {' and '.join(unused)} change{'s' if len(unused) == 1 else ''} nothing here: no term read as "

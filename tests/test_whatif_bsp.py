@@ -121,3 +121,15 @@ def test_on_a_machine_with_slower_operations_the_computation_terms_follow_them(w
     assert float(row[5]) == pytest.approx(2 * float(row[2]), rel=1e-3)     # nothing to communicate at P=1
     assert "the others as computation, scaled by node1@3's basic operations against this machine's (x2)" \
         in done.stdout
+
+
+def test_a_p_the_probe_did_not_measure_is_named_with_the_p_that_stood_in(workdir):
+    """The footer said "at the point's P" where the probe had no such P (review 28)."""
+    write_fft_like_trace(workdir / "y.cll.4.dat")
+    env = {**os.environ, "LLAC_MACHINE_DB": str(workdir / "machines.sqlite")}
+    script = 'load "y.cll.4.dat"; set prune off; fit f; predict f N=65536 P=2,8 with g=4e-9'
+    done = subprocess.run([sys.executable, "-m", "llac", "-c", script], cwd=workdir, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "at the point's P; at P=8 those of P=4, the nearest P probed" in done.stdout
+    assert "at P=2 those of" not in done.stdout
