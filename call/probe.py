@@ -20,7 +20,7 @@ from call.diagnostics import CallError, Diagnostic
 from call.knees import assign_knees, knee_sizes
 from call.progress import Progress
 from cll_grammar.machine import (ACCESSES, BspPoint, CacheLevel, MountainPoint, Operation, ProbeRun,
-                                 byte_size, reported_caches, this_cpu_model, this_host)
+                                 byte_size, far_knees, reported_caches, this_cpu_model, this_host)
 from cll_grammar.machinedb import MachineDB, MachineDBError
 
 FORMAT_VERSION = "1"
@@ -265,6 +265,7 @@ def summary(run: ProbeRun, name: str, where: Path) -> str:
         measured = byte_size(cache.measured_bytes) if cache.measured_bytes else "no knee"
         out.append(f"  L{cache.level} {cache.kind:<11} reported {byte_size(cache.reported_bytes):>9}"
                    + (f", measured {measured}" if cache.kind != "Instruction" else ""))
+    out += [f"  note: {note}" for note in far_knees(run.caches)]
     costs = ", ".join(f"{level} {seconds * 1e9:.2f}" for level, seconds in level_costs(run))
     out.append(f"  read ns per access (stride {line_size(run.caches)}): {costs}")
     for kind, what in (("chase", "random access ns (a chase: dependent loads)"),

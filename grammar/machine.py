@@ -91,6 +91,24 @@ def byte_size(count: float) -> str:
     return f"{count:.0f} B"
 
 
+FAR_KNEE = 4        # a measured knee this many times above or below the reported size is named
+
+
+def far_knees(caches: list[CacheLevel]) -> list[str]:
+    """A sentence for each cache level whose measured knee lies FAR_KNEE times or more from the
+    size the system reports: often the knee of another level, or noise from other tenants
+    (virtual machines), which a second probe tells; the measured size wins where llac uses it."""
+    notes = []
+    for cache in caches:
+        if cache.measured_bytes and cache.kind != "Instruction":
+            ratio = cache.measured_bytes / cache.reported_bytes
+            if ratio >= FAR_KNEE or ratio <= 1 / FAR_KNEE:
+                notes.append(f"L{cache.level}'s knee measured at {byte_size(cache.measured_bytes)} is "
+                             f"{ratio:.3g}x the {byte_size(cache.reported_bytes)} the system reports: often "
+                             f"another level's knee or other tenants' noise; probe again to see if it holds")
+    return notes
+
+
 def this_host() -> str:
     """The host name, as the runtime writes it in a trace's `#host:`."""
     return socket.gethostname()

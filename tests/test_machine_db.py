@@ -164,6 +164,24 @@ def test_a_run_probed_before_the_chase_and_the_gather_shows_none(tmp_path):
     assert "random" not in done.stdout.split("against")[1]                # no compare row, no curve
 
 
+def test_a_knee_measured_far_from_the_reported_size_is_named(tmp_path):
+    """A quick probe stored L2 measured at 8 MiB for a 1 MiB L2 (review 28): `machine show` and
+    `call probe`'s summary say so; a knee near the reported size is not named."""
+    from dataclasses import replace
+    from call.probe import summary
+    run = probe_run()
+    near = run.caches
+    run.caches = [replace(c, measured_bytes=8 * c.reported_bytes) if c.level == 2 else c for c in near]
+    path = tmp_path / "machines.sqlite"
+    with MachineDB(path) as db:
+        db.store(run)
+    done = llac("machine show node1", path)
+    assert done.returncode == 0, done.stderr
+    assert "L2's knee measured at" in done.stdout and "is 8x the" in done.stdout and "probe again" in done.stdout
+    assert "is 8x the" in summary(run, "node1", path)
+    assert "knee measured at" not in summary(replace(run, caches=near), "node1", path)
+
+
 def test_show_without_a_name_is_this_machine(db_path):
     done = llac("machine show", db_path)
     assert done.returncode == 0, done.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cll_grammar.machine import far_knees
 from llac import ast
 from llac.commands import command
 from llac.commands.data import refuse_overwrite
@@ -87,7 +88,7 @@ def _show(name: str, run, others) -> list:
         results.append(Table("caches (bytes): reported by the system, measured at the mountain's knees",
                              ("level", "kind", "reported", "measured", "line"),
                              tuple((c.level, c.kind, c.reported_bytes, c.measured_bytes or None, c.line_bytes)
-                                   for c in run.caches)))
+                                   for c in run.caches), tuple(far_knees(run.caches))))
     if run.mountain:
         results.append(_level_table(run))
     if run.operations:
