@@ -58,17 +58,26 @@ def check_together(programs: list[Program]) -> None:
     for program in programs:
         for name, begin in program.experiments.items():
             known = first.setdefault(name, begin)
-            differ = [(what, mine, theirs) for what, mine, theirs in (
-                ("formulas", begin.formula, known.formula), ("working sets", begin.working_set, known.working_set))
-                if str(mine) != str(theirs)]
-            if known is not begin and differ:
-                what, mine, theirs = differ[0]
+            clash = _clash(known, begin)
+            if clash:
+                what, here, there = clash
                 errors.append(Diagnostic("error", begin.file, begin.line, begin.column,
-                                         f"experiment {name!r} has two different {what}: '{mine}' here",
+                                         f"experiment {name!r} has two different {what}: {here} here",
                                          (Diagnostic("note", known.file, known.line, known.column,
-                                                     f"and '{theirs}' here, in another file of the same program"),)))
+                                                     f"and {there} here, in another file of the same program"),)))
     if errors:
         raise CallError(errors)
+
+
+def _clash(first: Begin, later: Begin) -> tuple[str, str, str] | None:
+    """What two begins of one experiment disagree on, and how each states it, for the messages:
+    ("formulas", "'LATER'", "'FIRST'") or the same of their working sets (`bytes` clauses);
+    None when they agree."""
+    if str(first.formula) != str(later.formula):
+        return "formulas", f"'{later.formula}'", f"'{first.formula}'"
+    if str(first.working_set) != str(later.working_set):
+        return "working sets", _clause(later), _clause(first)
+    return None
 
 
 class _Checker:
@@ -236,15 +245,12 @@ class _Checker:
     def begin(self, pragma: Begin):
         """An experiment begins: one name keeps one formula and one working set."""
         first = self.program.experiments.setdefault(pragma.name, pragma)
-        if str(first.formula) != str(pragma.formula):
-            self.findings.error(pragma, f"experiment {pragma.name!r} has two different formulas: "
-                                        f"'{pragma.formula}' here",
-                                [self.findings.note(first, f"and '{first.formula}' here")]
-                                + self.findings.undecided_notes(first, pragma))
-        elif str(first.working_set) != str(pragma.working_set):
-            self.findings.error(pragma, f"experiment {pragma.name!r} has two different working sets: "
-                                        f"{_clause(pragma)} here",
-                                [self.findings.note(first, f"and {_clause(first)} here")])
+        clash = _clash(first, pragma)
+        if clash:
+            what, here, there = clash
+            undecided = self.findings.undecided_notes(first, pragma) if what == "formulas" else []
+            self.findings.error(pragma, f"experiment {pragma.name!r} has two different {what}: {here} here",
+                                [self.findings.note(first, f"and {there} here")] + undecided)
         self.balance.open(pragma, self.context.depth)
         self.order.experiment(pragma)
 
