@@ -249,7 +249,8 @@ class _Checker:
         if clash:
             what, here, there = clash
             undecided = self.findings.undecided_notes(first, pragma) if what == "formulas" else []
-            self.findings.error(pragma, f"experiment {pragma.name!r} has two different {what}: {here} here",
+            self.findings.error(pragma, f"experiment {pragma.name!r} has two different {what}: "
+                                        f"{here} here",
                                 [self.findings.note(first, f"and {there} here")] + undecided)
         self.balance.open(pragma, self.context.depth)
         self.order.experiment(pragma)

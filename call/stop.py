@@ -26,8 +26,8 @@ def sigint_received(pid: int) -> bool:
     while it writes its trace."""
     bit = 1 << (signal.SIGINT - 1)
     try:
-        fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text(errors="replace").splitlines()
-                      if ":" in line)
+        status = Path(f"/proc/{pid}/status").read_text(errors="replace")     # a name need not be UTF-8
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
         pending = int(fields["SigPnd"], 16) | int(fields["ShdPnd"], 16)
         caught = int(fields["SigCgt"], 16)
     except (OSError, KeyError, ValueError):
@@ -138,7 +138,7 @@ def _stat_fields(pid: int | str) -> list[str]:
     """The fields of /proc/<pid>/stat after the command name (state, ppid, ...); [] when the
     process is gone. The name, in parentheses, may itself hold spaces and parentheses."""
     try:
-        # a process name need not be UTF-8 (a program built from lat\xe9.c): read it as bytes would
+        # a process name need not be UTF-8 (a program built from lat\xe9.c): undecodable bytes become U+FFFD
         return Path(f"/proc/{pid}/stat").read_text(errors="replace").rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return []

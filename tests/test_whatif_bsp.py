@@ -86,21 +86,27 @@ def write_fft_like_trace(path) -> None:
         f"#  records: {len(records)}\n#data\n" + "\n".join(records) + "\n#end\n")
 
 
-def test_with_g_and_L_scale_only_the_terms_of_communication(workdir):
+def fft_like(workdir, predictions: str) -> str:
+    """The output of llac fitting f of write_fft_like_trace (every constant kept), then
+    running `predictions`, against the workdir's machine database."""
     write_fft_like_trace(workdir / "y.cll.4.dat")
     env = {**os.environ, "LLAC_MACHINE_DB": str(workdir / "machines.sqlite")}
-    script = ('load "y.cll.4.dat"; set prune off; fit f; predict f N=65536 P=1,2; '
-              f'predict f N=65536 P=1,2 with g={2 * G2}, L={2 * L2}')
+    script = f'load "y.cll.4.dat"; set prune off; fit f; {predictions}'
     done = subprocess.run([sys.executable, "-m", "llac", "-c", script], cwd=workdir, env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    rows = [line.split() for line in done.stdout.splitlines() if line.split()[:1] == ["65536"]]
+    return done.stdout
+
+
+def test_with_g_and_L_scale_only_the_terms_of_communication(workdir):
+    out = fft_like(workdir, f"predict f N=65536 P=1,2; predict f N=65536 P=1,2 with g={2 * G2}, L={2 * L2}")
+    rows = [line.split() for line in out.splitlines() if line.split()[:1] == ["65536"]]
     plain = {int(r[1]): float(r[2]) for r in rows[:2]}
     scaled = {int(r[1]): float(r[5]) for r in rows[2:]}
     assert scaled[1] == pytest.approx(plain[1], rel=1e-3)         # no communication on one processor
     # at P = 2 the probe's g and L are G2, L2: doubling them doubles the communication terms only
     assert scaled[2] == pytest.approx(plain[2] + 3e-9 * 65536 / 2 + 5e-6 * np.log(2), rel=1e-3)
-    assert "the terms that vanish at P = 1 are read as communication" in done.stdout
+    assert "the terms that vanish at P = 1 are read as communication" in out
 
 
 def test_on_a_machine_with_slower_operations_the_computation_terms_follow_them(workdir):
@@ -111,25 +117,14 @@ def test_on_a_machine_with_slower_operations_the_computation_terms_follow_them(w
     slow.operations = [replace(o, seconds=2 * o.seconds) for o in slow.operations]
     with MachineDB(workdir / "machines.sqlite") as db:
         db.store(slow)
-    write_fft_like_trace(workdir / "y.cll.4.dat")
-    env = {**os.environ, "LLAC_MACHINE_DB": str(workdir / "machines.sqlite")}
-    script = 'load "y.cll.4.dat"; set prune off; fit f; predict f N=65536 P=1 on node1@slowcpu'
-    done = subprocess.run([sys.executable, "-m", "llac", "-c", script], cwd=workdir, env=env,
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    row = next(line.split() for line in done.stdout.splitlines() if line.split()[:1] == ["65536"])
+    out = fft_like(workdir, "predict f N=65536 P=1 on node1@slowcpu")
+    row = next(line.split() for line in out.splitlines() if line.split()[:1] == ["65536"])
     assert float(row[5]) == pytest.approx(2 * float(row[2]), rel=1e-3)     # nothing to communicate at P=1
-    assert "the others as computation, scaled by node1@3's basic operations against this machine's (x2)" \
-        in done.stdout
+    assert "the others as computation, scaled by node1@3's basic operations against this machine's (x2)" in out
 
 
 def test_a_p_the_probe_did_not_measure_is_named_with_the_p_that_stood_in(workdir):
     """The footer said "at the point's P" where the probe had no such P (review 28)."""
-    write_fft_like_trace(workdir / "y.cll.4.dat")
-    env = {**os.environ, "LLAC_MACHINE_DB": str(workdir / "machines.sqlite")}
-    script = 'load "y.cll.4.dat"; set prune off; fit f; predict f N=65536 P=2,8 with g=4e-9'
-    done = subprocess.run([sys.executable, "-m", "llac", "-c", script], cwd=workdir, env=env,
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert "at the point's P; at P=8 those of P=4, the nearest P probed" in done.stdout
-    assert "at P=2 those of" not in done.stdout
+    out = fft_like(workdir, "predict f N=65536 P=2,8 with g=4e-9")
+    assert "at the point's P; at P=8 those of P=4, the nearest P probed" in out
+    assert "at P=2 those of" not in out

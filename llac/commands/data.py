@@ -201,24 +201,22 @@ def _load_csv(session, statement: ast.Load, files):
 def _is_model_file(path: str) -> bool:
     """A model written by `export`: a .json file, or any file whose text starts with `{` (a
     model exported under another name, `export m "m.model"`); traces start with `#`."""
-    if Path(path).suffix.lower() == ".json":
-        return True
-    if path == "-":
-        return False
-    try:
-        with open(path, "rb") as f:
-            return f.read(64).lstrip().startswith(b"{")
-    except OSError:
-        return False
+    return Path(path).suffix.lower() == ".json" or _begins_with(path, b"{")
 
 
 def _is_extrap_file(path: str) -> bool:
     """Extra-P's text input format (`export ... as extrap`): its first word is PARAMETER."""
+    return _begins_with(path, b"PARAMETER")
+
+
+def _begins_with(path: str, start: bytes) -> bool:
+    """Whether the file at `path` (not standard input, which is read once) starts with
+    `start` after blanks; False when it cannot be read (the reader then says why)."""
     if path == "-":
         return False
     try:
         with open(path, "rb") as f:
-            return f.read(256).lstrip().startswith(b"PARAMETER")
+            return f.read(256).lstrip().startswith(start)
     except OSError:
         return False
 

@@ -71,13 +71,19 @@ def fitted(session, experiment: Experiment):
     try:
         return fit_experiment(experiment, session.fit_settings())
     except FitError as err:
+        reason = f"cannot fit {experiment.name}: {err}"
         cure = (f"; `drop {experiment.name} {', '.join(err.cure)}` fits the formula without "
                 f"{'it' if len(err.cure) == 1 else 'them'}") if err.cure else ""
-        raise Unfittable(f"cannot fit {experiment.name}: {err}{cure}") from None
+        raise Unfittable(reason + cure, reason) from None
 
 
 class Unfittable(LlacError):
-    """An experiment whose formula cannot be fitted to its data (`drop` can still fit a smaller one)."""
+    """An experiment whose formula cannot be fitted to its data (`drop` can still fit a smaller
+    one); `reason` is the message without the `drop` that would cure it."""
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
 
 
 def model_for(session, name: ast.Name, count_warnings: bool = True):
@@ -205,7 +211,7 @@ def drop(session, source: ast.Drop):
     except Unfittable as failure:
         if not source.constants:
             raise
-        model, notes = None, [Note(failure.message.split("; `drop")[0])]
+        model, notes = None, [Note(failure.reason)]
     name = model.name if model else source.obj.text
     if not isinstance(session.objects.get(name), Experiment):
         raise LlacError(f"drop refits the experiment {name}, which is not loaded (a model "
