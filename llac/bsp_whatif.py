@@ -47,10 +47,12 @@ def communication_scale(model, columns: dict[str, np.ndarray], prediction,
     new_g = np.full(n, given["g"]) if "g" in given else np.array([b.g for b in new])
     new_L = np.full(n, given["L"]) if "L" in given else np.array([b.L for b in new])
     design = model.formula.design_matrix(columns) if columns else np.ones((n, len(model.formula.terms)))
-    latency, bandwidth, reading = _reading(model, columns, design)
     # on another machine the computation runs at that machine's speed too: its basic
     # operations against this one's (1 when either probe lacks them), as `on` does for the rest
     ratio = compute_ratio(here, there) if there else 1.0
+    computation = (f"scaled by {there_ref}@{there.run_id}'s basic operations against this machine's (x{ratio:.3g})"
+                   if there else "unchanged")
+    latency, bandwidth, reading = _reading(model, columns, design, computation)
     result, used = np.full(n, np.nan), {"L": False, "g": False}
     for row, index in enumerate(prediction.piece):
         if index < 0 or not np.isfinite(prediction.values[row]):   # no plain prediction: none here
@@ -59,12 +61,11 @@ def communication_scale(model, columns: dict[str, np.ndarray], prediction,
         used["L"] |= bool(np.any(parts[latency[row]] != 0))
         used["g"] |= bool(np.any(parts[bandwidth[row]] != 0))
         result[row] = parts[latency[row]].sum() * new_L[row] / old_L[row] + \
-            parts[bandwidth[row]].sum() * new_g[row] / old_g[row] + parts[~(latency[row] | bandwidth[row])].sum() * ratio
+            parts[bandwidth[row]].sum() * new_g[row] / old_g[row] + \
+            parts[~(latency[row] | bandwidth[row])].sum() * ratio
     source = ", ".join(f"{k}={v:g}" for k, v in given.items())
     if there:
         source = f"{there_ref}@{there.run_id}'s g and L" + (f", with {source}" if source else "")
-        reading = reading.replace("as computation, unchanged", f"as computation, scaled by {there_ref}@"
-                                  f"{there.run_id}'s basic operations against this machine's (x{ratio:.3g})")
     stand_ins = sorted({(int(p), b.procs) for p, b in zip(procs, old) if b.procs != p})
     nearest = "".join(f"; at P={p} those of P={q}, the nearest P probed" for p, q in stand_ins)
     note = f"{source}: {reading}, scaled from {here_ref}@{here.run_id}'s probed g and L at the point's P{nearest}"
@@ -75,13 +76,14 @@ def communication_scale(model, columns: dict[str, np.ndarray], prediction,
     return result, note
 
 
-def _reading(model, columns: dict, design: np.ndarray) -> tuple[np.ndarray, np.ndarray, str]:
+def _reading(model, columns: dict, design: np.ndarray, computation: str) -> tuple[np.ndarray, np.ndarray, str]:
     """Which terms, at each point, are latency (scaled by L) and bandwidth (scaled by g), and
     how the model was read. Without P in the formula (a communication experiment such as
     `D[0] + D[1]*size`) the constant term is L and the others g times bytes. With P, only the
     terms that vanish at P = 1 are communication (there is none on one processor): those of P
     alone (`log(P)`: a number of supersteps) are L, the others (`N*(P-1)/P`) g times bytes; the
-    rest is computation and keeps its time."""
+    rest is computation, treated as `computation` says (unchanged, or scaled to another
+    machine)."""
     n, terms = len(design), model.formula.terms
     of_p_alone = np.array([set(_variables(t)) <= {"P"} for t in terms])
     if "P" not in model.formula.variables:
@@ -92,7 +94,7 @@ def _reading(model, columns: dict, design: np.ndarray) -> tuple[np.ndarray, np.n
     communication = (at_one == 0) & (design != 0)
     return (communication & of_p_alone, communication & ~of_p_alone,
             "the terms that vanish at P = 1 are read as communication (those of P alone as L times "
-            "supersteps, the others as g times bytes), the others as computation, unchanged")
+            f"supersteps, the others as g times bytes), the others as computation, {computation}")
 
 
 def _variables(term) -> tuple[str, ...]:
