@@ -1,6 +1,7 @@
 """The noise of the measurements: how much each sample point's repetitions vary (its spread),
 which points are noisy, and the warning a fit gives about them (docs/method.md, §10); and,
-where the trace counted the task clock, whether the wall time was lost off the CPU.
+where the trace counted the CPU time (cll::CPU-TIME or perf::TASK-CLOCK), whether the wall
+time was lost off the CPU.
 The one place that measures the spread of repetitions; `describe`, the fit report and the
 plots use it.
 
@@ -23,7 +24,7 @@ NOISY_FACTOR = 5.0      # a noisy point's spread is above this many times the ty
 NOISY_FLOOR = 0.05      # ... and above this absolute spread
 WARN_FLOOR = 0.01       # the typical spread is compared with max(threshold, WARN_FLOOR)
 NAMED = 5               # a line names at most this many noisy points
-CPU_CLOCK = "perf_TASK_CLOCK"   # the column of CLL_COUNTERS=perf::TASK-CLOCK: ns on the CPU
+CPU_CLOCKS = ("cll_CPU_TIME", "perf_TASK_CLOCK")   # CLL_COUNTERS=cll::CPU-TIME or perf::TASK-CLOCK: ns on the CPU
 DESCHEDULED = 0.10      # the wall time above the CPU time by more than this: time off the CPU
 COUNTED_FROM = 1e-3     # points faster than this (s) are left out: the counter reads count there
 
@@ -146,18 +147,19 @@ def spread_summary(points: Mapping[str, np.ndarray], spread: np.ndarray) -> list
 
 def descheduled_warning(experiment, aggregate: str) -> list[str]:
     """A warning when a sequential program's measured wall time is more than DESCHEDULED
-    above its CPU time (the task clock, when the trace counted it) at some sample point, both
+    above its CPU time (its CPU-time counter, when the trace has one) at some sample point, both
     summarised by the fit's estimator: the program waited (sleep, I/O) or was descheduled
     (its cores shared with other programs); if it does not wait, the CPU time is what its
     code costs (docs/method.md §10). Not judged once `with` replaced the time, nor for points
     under COUNTED_FROM."""
-    if CPU_CLOCK not in experiment.columns or not experiment.wall_time \
+    clock = next((c for c in CPU_CLOCKS if c in experiment.columns), None)
+    if clock is None or not experiment.wall_time \
             or experiment.header_values("parallel", "none") != ("none",) or not experiment.formula.variables:
         return []
     columns = experiment.columns
     try:
         wall = aggregate_points(experiment.formula, columns, aggregate)
-        cpu = aggregate_points(experiment.formula, {**columns, "time": columns[CPU_CLOCK] * 1e-9}, aggregate)
+        cpu = aggregate_points(experiment.formula, {**columns, "time": columns[clock] * 1e-9}, aggregate)
     except FitError:
         return []
     variables = experiment.formula.variables
@@ -171,8 +173,8 @@ def descheduled_warning(experiment, aggregate: str) -> list[str]:
         return []
     worst = max(excess, key=excess.get)
     where = " ".join(f"{v}={number_text(x)}" for v, x in zip(variables, worst))
-    return [f"the wall time is {excess[worst]:.0%} above the CPU time ({CPU_CLOCK}) at {where} "
+    return [f"the wall time is {excess[worst]:.0%} above the CPU time ({clock}) at {where} "
             f"(median over the points {np.median(list(excess.values())):.0%}): the program waited "
             f"(sleep, I/O) or was descheduled (its cores shared with other programs); if it does not "
             f"wait, its CPU time is what its code costs: fit a copy whose time it is, "
-            f"`cpu = {experiment.name} with time = {CPU_CLOCK} * 1e-9` (docs/method.md §10)"]
+            f"`cpu = {experiment.name} with time = {clock} * 1e-9` (docs/method.md §10)"]

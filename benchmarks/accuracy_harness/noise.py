@@ -43,7 +43,7 @@ class NoiseKernel:
 NOISE_KERNELS = [NoiseKernel("noise_chain", "chain", 121001, 1000001, 4000001, 11),
                  NoiseKernel("noise_stream", "stream", 4000001, 32000001, 128000001, 15)]
 QUICK_NOISE_KERNELS = [NoiseKernel("noise_chain", "chain", 12101, 100001, 400001, 5)]
-CPU_EVENT, CPU_COLUMN = "perf::TASK-CLOCK", "perf_TASK_CLOCK"   # nanoseconds on the CPU
+CPU_EVENT, CPU_COLUMN = "cll::CPU-TIME", "cll_CPU_TIME"   # nanoseconds on the CPU (the runtime's own counter)
 CO_RUNNER_ORDERS = {"repetitions inside the size sweep": "noise_chain_inner",
                     "repetitions outermost": "noise_chain"}
 
@@ -94,8 +94,8 @@ def fit_defaults(experiment: Experiment) -> Model:
 
 
 def cpu_time(experiment: Experiment) -> Experiment | None:
-    """`experiment` with its time replaced by its CPU time in seconds (the perf::TASK-CLOCK
-    counter), or None when its trace has no such counter."""
+    """`experiment` with its time replaced by its CPU time in seconds (the runtime's
+    cll::CPU-TIME counter), or None when its trace has no such counter."""
     if CPU_COLUMN not in experiment.columns:
         return None
     return experiment.with_column("time", experiment.columns[CPU_COLUMN] * 1e-9)

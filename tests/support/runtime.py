@@ -77,16 +77,6 @@ def run(exe: Path, env: dict[str, str] | None = None, timeout: float = 60):
                           text=True, timeout=timeout, preexec_fn=default_signals)
 
 
-def counter_refusal(directory: Path, events: str) -> str:
-    """The runtime's CLL_COUNTERS warning when a program built here is run with `events`, or
-    '' when this machine counts them all. Tests of what counters measure skip on a machine
-    that refuses them (a VM whose PMU libpfm does not know disables even PAPI's software
-    events), with this line as the reason; the refusal itself is tested apart."""
-    exe = build(directory, {"count.c": c_program({}, "return 0;")}, exe="count")
-    done = run(exe, {"CLL_COUNTERS": events})
-    return next((line for line in done.stderr.splitlines() if "CLL_COUNTERS" in line), "")
-
-
 @dataclass
 class Trace:
     """A trace parsed simply: header keys, experiments' keys, records per experiment."""
