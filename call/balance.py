@@ -45,6 +45,20 @@ class Balance:
         """A pragma that did not parse: no cascade of errors at an `end` naming these words."""
         self.rejected.update(words)
 
+    def taken_typo(self, directive: Directive) -> bool:
+        """Whether a near-miss `#pragma ll end NAME` is taken as `#pragma cll end NAME`: when
+        NAME is the experiment open innermost here, as in the CALL paper's own Fig. 5, whose
+        program then builds as printed; said in a warning. Any other near miss is not."""
+        words, inner = directive.body.split(), self.innermost()
+        if not (len(words) == 2 and words[0] == "end" and isinstance(inner, Begin) and inner.name == words[1]):
+            return False
+        self.findings.warn(directive.line, directive.namespace_column,
+                           f"'#pragma {directive.namespace} end {inner.name}' is taken as '#pragma cll end "
+                           f"{inner.name}', the end of experiment {inner.name!r} open here: correct "
+                           f"the typo (a C compiler ignores '#pragma {directive.namespace}')",
+                           [self.findings.note(inner, f"experiment {inner.name!r} begins here")])
+        return True
+
     def near_miss(self, directive: Directive) -> None:
         """Warn about `#pragma ll ...` and the like, and remember it for the typo notes."""
         self.near_misses.append(directive)

@@ -102,12 +102,12 @@ class _Checker:
             if isinstance(item, CodeToken):
                 self.code(item)
                 continue
-            if item.namespace == "cll":
+            if item.namespace == "cll" or (_near_miss(item.namespace) and self.balance.taken_typo(item)):
                 following = next((t for t in stream[index + 1:] if isinstance(t, CodeToken)), None)
                 self.pragma(item, following)
             else:
                 self.order.code()
-                if item.namespace and _near_miss(item.namespace):
+                if _near_miss(item.namespace):
                     self.balance.near_miss(item)
             self.context.directive(item)
         self.close_function(None)
@@ -293,9 +293,9 @@ def _malformed_for(words: list[str]) -> bool:
     return head == "for" or (bool(words) and head != words[0] and bool(nearest(head, ("for",))))
 
 
-def _near_miss(namespace: str) -> bool:
+def _near_miss(namespace: str | None) -> bool:
     """`ll`, `cl`, `call`, `clll`, `CLL`...: probably meant `cll` (a compiler ignores them)."""
-    return namespace != "cll" and edit_distance(namespace.lower(), "cll") <= 1
+    return namespace is not None and namespace != "cll" and edit_distance(namespace.lower(), "cll") <= 1
 
 
 def _clause(begin: Begin) -> str:
