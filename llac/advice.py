@@ -11,7 +11,10 @@ Three tests on a fitted model, each conservative (a correct formula with cache r
   smooth factor cannot follow);
 - a trend in the residuals: ordered by a variable, the signs of the relative residuals of
   the whole fit form far fewer runs than chance gives (Wald-Wolfowitz runs test), or those of
-  the last interval correlate with log(x) (Spearman).
+  the last interval correlate with log(x) (Spearman);
+- a smooth alternative that dominates: one interval whose leading term has a smooth extra
+  factor fits within the threshold and SMOOTH_DOMINANCE times better than the model with its
+  intervals (whatever their number): the data is smooth and the formula is not its shape.
 
 Only numpy: it runs inside every fit. The repetition statistics come from the raw records.
 """
@@ -36,6 +39,10 @@ DRIFT_SIGMAS = 4.0
 # ... and the one-interval fit with a smooth extra factor (log(x), x^(1/2), x or x^(-1/2)) on
 # the leading term within this factor of the cuts' error
 SMOOTH_TOLERANCE = 1.5
+# smooth alternative: its median error at most 1/SMOOTH_DOMINANCE of the model's (and within
+# the threshold); the noise of the points bounds both, so a right formula, whose intervals fit
+# down to that noise, cannot be beaten by this factor
+SMOOTH_DOMINANCE = 3.0
 # trend: a runs test or a Spearman correlation significant at this level
 TREND_ALPHA = 0.001
 TREND_POINTS = 8          # fewest points a trend test looks at
@@ -61,6 +68,9 @@ def formula_warnings(experiment, points, pieces, design: np.ndarray, threshold: 
     findings = [lack_of_fit(experiment, points, fitted, pieces) if blocky else None,
                 *(drift(formula, points, fitted, pieces, design, v, threshold) for v in formula.variables),
                 *(trend(points, relative, pieces, v) for v in formula.variables)]
+    if not any(findings):
+        findings += [smooth_alternative(formula, points, fitted, pieces, design, v, threshold)
+                     for v in formula.variables]
     return [f"{text} — the formula {formula} is probably wrong; {hint}" for text in findings if text]
 
 
@@ -122,8 +132,7 @@ def drift(formula, points, fitted: np.ndarray, pieces, design: np.ndarray, varia
     if not (np.all(np.isfinite(combined)) and (np.all(steps > 0) or np.all(steps < 0))
             and np.all(np.abs(steps) > DRIFT_SIGMAS * combined)):
         return None
-    smooth = min(_median_error(np.column_stack([design, design[:, lead] * factor]), points.time)
-                 for factor in (np.log(x), np.sqrt(x), x, 1 / np.sqrt(x)))
+    smooth, _ = _smoothest(design, points.time, lead, x)
     piecewise = float(np.median(np.abs(points.time - fitted) / points.time))
     if smooth > threshold or smooth > SMOOTH_TOLERANCE * piecewise:
         return None
@@ -132,6 +141,36 @@ def drift(formula, points, fitted: np.ndarray, pieces, design: np.ndarray, varia
     shown = ", ".join(f"{v:.3g}" for v in values)
     return (f"{name} {way} from interval to interval along {variable} ({shown}), smoothly: the "
             f"formula misses a {'higher' if steps[0] > 0 else 'lower'}-order term")
+
+
+def smooth_alternative(formula, points, fitted: np.ndarray, pieces, design: np.ndarray, variable: str,
+                       threshold: float) -> str | None:
+    """The smooth-alternative finding on `variable`, or None (see the module's docstring):
+    one interval with the leading term times log(x), x^(1/2), x or x^(-1/2) fits within
+    `threshold` and SMOOTH_DOMINANCE times better than the model's intervals. Where the
+    intervals fit well (a right formula, cache regimes included) nothing can be that much
+    better than them; where they fit badly and the smooth shape fits, the formula is wrong,
+    however its constants moved between the cuts."""
+    x = points.variables[variable]
+    lead = leading_term(design, x)
+    if lead is None or np.any(x <= 0) or len(np.unique(x)) < TREND_POINTS:
+        return None
+    smooth, factor = _smoothest(design, points.time, lead, x)
+    piecewise = float(np.median(np.abs(points.time - fitted) / points.time))
+    if smooth > threshold or SMOOTH_DOMINANCE * smooth > piecewise:
+        return None
+    intervals = f"its {len(pieces)} intervals" if len(pieces) > 1 else "it"
+    return (f"one interval with {formula.terms[lead]} times {factor.replace('x', variable)} fits the data "
+            f"with a median error of {smooth:.1%}, where the formula with {intervals} reaches "
+            f"{piecewise:.1%}: the formula misses a {'lower' if factor == 'x^(-1/2)' else 'higher'}-order term")
+
+
+def _smoothest(design: np.ndarray, time: np.ndarray, lead: int, x: np.ndarray) -> tuple[float, str]:
+    """The best one-interval fit of `design` with the leading term's column times a smooth
+    factor of x: its median relative error and the factor's name."""
+    factors = {"log(x)": np.log(x), "x^(1/2)": np.sqrt(x), "x": x, "x^(-1/2)": 1 / np.sqrt(x)}
+    return min((_median_error(np.column_stack([design, design[:, lead] * column]), time), name)
+               for name, column in factors.items())
 
 
 def trend(points, relative: np.ndarray, pieces, variable: str) -> str | None:

@@ -1,6 +1,7 @@
 """Formula advice (issue 10, item 5): the warnings that say the data contradict the formula,
 judged on seeded synthetic data (false alarms on correct formulas and cache regimes, detection
 of missing terms), and `suggest`, driven as a user would."""
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -42,9 +43,25 @@ def test_correct_formulas_and_cache_regimes_stay_silent_under_5_percent_noise(na
 
 
 @pytest.mark.parametrize("name, top, least", [("N fitted to N^2", 2.0 ** 16, 0.9),
-                                              ("N fitted to N*log(N)", 2.0 ** 20, 0.95)])
+                                              ("N fitted to N*log(N)", 2.0 ** 20, 0.95),
+                                              ("N fitted to pure N^2", 2.0 ** 12, 0.9)])
 def test_a_missing_term_is_detected_with_the_defaults(name, top, least):
     assert case(name).wrong and rates(case(name), 50, top=top)[0] >= least
+
+
+def test_a_line_fitted_to_pure_n2_data_is_told_that_one_smooth_interval_fits_far_better():
+    """A line through the origin (f[0] held at 0) on N^2 data: each interval misfits by 30-70%
+    while the constants jump too irregularly for the drift test and the residuals' signs run
+    in one block per interval, not along N; the smooth alternative (f[1]*N times N) fits
+    within the noise, and says so with both errors."""
+    [warning] = advised(fit_experiment(experiment(case("N fitted to pure N^2"), 1, top=2.0 ** 12)))
+    found = re.fullmatch(r"one interval with f\[1\]\*N times N fits the data with a median error of "
+                         r"([\d.]+)%, where the formula with its (\d) intervals reaches ([\d.]+)%: the "
+                         r"formula misses a higher-order term — the formula f\[0\] \+ f\[1\]\*N is "
+                         r"probably wrong; try: suggest f", warning)
+    assert found, warning
+    smooth, intervals, piecewise = float(found[1]), int(found[2]), float(found[3])
+    assert smooth <= 5 and piecewise >= 3 * smooth and intervals >= 2
 
 
 def test_the_warning_names_the_constant_and_ends_with_the_suggestion():

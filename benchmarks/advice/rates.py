@@ -14,7 +14,8 @@ from llac.experiment import Experiment
 from llac.model import fit_experiment
 
 ADVICE = "try: suggest"
-KINDS = {"lack of fit": "lack of fit", "drift": "from interval to interval", "trend": "the residuals"}
+KINDS = {"lack of fit": "lack of fit", "drift": "from interval to interval", "trend": "the residuals",
+         "smooth": "one interval with"}
 RANGES = (2.0 ** 12, 2.0 ** 16, 2.0 ** 20)    # the largest N fitted: 2.4, 3.6 and 4.8 decades
 NOISE = 0.05                                  # lognormal sigma of every record
 
@@ -39,6 +40,10 @@ def _square(c):
     return 1e-6 + 1e-9 * c["N"] + 1e-12 * c["N"] ** 2
 
 
+def _pure_square(c):
+    return 1e-9 * c["N"] ** 2
+
+
 def _nlogn(c):
     return 1e-6 + 1e-9 * c["N"] * np.log(c["N"])
 
@@ -55,6 +60,7 @@ CASES = [
                "f[0] + f[1]*N", False),
     AdviceCase("N fitted to N^2", _square, "f[0] + f[1]*N", True),
     AdviceCase("N fitted to N*log(N)", _nlogn, "f[0] + f[1]*N", True),
+    AdviceCase("N fitted to pure N^2", _pure_square, "f[0] + f[1]*N", True),
 ]
 
 
