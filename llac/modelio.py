@@ -107,12 +107,19 @@ def _name(name) -> str:
 def _checked(model, says_constants: bool):
     """`model` when its parts fit together (so that predict and the reports can use it);
     `says_constants`: the file states `constants` (older ones fitted without the bound)."""
+    from llac.errors import LlacError
     from llac.model import FitSettings
+    from llac.settings import check_settings
     k, variables = len(model.formula.terms), set(model.formula.variables)
     for field in dataclasses.fields(FitSettings):
         default, value = field.default, getattr(model.settings, field.name)
         if type(value) is not type(default) and not (type(default) is float and type(value) is int):
-            raise ValueError(f"setting {field.name} is {value!r}")
+            raise NoFitWrites(f"its settings: {field.name} is {value!r}, not a value of its kind "
+                              f"({type(default).__name__})")
+    try:
+        check_settings(model.settings)
+    except LlacError as error:
+        raise NoFitWrites(f"its settings: {error.message}") from None
     if not model.pieces:
         raise ValueError("no intervals")
     for piece in model.pieces:

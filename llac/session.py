@@ -7,8 +7,6 @@ of the layers below (data readers, formulas, fits) are converted to it here, in 
 """
 from __future__ import annotations
 
-import dataclasses
-import math
 from typing import Iterator
 
 from cll_grammar.formula import FormulaError
@@ -22,11 +20,6 @@ from llac.fit_data import FitError
 from llac.parallel import ParallelError
 from llac.parse import parse
 
-SWITCH_WORDS = {"on": True, "yes": True, "true": True, "off": False, "no": False, "false": False}
-# the range of each whole-number setting: a bootstrap of 10^6 replicates or 10^9 intervals
-# would run for hours, and the seed is a 32-bit number
-WHOLE_RANGES = {"maxintervals": (1, 100), "minpoints": (0, 100_000), "seed": (0, 2**32 - 1),
-                "bootstrap": (1, 9999), "maxpieces": (1, 1000)}
 # the errors of the layers below the commands (data files, formulas, fits, parallel tables):
 # `run` turns them into LlacError, located at the statement, so handlers need not
 DOMAIN_ERRORS = (InputError, FormulaError, FitError, ParallelError)
@@ -120,14 +113,13 @@ class Session:
 
     def change_setting(self, name: ast.Name, text: str) -> object:
         """Validate and set one setting from its text (5%, 0.05, 3, on, min); returns the value."""
-        from llac.model import FitSettings
-        defaults = {f.name: f.default for f in dataclasses.fields(FitSettings)}
-        if name.text not in defaults:
-            raise LlacError(f"no setting called {name.text!r}{suggest(name.text, defaults)} "
-                            f"(settings: {', '.join(defaults)})", name.span)
-        value = _setting_value(name.text, text, defaults[name.text])
+        from llac.settings import DEFAULTS, check_test_size, setting_value
+        if name.text not in DEFAULTS:
+            raise LlacError(f"no setting called {name.text!r}{suggest(name.text, DEFAULTS)} "
+                            f"(settings: {', '.join(DEFAULTS)})", name.span)
+        value = setting_value(name.text, text)
         if name.text in ("alpha", "bootstrap"):
-            _check_test_size({**defaults, **self.changed_settings, name.text: value}, name.text)
+            check_test_size({**DEFAULTS, **self.changed_settings, name.text: value}, name.text)
         self.changed_settings[name.text] = value
         return value
 
@@ -143,53 +135,6 @@ def _check_model_name(name: str, obj) -> None:
     if obj.name != owner:
         raise LlacError(f"{name} is the name of {owner}'s model, and this is a model of {obj.name}: "
                         f"call it {obj.name}.model or a name without .model (m = fit {obj.name})")
-
-
-def _check_test_size(settings: dict, changed: str) -> None:
-    """Refuse an alpha that the split test can never reach with this many bootstrap replicates:
-    its p-value is (1 + replicates at least as extreme) / (bootstrap + 1), never below
-    1 / (bootstrap + 1), so with 1 / (bootstrap + 1) >= alpha no cut would ever be accepted
-    (docs/method.md §8). This also keeps alpha above 1e-4, where prediction intervals are finite."""
-    alpha, bootstrap = settings["alpha"], settings["bootstrap"]
-    if (bootstrap + 1) * alpha > 1:
-        return
-    smallest, high = 1 / (bootstrap + 1), WHOLE_RANGES["bootstrap"][1]
-    if (high + 1) * alpha <= 1:
-        fix = f"alpha must be above 1/({high}+1) = {1 / (high + 1):g} (bootstrap is at most {high})"
-    else:
-        needed = math.floor(1 / alpha)
-        needed += (needed + 1) * alpha <= 1
-        fix = f"set bootstrap {needed} or more first" if changed == "alpha" else \
-            f"keep bootstrap at {needed} or more, or set alpha above {smallest:.3g} first"
-    raise LlacError(f"alpha {alpha:.3g} with bootstrap {bootstrap}: the split test's p-value is at least "
-                    f"1/(bootstrap+1) = 1/{bootstrap + 1} = {smallest:.3g}, never below alpha, so no cut "
-                    f"could ever be accepted; {fix}")
-
-
-def _setting_value(name: str, text: str, default):
-    """Convert `text` to the type of the setting's default, with one clear error."""
-    if isinstance(default, bool):
-        if text.lower() not in SWITCH_WORDS:
-            raise LlacError(f"{name} is on or off, not {text!r}")
-        return SWITCH_WORDS[text.lower()]
-    if isinstance(default, str):
-        from llac.fit import SETTING_WORDS
-        words = SETTING_WORDS[name]
-        if text not in words:
-            raise LlacError(f"{name} is one of {', '.join(words)}, not {text!r}{suggest(text, words)}")
-        return text
-    try:
-        number = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-    except ValueError:
-        raise LlacError(f"{name} takes a number, not {text!r}") from None
-    if isinstance(default, int):
-        low, high = WHOLE_RANGES[name]
-        if not low <= number <= high or number != int(number):
-            raise LlacError(f"{name} takes a whole number from {low} to {high}, not {text}")
-        return int(number)
-    if not 0 < number < 1:
-        raise LlacError(f"{name} is a fraction between 0 and 1 (or a percentage), not {text}")
-    return number
 
 
 def describe_object(obj) -> str:

@@ -43,10 +43,18 @@ def test_counts_and_indices_are_whole_numbers(session, statement):
     ("set bootstrap 1e6", "bootstrap takes a whole number from 1 to 9999, not 1e6"),
     ("set maxpieces 0", "maxpieces takes a whole number from 1 to 1000, not 0"),
     ("set alpha nan", "alpha is a fraction between 0 and 1"),
-    ("set threshold inf", "threshold is a fraction between 0 and 1")])
+    ("set threshold inf", "threshold is a fraction at least 0 and below 1"),
+    ("set threshold -1%", "threshold is a fraction at least 0 and below 1")])
 def test_settings_out_of_range_are_refused(session, statement, message):
     assert message in error_of(session, statement).message
     assert session.changed_settings == {}
+
+
+def test_threshold_0_splits_whenever_the_statistics_allow(session):
+    """docs/method.md uses `threshold 0` (every cut the test accepts); it was refused."""
+    list(session.execute("set threshold 0"))
+    assert session.changed_settings == {"threshold": 0.0}
+    assert session.fit_settings().threshold == 0.0
 
 
 def test_bootstrap_at_its_bound_is_accepted(session):

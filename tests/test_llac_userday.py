@@ -218,8 +218,16 @@ def test_a_hand_edited_model_that_no_fit_could_write_is_refused_naming_what(trac
     backwards["pieces"][0]["region"]["N"] = [1000, 5]
     negative = json.loads(json.dumps(document))
     negative["pieces"][0]["constants"][-1] = -1e-9
-    for name, edited, message in (("b.json", backwards, "interval 1: its region of N runs from 1000 down to 5"),
-                                  ("n.json", negative, "rowinit[2] = -1e-09, below 0 where its settings keep it >= 0")):
+    settings = [({"constants": "bogus"}, "its settings: constants is one of nonnegative, free, not 'bogus'"),
+                ({"aggregate": "max"}, "its settings: aggregate is one of median, min, mean, not 'max'"),
+                ({"alpha": 7}, "its settings: alpha is a fraction between 0 and 1 (or a percentage), not 7"),
+                ({"prune": 1}, "its settings: prune is 1, not a value of its kind (bool)"),
+                ({"bootstrap": 5}, "its settings: alpha 0.05 with bootstrap 5: the split test's p-value")]
+    edits = [("b.json", backwards, "interval 1: its region of N runs from 1000 down to 5"),
+             ("n.json", negative, "rowinit[2] = -1e-09, below 0 where its settings keep it >= 0")]
+    for number, (changed, message) in enumerate(settings):
+        edits.append((f"s{number}.json", {**document, "settings": {**document["settings"], **changed}}, message))
+    for name, edited, message in edits:
         (tmp_path / name).write_text(json.dumps(edited))
         done = llac("-c", f'load "{name}"', cwd=tmp_path)
         assert done.returncode == 1 and "is a damaged llac model file" in done.stderr and message in done.stderr
