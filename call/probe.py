@@ -25,6 +25,10 @@ from cll_grammar.machinedb import MachineDB, MachineDBError
 
 FORMAT_VERSION = "1"
 DEFAULT_LAST_CACHE = 8 * 1024 ** 2    # bytes, when sysfs reports no cache
+# bytes: the quick probe's mountain ends here at the latest. Its time grows with the largest
+# working set: a VM reporting a 300 MiB L3 made the quick probe (to 4x that) take 61 s, and
+# 256 MiB keeps it near 15 s; the full probe still goes to 4x the last cache.
+QUICK_LARGEST = 256 * 1024 ** 2
 STRIDES = (8, 64, 256)                 # bytes; the line size is added when it is not here
 # Compiler flags, best first: -march=native makes fma one instruction where the CPU has it
 # (the probe runs where it is built); no vectorization, so an access is one load or store.
@@ -79,16 +83,18 @@ def build_probe(workdir: Path) -> Path:
     raise ProbeError(f"the C compiler {compiler[0]!r} could not build the probe:\n{said}")
 
 
-def mountain_limit(caches: list[CacheLevel], available: int | None, largest: int | None = None) -> int:
+def mountain_limit(caches: list[CacheLevel], available: int | None, largest: int | None = None,
+                   quick: bool = False) -> int:
     """The largest working set of the mountain (the probe's grid ends there): `largest`
     where the user asks for one (so that predictions for larger working sets are measured,
-    not extrapolated), else 4x the last cache (as reported; DEFAULT_LAST_CACHE when none is);
-    at most half of the memory available. A `largest` below twice the last cache (the
-    mountain would not reach memory, and its memory figures would be a cache's) or beyond half
-    the available memory is a ProbeError."""
+    not extrapolated), else 4x the last cache (as reported; DEFAULT_LAST_CACHE when none is),
+    and for a `quick` probe at most QUICK_LARGEST; at most half of the memory available. A
+    `largest` below twice the last cache (the mountain would not reach memory, and its memory
+    figures would be a cache's) or beyond half the available memory is a ProbeError."""
     last = max((c.reported_bytes for c in caches), default=DEFAULT_LAST_CACHE)
     if largest is None:
-        return min(4 * last, available // 2) if available else 4 * last
+        limit = min(4 * last, QUICK_LARGEST) if quick else 4 * last
+        return min(limit, available // 2) if available else limit
     if largest < 2 * last:
         raise ProbeError(f"--largest {byte_size(largest)}: the mountain must reach at least twice the last "
                          f"cache ({byte_size(last)}), {byte_size(2 * last)}, to measure memory beyond it")
@@ -265,7 +271,7 @@ def summary(run: ProbeRun, name: str, where: Path) -> str:
         measured = byte_size(cache.measured_bytes) if cache.measured_bytes else "no knee"
         out.append(f"  L{cache.level} {cache.kind:<11} reported {byte_size(cache.reported_bytes):>9}"
                    + (f", measured {measured}" if cache.kind != "Instruction" else ""))
-    out += [f"  note: {note}" for note in far_knees(run.caches)]
+    out += [f"  note: {note}" for note in far_knees(run.caches) + short_mountain(run)]
     costs = ", ".join(f"{level} {seconds * 1e9:.2f}" for level, seconds in level_costs(run))
     out.append(f"  read ns per access (stride {line_size(run.caches)}): {costs}")
     for kind, what in (("chase", "random access ns (a chase: dependent loads)"),
@@ -283,6 +289,21 @@ def summary(run: ProbeRun, name: str, where: Path) -> str:
     return "\n".join(out)
 
 
+def short_mountain(run: ProbeRun) -> list[str]:
+    """A note when the mountain stops below twice the last cache the system reports (a quick
+    probe's QUICK_LARGEST, or half the memory available): its memory figures may then be
+    that cache's, as `machine show` and the predictions read them."""
+    caches = [c for c in run.caches if c.kind != "Instruction"]
+    if not run.mountain or not caches:
+        return []
+    last, top = max(caches, key=lambda c: c.reported_bytes), max(p.working_set for p in run.mountain)
+    if top >= 2 * last.reported_bytes:
+        return []
+    full = "; the full probe measures to 4x it" if run.quick else ""
+    return [f"the mountain stops at {byte_size(top)}, below twice the reported L{last.level} "
+            f"({byte_size(last.reported_bytes)}): its memory figures may be that cache's{full}"]
+
+
 def probe_command(quick: bool, label: str | None, db: str | None, progress: Progress,
                   procs: list[int] | None = None, oversubscribe: bool = True,
                   largest: int | None = None) -> str:
@@ -292,7 +313,7 @@ def probe_command(quick: bool, label: str | None, db: str | None, progress: Prog
     was measured before it is stored all the same, and a ProbeError says which P failed,
     why, and where the rest went."""
     caches = reported_caches()
-    limit = mountain_limit(caches, available_memory(), largest)   # before any file is made
+    limit = mountain_limit(caches, available_memory(), largest, quick)   # before any file is made
     with open_database(db) as database:
         if procs:
             from call.probe_bsp import check_ready

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from call.knees import assign_knees, knee_sizes
-from call.probe import (QUICK, ProbeError, available_memory, build_probe, level_costs, line_size,
-                        mountain_limit, parse_output, probe_arguments, run_probe)
+from call.probe import (QUICK, QUICK_LARGEST, ProbeError, available_memory, build_probe, level_costs,
+                        line_size, mountain_limit, parse_output, probe_arguments, run_probe)
 from call.progress import Progress
 from cll_grammar.machine import CacheLevel, MountainPoint, reported_caches
 from cll_grammar.machinedb import MachineDB
@@ -55,9 +55,11 @@ def test_quick_probe_is_stored_with_its_label_and_progress(probed):
     assert f"stored as run {run.run_id} in" in done.stdout
 
 
-def test_mountain_covers_4k_to_four_times_the_last_cache(probed):
-    _, run = probed
-    limit = mountain_limit(reported_caches(), available_memory())
+def test_mountain_covers_4k_to_four_times_the_last_cache_or_the_quick_limit(probed):
+    done, run = probed
+    limit = mountain_limit(reported_caches(), available_memory(), quick=True)
+    last = max((c.reported_bytes for c in reported_caches() if c.kind != "Instruction"), default=0)
+    assert ("the mountain stops at" in done.stdout) == (limit < 2 * last)
     for access in ("read", "write"):
         for stride in (8, 64, 256):
             sizes = sorted(p.working_set for p in run.mountain
@@ -259,6 +261,11 @@ def test_the_largest_working_set_asked_for_is_measured_within_half_the_memory():
     assert mountain_limit(caches, 2 ** 34) == 128 * 2 ** 20                  # default: 4x the last cache
     assert mountain_limit(caches, 2 ** 34, 2 ** 30) == 2 ** 30                # asked for: 1 GiB
     assert mountain_limit(caches, 2 ** 34, 64 * 2 ** 20) == 64 * 2 ** 20      # twice the last cache: enough
+    assert mountain_limit(caches, 2 ** 34, quick=True) == 128 * 2 ** 20      # quick, under its limit
+    odd = [CacheLevel(3, "Unified", 300 * 2 ** 20, 64)]                        # a VM's L3 of 300 MiB
+    assert mountain_limit(odd, 2 ** 34) == 1200 * 2 ** 20
+    assert mountain_limit(odd, 2 ** 34, quick=True) == QUICK_LARGEST == 256 * 2 ** 20
+    assert mountain_limit(odd, 2 ** 28, quick=True) == 128 * 2 ** 20          # half the memory available
     with pytest.raises(ProbeError, match=r"--largest 16 GiB: only 16 GiB of memory is available, and the "
                                          r"probe uses at most half of it \(8 GiB\)"):
         mountain_limit(caches, 2 ** 34, 2 ** 34)
