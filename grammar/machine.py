@@ -44,6 +44,11 @@ class MountainPoint:
     spread: float
 
 
+# An Operation's names, as the probe (runtime_c/probe/memory_probe.c) measures them.
+OPERATIONS = ("add_dependent", "add_independent", "multiply_dependent", "multiply_independent",
+              "fma_dependent", "fma_independent", "divide_dependent", "divide_independent", "timer")
+
+
 @dataclass(frozen=True)
 class Operation:
     """Cost (seconds) of one basic operation (`add_dependent`, `fma_independent`,

@@ -3,8 +3,10 @@
 
 One machine entry per host and CPU model; each probe run belongs to one machine and holds
 its caches, memory mountain, operation costs and BSP parameters. The schema is versioned
-with SQLite's `user_version`: opening a file applies the migrations it lacks, in order, in
-one transaction; a file written by a newer llac is refused with a clear message.
+with SQLite's `user_version`: opening a file to write applies the migrations it lacks, in
+order, in one transaction; opening it to read never writes it (an older schema is migrated in
+a copy in memory). A file written by a newer llac, or holding another program's tables, is
+refused with a clear message and left as it is.
 """
 from __future__ import annotations
 
@@ -82,8 +84,12 @@ _PARTS = (
 )
 
 
+# The tables of every llac schema: a file whose user_version says llac but that lacks one is not llac's.
+_TABLES = {"machine", "probe_run", *(table for table, *_ in _PARTS)}
+
+
 class MachineDBError(Exception):
-    """A machine database that cannot be used: unreadable, not SQLite, too new."""
+    """A machine database that cannot be used: unreadable, not SQLite, not llac's, too new."""
 
 
 def default_path() -> Path:
@@ -99,25 +105,30 @@ class MachineDB:
     """An open machine database (use as a context manager, or call close())."""
 
     def __init__(self, path: Path | str | None = None, create: bool = True):
-        """Open (and with `create`, create) the database at `path` (default_path() when None),
-        applying the migrations it lacks. Only the default location's folders are made: a
-        path the user gives must name an existing folder."""
+        """Open the database at `path` (default_path() when None). With `create`, to write it:
+        the file is made where there is none and the migrations it lacks are applied to it
+        (only the default location's folders are made: a path the user gives must name an
+        existing folder, so that a typo does not make a new database). Without, to read it
+        only: the file must be there and is never written, so that looking at a database
+        cannot change it. Either way a file of a newer llac or of another program is refused."""
         chosen = path is not None or bool(os.environ.get(ENVIRONMENT_VARIABLE))
         self.path = Path(path) if path is not None else default_path()
         if not create and not self.path.exists():
-            raise MachineDBError(f"{self.path}: no machine database here")
+            problem = missing_folder(self.path)
+            raise MachineDBError(f"{self.path}: no machine database here" + (f": {problem}" if problem else "")
+                                 + f"; `call probe` measures this machine (${ENVIRONMENT_VARIABLE} names "
+                                 f"another database)")
         problem = missing_folder(self.path) if chosen else None    # a typo must not make a new database
         if problem:
             raise MachineDBError(f"{self.path}: {problem}")
         if self.path.is_dir():
             raise MachineDBError(f"{self.path}: is a folder, not a database file")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.connection = sqlite3.connect(self.path)
-            self.connection.execute("PRAGMA foreign_keys = ON")
-            self._migrate()
+            self.connection = self._connect(write=create)
         except sqlite3.DatabaseError as error:
-            raise MachineDBError(f"{self.path}: not a usable machine database ({error})") from None
+            raise MachineDBError(
+                f"{self.path}: not a usable machine database ({error}); set ${ENVIRONMENT_VARIABLE} to "
+                f"another database, or move that file away and run `call probe` to make a new one") from None
         except OSError as error:
             raise MachineDBError(f"{self.path}: cannot open ({error.strerror})") from None
 
@@ -131,21 +142,47 @@ class MachineDB:
         """Close the file."""
         self.connection.close()
 
-    def _migrate(self) -> None:
-        """Bring the file to SCHEMA_VERSION, refusing one newer than this llac."""
-        version = self.connection.execute("PRAGMA user_version").fetchone()[0]
+    def _connect(self, write: bool) -> sqlite3.Connection:
+        """A connection at SCHEMA_VERSION: to the file, migrated in place, when `write`; else to
+        the file opened read-only when its schema is current, or to a migrated copy of it in
+        memory when older (a read must not change the file; the copy is small)."""
+        if write:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(self.path)
+        else:
+            connection = sqlite3.connect(self.path.absolute().as_uri() + "?mode=ro", uri=True)
+        try:
+            version = self._version(connection)
+            if version < SCHEMA_VERSION and not write:
+                copy = sqlite3.connect(":memory:")
+                connection.backup(copy)
+                connection.close()
+                connection = copy
+            connection.execute("PRAGMA foreign_keys = ON")
+            _migrate(connection, version)
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
+    def _version(self, connection: sqlite3.Connection) -> int:
+        """The file's schema version, read without writing; MachineDBError when llac must not
+        touch the file: written by a newer llac, or holding tables that are not llac's (another
+        program's database: a migration would put llac's tables among its own)."""
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise MachineDBError(
-                f"{self.path}: written by a newer llac (schema {version}, this llac knows "
-                f"up to {SCHEMA_VERSION}); upgrade llac or set {ENVIRONMENT_VARIABLE}")
-        if version == SCHEMA_VERSION:
-            return
-        with self.connection:
-            self.connection.execute("BEGIN")    # else each CREATE, DROP and ALTER commits alone
-            for script in MIGRATIONS[version:]:
-                for statement in filter(str.strip, script.split(";")):
-                    self.connection.execute(statement)
-            self.connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                f"{self.path}: written by a newer llac (schema {version}, this llac knows up to "
+                f"{SCHEMA_VERSION}): upgrade llac to use it, or set ${ENVIRONMENT_VARIABLE} to another database")
+        names = sorted(name for (name,) in connection.execute(
+            r"SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite\_%' ESCAPE '\'"))
+        foreign = bool(names) if version == 0 else not _TABLES <= set(names)
+        if foreign:
+            shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+            raise MachineDBError(
+                f"{self.path}: not a machine database (it holds {shown or 'no table'}, not llac's tables); "
+                f"left as it is: set ${ENVIRONMENT_VARIABLE} to another database")
+        return version
 
     # ---- writing
     def store(self, run: ProbeRun) -> int:
@@ -223,3 +260,16 @@ class MachineDB:
                 f"SELECT {columns} FROM {table} WHERE run_id = ? ORDER BY rowid", (run_id,))
             setattr(run, attribute, [kind(*row) for row in rows])
         return run
+
+
+def _migrate(connection: sqlite3.Connection, version: int) -> None:
+    """Bring the database of `connection` from schema `version` to SCHEMA_VERSION in one
+    transaction, so that a migration that fails changes nothing."""
+    if version == SCHEMA_VERSION:
+        return
+    with connection:
+        connection.execute("BEGIN")    # else each CREATE, DROP and ALTER commits alone
+        for script in MIGRATIONS[version:]:
+            for statement in filter(str.strip, script.split(";")):
+                connection.execute(statement)
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

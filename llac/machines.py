@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import MISSING, asdict, fields
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 
-from cll_grammar.machine import (ACCESSES, BspPoint, CacheLevel, MountainPoint, Operation,
+from cll_grammar.machine import (ACCESSES, OPERATIONS, BspPoint, CacheLevel, MountainPoint, Operation,
                                  ProbeRun, label_problem, this_cpu_model, this_host)
-from cll_grammar.machinedb import ENVIRONMENT_VARIABLE, MachineDB, MachineDBError, default_path
+from cll_grammar.machinedb import MachineDB, MachineDBError
 from llac.errors import LlacError
 
 EXPORT_FORMAT = "llac-machine 1"
@@ -27,16 +27,12 @@ MEMORY = "memory"
 
 
 def open_machines(create: bool = False) -> MachineDB:
-    """The user's machine database (made empty with `create`), or a clear error when there
-    is none yet."""
+    """The user's machine database, to read (or with `create`, to write: made empty where there
+    is none), or a LlacError with MachineDB's message, which says what to do."""
     try:
         return MachineDB(create=create)
     except MachineDBError as error:
-        if default_path().exists():   # a file llac cannot use: `call probe` refuses it too
-            raise LlacError(f"{error}; set ${ENVIRONMENT_VARIABLE} to another database, or move that file "
-                            f"away and run `call probe` to make a new one") from None
-        raise LlacError(f"{error}; `call probe` measures this machine "
-                        f"(${ENVIRONMENT_VARIABLE} names another database)") from None
+        raise LlacError(str(error)) from None
 
 
 def resolve(db: MachineDB, reference: str | None) -> tuple[str, ProbeRun]:
@@ -160,8 +156,7 @@ def import_machine(db: MachineDB, path: Path) -> tuple[str, int, int]:
     if not isinstance(document.get("runs"), list):
         raise LlacError(f"{path}: damaged machine file (no list of \"runs\")")
     try:
-        runs = [_run_from_json(r) for r in document["runs"]]
-        _one_machine(runs)
+        runs = _runs_from_json(document["runs"])
     except ValueError as error:
         raise LlacError(f"{path}: damaged machine file ({error})") from None
     added = skipped = 0
@@ -177,6 +172,22 @@ def import_machine(db: MachineDB, path: Path) -> tuple[str, int, int]:
     return name, added, skipped
 
 
+def _runs_from_json(items: list) -> list[ProbeRun]:
+    """The runs of a machine file, each checked (_run_from_json), all of one machine; the
+    ValueError for a damaged run names it by its place in the file and its date, so that the
+    user finds it."""
+    runs = []
+    for number, item in enumerate(items, 1):
+        try:
+            runs.append(_run_from_json(item))
+        except ValueError as error:
+            date = item.get("date") if isinstance(item, dict) else None
+            raise ValueError(f"run {number}" + (f" (date {date[:40]!r})" if isinstance(date, str) else "")
+                             + f": {error}") from None
+    _one_machine(runs)
+    return runs
+
+
 def _one_machine(runs: list[ProbeRun]) -> None:
     """A machine file holds the runs of one machine (`export_machine`): ValueError otherwise."""
     machines = sorted({(r.host, r.cpu_model) for r in runs})
@@ -185,21 +196,33 @@ def _one_machine(runs: list[ProbeRun]) -> None:
                          + "): a machine file holds one machine's")
 
 
+# A run's parts: its attribute, the dataclass of one part, and the fields that tell two parts
+# apart (two parts alike in them are one figure measured twice).
+PARTS = {"caches": (CacheLevel, ("level", "kind")),
+         "mountain": (MountainPoint, ("access", "working_set", "stride")),
+         "operations": (Operation, ("name",)),
+         "bsp": (BspPoint, ("procs", "message"))}
+# What every probe run has measured since the first probe (call/probe.py): its attribute, the
+# field and the values that must be among its parts.
+MEASURED = (("mountain", "access", ("read", "write")), ("operations", "name", ("timer",)))
+
+
 def _run_from_json(item: dict) -> ProbeRun:
-    """A ProbeRun from its exported dictionary, with its parts' types checked."""
-    parts = {"caches": CacheLevel, "mountain": MountainPoint, "operations": Operation, "bsp": BspPoint}
+    """A ProbeRun from its exported dictionary, with its fields and its parts' checked: what
+    `call probe` could not have written is refused (ValueError), since a stored run may become
+    a machine's default run."""
     if not isinstance(item, dict):
         raise ValueError(f"a ProbeRun is an object of fields, not {json.dumps(item)[:60]}")
-    for attribute in parts:
+    for attribute in PARTS:
         if not isinstance(item.get(attribute, []), list):
             raise ValueError(f"a ProbeRun's {attribute!r} is a list, not {json.dumps(item[attribute])[:60]}")
-    run = _built(ProbeRun, {k: v for k, v in item.items() if k not in parts})
-    if not isinstance(run.host, str) or not isinstance(run.cpu_model, str) or not isinstance(run.date, str):
-        raise ValueError("host, cpu_model and date must be strings")
-    try:
-        datetime.fromisoformat(run.date)
-    except ValueError:
-        raise ValueError(f"date {run.date!r} is not an ISO 8601 date such as 2026-11-23T10:00:00Z") from None
+    run = _built(ProbeRun, {k: v for k, v in item.items() if k not in PARTS})
+    blank = next((f for f in ("host", "cpu_model", "date")
+                  if not isinstance(getattr(run, f), str) or not getattr(run, f).strip()), None)
+    if blank:
+        raise ValueError(f"{blank} is {getattr(run, blank)!r}, not a non-empty string")
+    if _utc(run.date) is None:
+        raise ValueError(f"date {run.date!r} is not an ISO 8601 date and time in UTC, such as 2026-11-23T10:00:00Z")
     if not isinstance(run.quick, bool) or not (run.label is None or isinstance(run.label, str)):
         raise ValueError(f"quick must be true or false and label a string (quick is {run.quick!r})")
     if run.label is not None and label_problem(run.label):
@@ -207,13 +230,38 @@ def _run_from_json(item: dict) -> ProbeRun:
     if not (run.cores is None or type(run.cores) is int and run.cores > 0) or \
             not (run.seconds is None or _number(run.seconds) and run.seconds >= 0):
         raise ValueError(f"cores is {run.cores!r} and seconds {run.seconds!r}: not a count and a duration")
-    for attribute, kind in parts.items():
-        setattr(run, attribute, [_checked(_built(kind, p)) for p in item.get(attribute, [])])
-    bsp = [(b.procs, b.message) for b in run.bsp]
-    twice = next((b for b in bsp if bsp.count(b) > 1), None)
-    if twice:
-        raise ValueError(f"two BSP points for P={twice[0]}, {twice[1]} messages")
+    for attribute, (kind, key) in PARTS.items():
+        setattr(run, attribute, _distinct([_checked(_built(kind, p)) for p in item.get(attribute, [])], key))
+    for attribute, name, needed in MEASURED:
+        lacking = sorted(set(needed) - {getattr(part, name) for part in getattr(run, attribute)})
+        if lacking:
+            raise ValueError(f"its {attribute!r} lacks {name} {', '.join(map(repr, lacking))}, which every "
+                             f"probe run measures")
     return run
+
+
+def _utc(date: str) -> datetime | None:
+    """`date` read as ISO 8601 (`Z` or `+00:00`: Python 3.10 reads only the second), None
+    unless it is a date and time in UTC, as `call probe` writes it: runs are ordered by their
+    dates as text, which other time zones would put out of order."""
+    try:
+        stamp = datetime.fromisoformat(date[:-1] + "+00:00" if date.endswith("Z") else date)
+    except ValueError:
+        return None
+    return stamp if stamp.utcoffset() == timedelta(0) else None
+
+
+def _distinct(parts: list, key: tuple[str, ...]) -> list:
+    """`parts` when no two of them are alike in the fields `key`, else a ValueError naming the
+    first pair (one figure measured twice: a reader would pick one at random)."""
+    seen = set()
+    for part in parts:
+        value = tuple(getattr(part, field) for field in key)
+        if value in seen:
+            raise ValueError(f"two {type(part).__name__}s with "
+                             + ", ".join(f"{field} {v!r}" for field, v in zip(key, value)))
+        seen.add(value)
+    return parts
 
 
 def _built(kind, values):
@@ -239,7 +287,8 @@ def _number(value) -> bool:
 
 
 LARGEST_COUNT = 2 ** 62        # bytes, counts: what SQLite's INTEGER holds, with room
-WORDS = {"access": ACCESSES, "message": ("small", "large"), "kind": ("Data", "Instruction", "Unified")}
+WORDS = {"access": ACCESSES, "message": ("small", "large"), "kind": ("Data", "Instruction", "Unified"),
+         "name": OPERATIONS}
 
 
 def _checked(part):

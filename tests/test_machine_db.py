@@ -1,12 +1,14 @@
 """The machine database (issue 11, item 2): the SQLite store's round trip and migrations, and
 llac's `machine` commands as a user types them (list, show, compare, mountain, bsp, export,
 import), with their errors."""
+import hashlib
 import json
 import os
 import re
 import sqlite3
 import subprocess
 import sys
+from dataclasses import asdict
 
 import pytest
 
@@ -241,13 +243,19 @@ def test_mistakes_get_one_clear_message(db_path, command, message):
     assert message in done.stderr and "Traceback" not in done.stderr
 
 
-RUN = '{"format": "llac-machine 1", "runs": [{"host": "h", "cpu_model": "c", "date": "2026-11-23", %s}]}'
+def machine_file(*runs) -> str:
+    """A machine file (`machine export`'s JSON) holding `runs`, each a ProbeRun or a dict."""
+    return json.dumps({"format": "llac-machine 1", "name": "node1",
+                       "runs": [r if isinstance(r, dict) else asdict(r) for r in runs]})
+
+
+RUN = '{"format": "llac-machine 1", "runs": [{"host": "h", "cpu_model": "c", "date": "2026-11-23T10:00:00Z", %s}]}'
 
 
 @pytest.mark.parametrize("document, message", [
     ("{", "not a machine file"),
     ('{"format": "other"}', "not a machine file"),
-    ('{"format": "llac-machine 1", "runs": [{"host": "h"}]}', "damaged machine file (a ProbeRun lacks 'cpu_model', 'date'"),
+    ('{"format": "llac-machine 1", "runs": [{"host": "h"}]}', "damaged machine file (run 1: a ProbeRun lacks 'cpu_model', 'date'"),
     ('{"format": "llac-machine 1"}', "damaged machine file (no list of \"runs\")"),
     (RUN % '"quick": false, "bsp": [{"P": 2}]', "a BspPoint has no field 'P'; lacks 'procs'"),
     (RUN % '"quick": false, "label": "has space"', "label 'has space': a label is a name"),
@@ -274,9 +282,8 @@ RUN = '{"format": "llac-machine 1", "runs": [{"host": "h", "cpu_model": "c", "da
     (RUN % '"quick": false, "bsp": [{"procs": 1.5, "message": "small", "g": 1, "g_spread": 0, "L": 1, "L_spread": 0}]',
      "BspPoint.procs is 1.5, not a whole number"),
     (RUN % '"quick": false, "bsp": [{"procs": 1, "message": "small", "g": 1, "g_spread": 0, "L": 1, "L_spread": 0}, '
-     '{"procs": 1, "message": "small", "g": 5, "g_spread": 0, "L": 1, "L_spread": 0}]', "two BSP points for P=1, small"),
-    ('{"format": "llac-machine 1", "runs": [{"host": "h", "cpu_model": "c", "date": "2026-11-23", "quick": false}, '
-     '{"host": "k", "cpu_model": "c", "date": "2026-11-23", "quick": false}]}', "runs of several machines"),
+     '{"procs": 1, "message": "small", "g": 5, "g_spread": 0, "L": 1, "L_spread": 0}]', "two BspPoints with procs 1, message 'small'"),
+    (machine_file(probe_run(host="h"), probe_run(host="k")), "runs of several machines"),
 ])
 def test_a_bad_machine_file_is_refused_and_imports_nothing(tmp_path, document, message):
     path = tmp_path / "bad.json"
@@ -303,3 +310,130 @@ def test_machine_show_for_a_program_gives_spreads_as_numbers_and_a_missing_knee_
     tables = {t["table"].split(":")[0].split(" (")[0]: t for t in map(json.loads, done.stdout.splitlines())}
     assert {"operation": "timer", "ns": 20.0, "spread %": 2.0} in tables["operations"]["rows"]
     assert [row["measured"] for row in tables["caches"]["rows"]] == [None, None, 491520, None]
+
+
+# ---- review: foreign files, reads that wrote, damaged runs imported, misleading messages
+
+def digest(path) -> str:
+    """The file's bytes, hashed: to see that nothing wrote it."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def call_probe_into(db) -> subprocess.CompletedProcess:
+    """`call probe --quick --db DB` (refused before it measures anything when DB is unusable)."""
+    return subprocess.run([sys.executable, "-m", "call", "probe", "--quick", "--db", str(db)], capture_output=True,
+                          text=True, env={**os.environ, "LLAC_MACHINE_DB": str(db)}, stdin=subprocess.DEVNULL,
+                          timeout=120)
+
+
+@pytest.mark.parametrize("schema", ["CREATE TABLE t (x)",
+                                    f"PRAGMA user_version = {SCHEMA_VERSION}; CREATE TABLE t (x)"])
+def test_another_programs_sqlite_file_is_refused_by_every_command_and_left_unchanged(tmp_path, schema):
+    """`machine list` on a foreign SQLite file said "no machine yet" and put llac's tables in it."""
+    path = tmp_path / "f.sqlite"
+    connection = sqlite3.connect(path)
+    connection.executescript(schema)
+    connection.close()
+    before = digest(path)
+    (tmp_path / "m.json").write_text(machine_file(probe_run()))
+    for done in (llac("machine list", path), llac(f'machine import "{tmp_path / "m.json"}"', path), call_probe_into(path)):
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+        assert f"{path}: not a machine database (it holds t, not llac's tables)" in done.stderr
+        assert "probe 1/" not in done.stderr
+    for create in (True, False):
+        with pytest.raises(MachineDBError, match="left as it is"):
+            MachineDB(path, create=create)
+    assert digest(path) == before
+
+
+def test_a_read_never_writes_the_file_and_a_write_migrates_it(tmp_path):
+    """Reading an older schema migrates a copy in memory; an empty file stays empty."""
+    path = tmp_path / "v1.sqlite"
+    connection = sqlite3.connect(path)
+    connection.executescript(MIGRATIONS[0] + """
+        PRAGMA user_version = 1;
+        INSERT INTO machine VALUES (1, 'node1', 'node1', 'Test CPU 9000');
+        INSERT INTO probe_run VALUES (1, 1, '2026-11-23T10:00:00Z', 0, NULL, 2, 95.0);
+        INSERT INTO mountain VALUES (1, 'read', 4096, 8, 1e-9, 0.01), (1, 'write', 4096, 8, 2e-9, 0.02);""")
+    connection.close()
+    before = digest(path)
+    done = llac("machine list; machine show node1", path)
+    assert done.returncode == 0 and "node1@1 (Test CPU 9000, host node1): full probe" in done.stdout, done.stderr
+    with MachineDB(path, create=False) as db:
+        assert [r.run_id for r in db.runs("node1")] == [1]
+    assert digest(path) == before
+    with MachineDB(path) as db:                                # to write: migrated in the file
+        db.store(probe_run(date="2026-11-23T12:00:00Z"))
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    empty = tmp_path / "empty.sqlite"
+    empty.touch()
+    done = llac("machine list", empty)
+    assert done.returncode == 0 and "no machine in" in done.stdout and empty.stat().st_size == 0
+
+
+def test_a_newer_database_says_only_what_helps(tmp_path):
+    path = tmp_path / "newer.sqlite"
+    sqlite3.connect(path).execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}").connection.close()
+    before = digest(path)
+    done = llac("machine list", path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    message = done.stderr.splitlines()[0]
+    assert f"written by a newer llac (schema {SCHEMA_VERSION + 1}, this llac knows up to {SCHEMA_VERSION}): " \
+           "upgrade llac to use it, or set $LLAC_MACHINE_DB to another database" in message
+    assert message.count("LLAC_MACHINE_DB") == 1 and "move" not in message and "call probe" not in message
+    assert digest(path) == before
+
+
+def test_a_database_in_a_missing_folder_says_the_folder_is_missing(tmp_path):
+    done = llac("machine list", tmp_path / "nonexist" / "m.sqlite")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert f"no machine database here: the folder {tmp_path / 'nonexist'} does not exist" in done.stderr
+    assert not (tmp_path / "nonexist").exists()
+
+
+def damaged(**changes) -> dict:
+    """A whole exported probe run (as `call probe` writes one) with `changes`; a change to
+    None deletes the field."""
+    run = asdict(probe_run(date="2026-11-24T10:00:00+00:00"))
+    run.update(changes)
+    return {k: v for k, v in run.items() if v is not None}
+
+
+WHOLE = asdict(probe_run())
+
+
+@pytest.mark.parametrize("run, message", [
+    (damaged(mountain=None), "its 'mountain' lacks access 'read', 'write', which every probe run measures"),
+    (damaged(mountain=[]), "its 'mountain' lacks access 'read', 'write'"),
+    (damaged(mountain=[p for p in WHOLE["mountain"] if p["access"] != "write"]), "its 'mountain' lacks access 'write'"),
+    (damaged(mountain=WHOLE["mountain"] + WHOLE["mountain"][:1]),
+     "two MountainPoints with access 'read', working_set 4096, stride 8"),
+    (damaged(operations=WHOLE["operations"] + [{"name": "bogus", "seconds": 1e-9, "spread": 0}]),
+     "Operation.name is 'bogus', not one of add_dependent"),
+    (damaged(operations=WHOLE["operations"][1:]), "its 'operations' lacks name 'timer'"),
+    (damaged(operations=WHOLE["operations"] * 2), "two Operations with name 'timer'"),
+    (damaged(caches=WHOLE["caches"][:1] * 2), "two CacheLevels with level 1, kind 'Data'"),
+    (damaged(host=""), "host is '', not a non-empty string"),
+    (damaged(cpu_model=" "), "cpu_model is ' ', not a non-empty string"),
+    (damaged(date="2026-11-24T10:00:00"), "date '2026-11-24T10:00:00' is not an ISO 8601 date and time in UTC"),
+    (damaged(date="2026-11-24T10:00:00+02:00"), "date '2026-11-24T10:00:00+02:00' is not an ISO 8601 date and time"),
+])
+def test_a_damaged_probe_run_is_refused_whole_naming_the_run(db_path, tmp_path, run, message):
+    """Review: each of these was stored, and a run without a mountain became node1's default run."""
+    path = tmp_path / "node1.json"
+    path.write_text(machine_file(probe_run(date="2026-11-20T10:00:00Z"), run))
+    with MachineDB(db_path, create=False) as db:
+        before = [(r.run_id, r.date) for r in db.runs("node1")]
+    done = llac(f'machine import "{path}"', db_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"{path}: damaged machine file (run 2 (date {run.get('date', '')!r}): {message}" in done.stderr, done.stderr
+    with MachineDB(db_path, create=False) as db:
+        assert [(r.run_id, r.date) for r in db.runs("node1")] == before
+
+
+def test_a_whole_run_imports_also_from_a_machine_that_reports_no_caches(tmp_path):
+    """`call probe` stores no caches where sysfs reports none: such a run is whole."""
+    path = tmp_path / "m.json"
+    path.write_text(machine_file(damaged(caches=[]), damaged(date="2026-11-24T11:00:00Z")))
+    done = llac(f'machine import "{path}"', tmp_path / "m.sqlite")
+    assert done.returncode == 0 and "machine node1: 2 probe run(s) imported" in done.stdout, done.stderr
