@@ -130,13 +130,18 @@ def run_probe(exe: Path, arguments: list[str], progress: Progress) -> str:
     with open(output, "w") as out:
         process = subprocess.Popen([str(exe), *arguments], stdout=out, stderr=subprocess.PIPE,
                                    text=True, errors="replace")
-        for line in process.stderr:
-            fields = line.split(maxsplit=3)
-            if fields[:1] == ["progress"] and len(fields) == 4:
-                progress.step(f"probe {fields[1]}/{fields[2]}: {fields[3].strip()}")
-            else:
-                said.append(line.strip())
-        status = process.wait()
+        try:
+            for line in process.stderr:
+                fields = line.split(maxsplit=3)
+                if fields[:1] == ["progress"] and len(fields) == 4:
+                    progress.step(f"probe {fields[1]}/{fields[2]}: {fields[3].strip()}")
+                else:
+                    said.append(line.strip())
+            status = process.wait()
+        except BaseException:        # Ctrl-C, or SIGTERM to call: the probe does not run on alone
+            process.kill()
+            process.wait()
+            raise
     if status < 0:
         name = signal.Signals(-status).name if -status in signal.valid_signals() else str(-status)
         raise ProbeError(f"the probe was killed by {name}"

@@ -6,6 +6,7 @@ import contextlib
 import io
 import math
 import os
+import signal
 import subprocess
 import sys
 from dataclasses import replace
@@ -350,3 +351,34 @@ def test_a_database_in_a_folder_that_does_not_exist_is_refused(tmp_path):
 def monkeypatch_module():
     with pytest.MonkeyPatch.context() as patch:
         yield patch
+
+
+@pytest.mark.parametrize("signum, status, said", [(signal.SIGTERM, 143, "call: terminated (SIGTERM)"),
+                                                  (signal.SIGINT, 130, "call: interrupted")])
+def test_a_probe_ended_by_a_signal_says_so_and_leaves_no_probe_or_folder(tmp_path, signum, status, said):
+    """SIGTERM (a `timeout`, `kill`) ended `call probe` silently, leaving its probe running and
+    its build folder in /tmp; it now ends as Ctrl-C does: one line, the probe killed, the
+    folder gone, nothing stored."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    environment = dict(os.environ, PYTHONPATH=str(REPO), LLAC_MACHINE_DB=str(tmp_path / "machines.sqlite"),
+                       TMPDIR=str(scratch))
+    process = subprocess.Popen([sys.executable, "-m", "call", "probe", "--quick"], cwd=tmp_path,
+                               env=environment, stderr=subprocess.PIPE, text=True)
+    for line in process.stderr:          # the probe itself is running once it reports progress
+        if "probe 2/" in line:
+            break
+    probes = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _parent(p) == process.pid]
+    process.send_signal(signum)
+    rest = process.stderr.read()
+    assert process.wait(timeout=60) == status and said in rest, rest
+    assert not any(p.exists() for p in probes), "the probe runs on without call"
+    assert list(scratch.iterdir()) == [] and "stored" not in rest
+
+
+def _parent(process: Path) -> int | None:
+    """The parent pid of /proc/PID (None once it is gone)."""
+    try:
+        return int((process / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
