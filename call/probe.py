@@ -20,7 +20,8 @@ from call.diagnostics import CallError, Diagnostic
 from call.knees import assign_knees, knee_sizes
 from call.progress import Progress
 from cll_grammar.machine import (ACCESSES, BspPoint, CacheLevel, MountainPoint, Operation, ProbeRun,
-                                 byte_size, far_knees, reported_caches, this_cpu_model, this_host)
+                                 available_memory, byte_size, far_knees, reported_caches, this_cpu_model,
+                                 this_host)
 from cll_grammar.machinedb import MachineDB, MachineDBError
 
 FORMAT_VERSION = "1"
@@ -102,17 +103,6 @@ def mountain_limit(caches: list[CacheLevel], available: int | None, largest: int
         raise ProbeError(f"--largest {byte_size(largest)}: only {byte_size(available)} of memory is "
                          f"available, and the probe uses at most half of it ({byte_size(available // 2)})")
     return largest
-
-
-def available_memory(meminfo: Path = Path("/proc/meminfo")) -> int | None:
-    """MemAvailable in bytes (None where /proc/meminfo does not say)."""
-    try:
-        for line in meminfo.read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
 
 
 def probe_arguments(settings: Settings, limit: int, line: int) -> list[str]:

@@ -114,6 +114,18 @@ def far_knees(caches: list[CacheLevel]) -> list[str]:
     return notes
 
 
+def available_memory(meminfo: Path = Path("/proc/meminfo")) -> int | None:
+    """MemAvailable in bytes (None where /proc/meminfo does not say): the probe's mountain
+    uses at most half of it, which llac's notes on larger working sets also say."""
+    try:
+        for line in meminfo.read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def this_host() -> str:
     """The host name, as the runtime writes it in a trace's `#host:`."""
     return socket.gethostname()

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cll_grammar.machine import ProbeRun, byte_size
+from cll_grammar.machine import ProbeRun, available_memory, byte_size, this_host
 from cll_grammar.machinedb import MachineDBError
 from llac.errors import LlacError
 from llac.experiment import NoWorkingSet, working_set_bytes
@@ -284,10 +284,24 @@ def aware_prediction(model, view: MemoryView, columns: dict[str, np.ndarray], va
         notes += _unmeasured_notes(view, *costed_by, columns, shown)
     if other is None:
         return here, notes
+    notes += _mixed_kinds(view, other, other_name)
     # the memory term costed by the other machine's mountain, the rest by its basic operations
     with np.errstate(invalid="ignore"):
         mine, theirs = view.memory(view.run, lead, sets), view.memory(other, lead, sets)
         return compute_ratio(view.run, other) * np.maximum(here - mine, 0.0) + theirs, notes
+
+
+def _mixed_kinds(view: MemoryView, other: ProbeRun, other_name: str) -> list[str]:
+    """A note when the what-if's two probe runs are of different kinds (quick and full): their
+    mountains then differ by method as well as by machine. A quick probe's chase read 30-50%
+    above a full one's on one quiet VM minutes apart (session 29's review), which a what-if
+    between them took for a slower machine."""
+    if other.quick == view.run.quick:
+        return []
+    kind = {True: "quick", False: "full"}
+    return [f"note: {other_name} is a {kind[other.quick]} probe run and {view.machine}, where the fitted "
+            f"points were measured, a {kind[view.run.quick]} one: their figures differ by the probe's "
+            f"method as well as by machine; compare runs of one kind (`machine list` shows them)"]
 
 
 def _piece_reference(model, index: int, fitted: np.ndarray) -> float:
@@ -326,10 +340,16 @@ def _unmeasured_notes(view: MemoryView, name: str, run: ProbeRun, columns: dict,
     first, needed = int(beyond[0]), float(np.nanmax(sets[beyond]))
     where = " ".join(f"{v}={number_text(columns[v][first])}" for v in columns)
     more = f" and {len(beyond) - 1} more" if len(beyond) > 1 else ""
+    available = available_memory()
+    if available and needed > available // 2 and run.host == this_host():   # call probe --largest's bound
+        further = (f"a probe here measures at most {byte_size(available // 2)}, half the memory available, "
+                   f"so no probe of this machine reaches it")
+    else:
+        further = (f"`call probe --largest {_probe_size(needed)}` measures that far (`predict ... on "
+                   f"NAME@ID` uses a quick or labelled run)")
     return [f"note: at {where}{more} the working set ({byte_size(sets[first])}; {byte_size(needed)} at the "
             f"largest) is larger than any {name} measured: the machine-aware prediction uses the cost per "
-            f"access at {byte_size(max(measured))} there. `call probe --largest {_probe_size(needed)}` measures "
-            f"that far (`predict ... on NAME@ID` uses a quick or labelled run)"]
+            f"access at {byte_size(max(measured))} there. {further}"]
 
 
 def _probe_size(count: float) -> str:

@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 
+from cll_grammar.machine import available_memory, byte_size, this_host
 from cll_grammar.machinedb import MachineDB
 from support.machines import probe_run, write_stream_trace
 
@@ -98,6 +99,20 @@ def test_a_working_set_larger_than_the_probe_measured_is_said(workdir):
     assert "larger than any node1@2 measured" in done.stdout           # the run that costs it
 
 
+def test_a_working_set_beyond_what_a_probe_here_can_measure_gets_no_probe_to_run(workdir):
+    """`call probe --largest` refuses more than half the memory available: the note named such a
+    probe (a reviewer's `predict small N=1e9` suggested --largest 32GiB, refused here)."""
+    host = this_host()
+    with MachineDB(workdir / "machines.sqlite") as db:
+        db.store(probe_run(host=host))
+    write_stream_trace(workdir / "here.cll.1.dat", IN_CACHE, host=host)
+    half = available_memory() // 2
+    done = llac(workdir, f'load "here.cll.1.dat"; fit stream; predict stream N={half // 4}')
+    assert done.returncode == 0, done.stderr
+    assert (f"a probe here measures at most {byte_size(half)}, half the memory available, so no probe of "
+            f"this machine reaches it") in done.stdout and "--largest" not in done.stdout
+
+
 def test_random_accesses_are_costed_by_the_random_chase(workdir):
     out = assert_memory_rows_within_5_percent(
         workdir, 'load "chase.cll.1.dat"; fit stream; load "chasebig.cll.1.dat" as big; predict stream at big')
@@ -131,7 +146,19 @@ def test_predict_on_a_machine_with_slower_memory(workdir):
     out = assert_memory_rows_within_5_percent(
         workdir, 'load "train.cll.1.dat"; fit stream; load "slow.cll.1.dat" as slow; '
                  'predict stream at slow on node1@slowmem')
-    assert "on node1@2 [s]" in out
+    assert "on node1@2 [s]" in out and "probe run" not in out      # two full runs: no note
+
+
+def test_a_what_if_between_a_quick_and_a_full_run_says_they_differ_by_method(workdir):
+    """A reviewer's what-if between a full run and a quick one of the same quiet machine
+    predicted a 2.3x slower chase: a quick probe's chase read 30-50% higher."""
+    with MachineDB(workdir / "machines.sqlite") as db:
+        db.store(probe_run(date="2026-11-23T13:00:00Z", label="quickone", quick=True))
+    done = llac(workdir, 'load "train.cll.1.dat"; fit stream; predict stream N=8388608 on node1@quickone')
+    assert done.returncode == 0, done.stderr
+    assert ("note: node1@3 is a quick probe run and node1@1, where the fitted points were measured, a full "
+            "one: their figures differ by the probe's method as well as by machine; compare runs of one "
+            "kind (`machine list` shows them)") in done.stdout
 
 
 def test_the_plot_marks_the_levels(workdir):

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given, strategies as st
 
 from call.knees import assign_knees, knee_sizes
-from call.probe import (QUICK, QUICK_LARGEST, ProbeError, available_memory, build_probe, level_costs,
-                        line_size, mountain_limit, parse_output, probe_arguments, run_probe)
+from call.probe import (QUICK, QUICK_LARGEST, ProbeError, build_probe, level_costs, line_size,
+                        mountain_limit, parse_output, probe_arguments, run_probe)
 from call.progress import Progress
-from cll_grammar.machine import CacheLevel, MountainPoint, reported_caches
+from cll_grammar.machine import CacheLevel, MountainPoint, available_memory, reported_caches
 from cll_grammar.machinedb import MachineDB
 
 REPO = Path(__file__).resolve().parent.parent
