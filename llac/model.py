@@ -30,6 +30,9 @@ from llac.split import Cut, Leaf, split_points
 __all__ = ["FitSettings", "FitError", "Piece", "Cut", "Prediction", "Model", "fit_experiment"]
 
 Region = dict[str, tuple[float, float]]
+# a prediction interval whose high bound is more than this many times its low one says nothing a
+# user can plan with (an order of magnitude): predict warns where one is
+USELESS_SPAN = 10.0
 
 
 @dataclass(frozen=True)
@@ -129,7 +132,7 @@ class Model:
         floor_notes = self._measured_floor(columns, design, values, bounds)
         extrapolated, notes = self._extrapolation(columns, piece)
         return Prediction(values, bounds[0], bounds[1], piece, extrapolated,
-                          tuple(notes + self._drift_notes(columns) + floor_notes
+                          tuple(notes + self._drift_notes(columns) + floor_notes + self._wide_notes(columns, bounds)
                                 + self._no_value_notes(columns, design, values, bounds, intervals)
                                 + self._no_time_notes(columns, design, values, piece)))
 
@@ -264,6 +267,22 @@ class Model:
             cause = f"the term{'s' * (len(negative) > 1)} {terms} {'is' if len(negative) == 1 else 'are'} negative"
         return [f"{head}: there {cause}" + (f" ({'; '.join(outside)})" if outside else "") +
                 ": the formula describes the time only near the measured range; predict there"]
+
+    def _wide_notes(self, columns: dict, bounds: np.ndarray) -> list[str]:
+        """A warning when the prediction interval spans more than USELESS_SPAN (high over low)
+        somewhere: honest (the backtests' error beyond the data, a model that fits badly), but
+        no longer a prediction a user can plan with, and a table of numbers hides that."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            span = bounds[1] / bounds[0]
+        wide = np.flatnonzero(np.isfinite(span) & (span > USELESS_SPAN))
+        if not len(wide):
+            return []
+        first = int(wide[np.argmax(span[wide])])
+        more = f" (and {len(wide) - 1} more point{'s' * (len(wide) > 2)})" if len(wide) > 1 else ""
+        return [f"warning: at {self._point_text(columns, first)}{more} the {1 - self.settings.alpha:.0%} interval "
+                f"spans a factor of {span[first]:.3g} ({number_text(bounds[0][first])} .. "
+                f"{number_text(bounds[1][first])} s): the model cannot say more there; measure nearer to it, or "
+                f"check the formula (`suggest {self.name}`)"]
 
     def _drift_notes(self, columns: dict) -> list[str]:
         """One note per variable whose backtested drift widens some interval beyond the data."""

@@ -172,3 +172,20 @@ def test_times_near_the_timers_own_cost_are_a_warning():
     slower = synthetic("f[0] + f[1]*N", columns, [1e-5, 1e-9], seed=5).replace(header=with_header.header)
     assert not [w for w in fit_experiment(slower).warnings if "timer's own cost" in w]
     assert not [w for w in fit_experiment(tiny).warnings if "timer's own cost" in w]     # no header: no check
+
+
+def test_an_interval_that_spans_more_than_a_factor_of_10_is_said_to_be_useless():
+    """A line fitted to N^2 data, predicted 4x beyond: the interval (honest, from the backtests)
+    spanned 0.004 .. 979 s with no word that it predicts nothing; a right formula 4x beyond
+    keeps a narrow interval and no such warning."""
+    columns = grid(reps=5, N=[16 * 2 ** (k / 2) for k in range(17)])
+    wrong = synthetic("f[0] + f[1]*N", columns, [0.0, 0.0], noise=0.0, name="f")
+    wrong = replace(wrong, columns={**wrong.columns, "time": 1e-9 * columns["N"] ** 2
+                                    * np.random.default_rng(1).lognormal(0, 0.05, len(columns["N"]))})
+    far = fit_experiment(wrong).predict({"N": [4096.0, 16384.0]})
+    [said] = [n for n in far.notes if "interval spans a factor of" in n]
+    assert said.startswith("warning: at N=16384 (and 1 more point) the 95% interval spans a factor of ")
+    assert said.endswith("the model cannot say more there; measure nearer to it, or check the formula (`suggest f`)")
+    assert far.upper[1] / far.lower[1] > 10
+    right = synthetic("f[0] + f[1]*N", columns, [1e-6, 1e-9], name="f")
+    assert not any("spans a factor" in n for n in fit_experiment(right).predict({"N": 16384.0}).notes)

@@ -41,7 +41,7 @@ EXPORT_SUFFIXES = {"extrap": "txt"}        # a file name's suffix by format, whe
          time and the formula's variables. A model written by `export` (a .json file, or any
          file that holds one) predicts as the exported one did; one that no fit could have
          written (an interval's region that ends below its start, a constant below 0 that its
-         settings keep >= 0) is refused, naming what. An Extra-P text file (`export
+         settings keep >= 0, a setting that `set` would refuse) is refused, naming what. An Extra-P text file (`export
          ... as extrap`, its first word PARAMETER) gives one experiment per region, with the
          constant formula NAME[0]: `g = NAME formula "..."` gives it its own.""",
          ['load "matinit.cll.1.dat"', 'load "fft.cll.*.dat"',
