@@ -290,7 +290,8 @@ class Model:
         for v, rate in self.drift.items():
             data = self.sample_points[v]
             if rate > 0 and np.any(log_distance(columns[v], data.min(), data.max()) > 0):
-                notes.append(f"beyond the measured {v} the interval includes the extrapolation error that "
+                where = "beyond" if np.any(columns[v] > data.max()) else "below"
+                notes.append(f"{where} the measured {v} the interval includes the extrapolation error that "
                              f"backtests on the data show (one standard deviation: ±{np.expm1(rate * np.log(2)):.1%} "
                              f"at twice the largest measured {v}; docs/method.md §6)")
         return notes

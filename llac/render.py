@@ -150,7 +150,9 @@ def _hint(result: ModelReport) -> list[str]:
     hint = "" if result.droppable is None else \
         f" — try: drop {result.name} {', '.join(result.droppable)}" if result.droppable else \
         " (keep them: dropping would make the fit worse or they matter in another interval)"
-    return [f"insignificant (p > alpha) somewhere: {', '.join(result.model.insignificant)}{hint}"]
+    bound = {name for piece in result.model.pieces for name in piece.at_bound}
+    why = "p > alpha or held at 0" if bound & set(result.model.insignificant) else "p > alpha"
+    return [f"insignificant ({why}) somewhere: {', '.join(result.model.insignificant)}{hint}"]
 
 
 def machine(result, fmt: str) -> str:

@@ -124,8 +124,8 @@ def held_out(experiment: Experiment, aggregate: str) -> np.ndarray:
         score += np.searchsorted(values, points.variables[v]) / max(len(values) - 1, 1)
     count = max(MIN_HELD_OUT, int(round(HELD_OUT * len(points))))
     if len(points) - count < MIN_FITTED:
-        raise FitError(f"{len(points)} sample points are too few to hold out the largest {count} "
-                       f"and fit on the rest: need at least {count + MIN_FITTED}")
+        raise FitError(f"{len(points)} sample point{'s are' if len(points) != 1 else ' is'} too few to hold "
+                       f"out the largest {count} and fit on the rest: need at least {count + MIN_FITTED}")
     held_points = np.zeros(len(points), dtype=bool)
     held_points[np.argsort(score, kind="stable")[len(points) - count:]] = True
     time = np.asarray(experiment.columns["time"], dtype=float)

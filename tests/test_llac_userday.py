@@ -114,7 +114,8 @@ def test_report_summarises_every_experiments_model_in_one_table(trace):
     assert "warning" not in done.stderr                              # counted in the table's column
     text = pipe(trace, "report").stdout
     assert len(text.splitlines()) < 25 and max(map(len, text.splitlines())) < 160
-    assert re.search(r"^rowinit\s+rowinit\[0\].*\d, \S+, \S+\s+\d+\.\d\d%\s+\d+\.\d\d%\s+\d+$", text, re.M)
+    assert re.search(r"^rowinit\s+rowinit\[0\].*\d\*?, \S+, \S+\s+\d+\.\d\d%\s+\d+\.\d\d%\s+\d+$", text, re.M)
+    assert ("0*: held at its bound 0" in text) == any("*" in line for line in text.splitlines()[:-1])
     rows = list(csv.reader(io.StringIO(pipe(trace, "report", "--format", "csv").stdout)))
     assert rows[0] == table["columns"] and len(rows) == 1 + len(table["rows"])
     assert [float(r[5]) for r in rows[1:]] == [row["value"] for row in table["rows"]]

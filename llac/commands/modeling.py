@@ -538,7 +538,7 @@ def report(session, statement: ast.Report):
              or isinstance(obj, Model) and obj.name not in experiments]
     if not names:
         raise LlacError("no experiments or models to report on: load a trace first")
-    notes, rows, machine_rows, failures = [], [], [], []
+    notes, rows, machine_rows, failures, bound = [], [], [], [], False
     for name in names:
         try:
             model, fitted_now = model_for(session, ast.Name(name, statement.span), count_warnings=False)
@@ -547,7 +547,9 @@ def report(session, statement: ast.Report):
             continue
         notes += fitted_now
         for i, piece in enumerate(model.pieces):
-            constants = ", ".join(f"{value:.3g}" for value in piece.constants)
+            constants = ", ".join(f"{value:.3g}" + "*" * (name in piece.at_bound)
+                                  for name, value in zip(model.formula.constants, piece.constants))
+            bound |= bool(piece.at_bound)
             first = i == 0
             errors = (Percent(piece.median_rel_error), Percent(piece.max_rel_error))
             rows.append((name if first else "", str(model.formula) if first else "",
@@ -564,7 +566,9 @@ def report(session, statement: ast.Report):
     return [*notes, Table("models", ("experiment", "formula", "interval", "constants",
                                      "median |error|", "max |error|", "warnings"), tuple(rows),
                           ("|error| = |predicted - measured| / measured, per interval; "
-                           "constants in index order",), machine),
+                           "constants in index order",
+                           *(("0*: held at its bound 0 (a term cannot cost negative time; `set constants free`)",)
+                             if bound else ())), machine),
             *(Note(f"not in the report: {failure}", warning=True) for failure in failures)]
 
 
