@@ -1,7 +1,8 @@
 /* cll_pub.c -- the PUB layer of the CALL tracing runtime: records the supersteps of a
  * `#pragma cll parallel PUB NAME` program (docs/trace-format.md, "Supersteps (PUB
  * programs)"). Compiled by the user's mpicc with cll_mpi.c and pub.c (`call cc` adds the
- * three for a PUB program); pub.c knows nothing of it: the layer sets pub_observer.
+ * three for a PUB program); pub.c knows nothing of it: the layer sets pub_observer, and
+ * pub_locate so that pub.c's messages number supersteps as the trace does.
  *
  * A run is one execution of a `sync` experiment: its begin bsp_syncs the machine NAME and
  * the run starts where that returns; until the experiment ends, every superstep of that
@@ -195,6 +196,20 @@ static void observe(const pub_event *event)
     }
 }
 
+/* pub_locate: the superstep `bsp` is in, as the trace numbers it, when `bsp` is a machine of
+ * the open run (its next synchronisation ends superstep steps + 1 there); so that pub.c's
+ * messages name the superstep as the trace and llac do (docs/pub.md, "Supersteps in
+ * messages"). */
+static int locate(const t_bsp *bsp, pub_place *place)
+{
+    for (int i = pub.depth - 1; i >= 0; i--)
+        if (pub.stack[i].bsp == bsp) {
+            *place = (pub_place){pub.runs, pub.names + pub.stack[i].name, pub.stack[i].steps + 1};
+            return 1;
+        }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- trace extension */
 
 static int references(const double **times)
@@ -298,7 +313,7 @@ static void name_runs_of(const char *name)
 
 /* Fail unless MPI is running (bsp_begin was called and bsp_end not yet); `what` names the
  * pragma. Before bsp_begin no trace is written (cll_fail_unstarted: no records, no P yet).
- * Then observe PUB and extend the trace, once. */
+ * Then observe PUB (and name its supersteps in pub.c's messages) and extend the trace, once. */
 static void require_started(const char *what)
 {
     int up = 0, down = 0;
@@ -318,6 +333,7 @@ static void require_started(const char *what)
     }
     if (!pub.started) {
         pub_observer = observe;
+        pub_locate = locate;
         cll_mpi_extend(&extension);
         pub.started = 1;
     }

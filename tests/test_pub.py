@@ -114,11 +114,12 @@ MISUSE = [
     ("partition_order", 2, "bsp_partition", [0, 1], "Y[0] = 0: the bounds must increase strictly"),
     ("partition_last", 2, "bsp_partition", [0, 1], "the last bound must be the machine's size 2"),
     ("partition_r", 1, "bsp_partition", [0], "r = 0: the number of subgroups must be at least 1"),
-    ("obl_never", 2, "bsp_oblsync", [0], "cannot be satisfied"),
+    ("obl_never", 2, "bsp_oblsync", [0], "waited 3 s for message 1 of 1 in superstep 1 and none arrived: "
+                                         "the synchronisation cannot be satisfied"),
     ("obl_extra", 2, "bsp_sync", [1], "2 messages were sent to this processor but its bsp_oblsync "
                                       "calls received 1"),
     ("unsent", 2, "bsp_end", [0, 1], "are never delivered"),
-    ("steps", 2, "bsp_sync", [0, 1], "reached bsp_sync in different supersteps"),
+    ("steps", 2, "bsp_sync", [0, 1], "reached bsp_sync in superstep "),
     ("sync_missing", 2, "bsp_sync", [0], "waiting for the other processors of the machine to "
                                          "reach bsp_sync (PUB_TIMEOUT=3)"),
     ("getmsg", 1, "bsp_getmsg", [0], "message 0 does not exist"),
@@ -148,6 +149,26 @@ def test_misuse_is_one_message_with_rank_and_function_then_abort(program, mode, 
     seen = {int(re.match(r"pub: \w+: rank (\d+)", line).group(1)) for line in said}
     assert seen and seen <= set(ranks), said
     assert all(said.count(line) == 1 for line in said)
+
+
+@pytest.mark.parametrize("procs", [2, 4])
+def test_processors_in_different_supersteps_name_the_first_that_differs_and_its_superstep(program, procs):
+    """steps: processor 0 ends a superstep with bsp_oblsync(0), then every processor calls
+    bsp_sync, so 0 is in superstep 2 and the others in superstep 1 (counted from 1 at bsp_begin,
+    docs/pub.md, "Supersteps in messages"). Each names the first processor in another superstep
+    than its own, as the messages of processors at different calls do; they said "this one in
+    superstep 0, mean 0.25" before, a mean no processor was in."""
+    done = run(program, procs, "steps")
+    assert done.returncode != 0
+    said = [line for line in done.stderr.splitlines() if line.startswith("pub: ")]
+    assert said and "mean" not in done.stderr, done.stderr
+    more = f" ({procs - 1} processors differ from this one)" if procs > 2 else ""
+    for line in said:
+        rank = int(re.match(r"pub: bsp_sync: rank (\d+) ", line).group(1))
+        words = ("processor 1 (rank 1) reached bsp_sync in superstep 1 while this one is in superstep 2" + more
+                 if rank == 0 else "processor 0 (rank 0) reached bsp_sync in superstep 2 while this one is in "
+                 "superstep 1")
+        assert f"): {words}: every processor of a machine has finished the same number" in line, line
 
 
 def odd_one(mode: str, procs: int) -> int:

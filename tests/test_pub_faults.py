@@ -6,10 +6,13 @@ ends without report. Each `.rank<r>` trace holds that rank's
 `@step` records (its own clock: `#superstep_origin`, `#superstep_starts`), rank 0's trace keeps
 its own and the reporting ranks' supersteps, and llac loads any of them, names the missing
 processors and their files, and evaluates the runs once the files of the execution are
-loaded together. The program: tests/pub_programs/pub_faults.c."""
+loaded together. The program: tests/pub_programs/pub_faults.c. And the library's messages name
+a superstep as the trace numbers it (run, machine, step: docs/pub.md, "Supersteps in messages"),
+so that the records of a rank stopped by one end just before it (tests/pub_programs/pub_places.c)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -29,9 +32,9 @@ RUNS, STEPS = 3, 3           # pub_faults: runs of f (N = 1024, 2048, 4096), obl
 GIVEN = "with g=1e-9, L=1e-6"
 
 
-def call_run(folder: Path, procs: int, mode: str, **env) -> subprocess.CompletedProcess:
-    """`call run pub_faults.c` at P = procs only, with the program's argument `mode`."""
-    done = run_bounded([sys.executable, "-m", "call", "run", "pub_faults.c", "--procs", f"{procs}:{procs}:2",
+def call_run(folder: Path, procs: int, mode: str, program: str = "pub_faults", **env) -> subprocess.CompletedProcess:
+    """`call run PROGRAM.c` at P = procs only, with the program's argument `mode`."""
+    done = run_bounded([sys.executable, "-m", "call", "run", f"{program}.c", "--procs", f"{procs}:{procs}:2",
                         "--", mode], timeout=300, cwd=folder,
                        env=dict(os.environ, PYTHONPATH=str(REPO), **env))
     assert "Traceback" not in done.stderr
@@ -156,3 +159,84 @@ def test_a_rank_that_reports_after_rank_0_gave_up_or_never_keeps_its_supersteps(
     assert [row[1] for row in rows] == ["1024", "2048", "4096"]
     assert all(row[3] == str(STEPS + 1) and row[4] != "-" for row in rows), together.stdout
     assert f"P{last} " in together.stdout               # the timeline has the late rank's row
+
+
+@pytest.fixture(scope="module")
+def places(tmp_path_factory) -> Path:
+    work = tmp_path_factory.mktemp("pub_places")
+    shutil.copy(PROGRAM.with_name("pub_places.c"), work)
+    return work
+
+
+def said_by_rank(done: subprocess.CompletedProcess, function: str) -> dict[int, str]:
+    """The library's message of each rank that printed one (from `function`), after its prefix."""
+    said = {}
+    for line in done.stderr.splitlines():
+        found = re.match(rf"pub: {function}: rank (\d+) \(processor \d+ of \d+ in [^)]*\): (.*)", line)
+        if found:
+            said[int(found.group(1))] = found.group(2)
+    return said
+
+
+def last_step(folder: Path, procs: int, rank: int, run: int, machine: str) -> int:
+    """The last STEP of machine `machine` in run `run` among the @step records that `rank`
+    wrote to its own trace when it was stopped (rank 0's at the trace's path)."""
+    name = f"pub_places.cll.{procs}.rank{rank}.dat" if rank else f"pub_places.cll.{procs}.dat"
+    return max(s.step for s in read_trace(folder / name).supersteps.steps
+               if s.rank == rank and s.run == run and s.machine == machine)
+
+
+@pytest.mark.parametrize("procs, mode, processor, machine, step", [
+    (2, "short", "processor 1 of 2 in the machine of bsp_begin", "0", 3),
+    (4, "partition", "processor 1 of 2 in a partition", "0.1", 2)])
+def test_a_wait_that_times_out_names_its_superstep_as_the_trace_does(places, procs, mode, processor, machine, step):
+    """The last processor waits for 2 messages where 1 is sent, in run 2: in machine 0 after a
+    partition (the trace's step 3, the library's 7th superstep since bsp_begin: "superstep 6",
+    counted from 0, before), or in the second superstep of its subgroup 0.1. Its records of
+    that machine and run stop at the superstep before."""
+    for old in places.glob("pub_places.cll.*"):
+        old.unlink()
+    done = call_run(places, procs, mode, "pub_places", PUB_TIMEOUT="3", OMPI_MCA_odls_base_sigkill_timeout="3")
+    last = procs - 1
+    assert done.returncode != 0
+    assert (f"pub: bsp_oblsync: rank {last} ({processor}): waited 3 s for message 2 of 2 in superstep {step} of "
+            f"machine {machine} in run 2 and none arrived: the synchronisation cannot be satisfied") in done.stderr
+    assert last_step(places, procs, last, 2, machine) == step - 1
+
+
+@pytest.mark.parametrize("procs, mode", [(2, "steps"), (4, "steps"), (4, "mean")])
+def test_processors_in_different_supersteps_are_named_as_the_trace_numbers_them(places, procs, mode):
+    """In run 2, after the partition: processor 0 calls bsp_sync in superstep 3 of machine 0, the
+    others after a bsp_oblsync(0) in superstep 4 ("mean": the last one after two, in 5). Each
+    processor that speaks names the first one in another superstep than its own; "this one in
+    superstep 6, mean 6.75" before (rank 0 at P = 4). With "mean", processors 1 and 2 are in the superstep the
+    others average: they passed bsp_sync before (the sum of the supersteps matched theirs),
+    and must stop there too, their records ending before it."""
+    for old in places.glob("pub_places.cll.*"):
+        old.unlink()
+    done = call_run(places, procs, mode, "pub_places", PUB_TIMEOUT="3", OMPI_MCA_odls_base_sigkill_timeout="3")
+    assert done.returncode != 0
+    said = said_by_rank(done, "bsp_sync")
+    assert said and "mean" not in done.stderr, done.stderr
+    mine = {rank: 3 if rank == 0 else 5 if mode == "mean" and rank == procs - 1 else 4 for rank in range(procs)}
+    for rank, text in said.items():
+        differ = sum(mine[other] != mine[rank] for other in mine)
+        first = min(other for other in mine if mine[other] != mine[rank])
+        more = f" ({differ} processors differ from this one)" if differ > 1 else ""
+        assert text.startswith(f"processor {first} (rank {first}) reached bsp_sync in superstep {mine[first]} of "
+                               f"machine 0 in run 2 while this one is in superstep {mine[rank]}{more}: every "
+                               f"processor of a machine has finished the same number of supersteps"), text
+    for rank in range(procs):          # no processor passed its bsp_sync: records end before it
+        assert last_step(places, procs, rank, 2, "0") == mine[rank] - 1
+
+
+def test_a_wait_outside_the_runs_says_so(places):
+    """After the runs (no superstep recorded) the count is the library's since bsp_begin: 11
+    supersteps finished (each run's barrier and its supersteps of machine 0, 3, 2 and 3: a
+    partition is none in the library's count), so the wait is in superstep 12."""
+    for old in places.glob("pub_places.cll.*"):
+        old.unlink()
+    done = call_run(places, 2, "outside", "pub_places", PUB_TIMEOUT="3", OMPI_MCA_odls_base_sigkill_timeout="3")
+    assert done.returncode != 0
+    assert said_by_rank(done, "bsp_oblsync")[1].startswith(
+        "waited 3 s for message 1 of 1 in superstep 12 (not in a run of the trace) and none arrived"), done.stderr

@@ -57,10 +57,13 @@ struct pub_send {
 
 /* A meeting of the processors of a machine (bsp_sync, bsp_end, bsp_partition, bsp_done) is
  * one reduce-scatter (a sum) of MEET_WIDTH longs per destination: the messages sent to it in
- * this superstep and in the oblivious ones before, the superstep, and the processor's key and
- * its square. The keys are the same on every processor exactly when their sum is nprocs times
- * this processor's key and the sum of squares nprocs times its square. */
-enum { MEET_NOW, MEET_OBL, MEET_STEP, MEET_KEY, MEET_KEY2, MEET_WIDTH };
+ * this superstep and in the oblivious ones before, the superstep and the square of its
+ * remainder modulo MEET_HASH_LIMIT (so that the sum stays inside a long), and the processor's
+ * key and its square. The keys are the same on every processor exactly when their sum is
+ * nprocs times this processor's key and the sum of squares nprocs times its square; likewise
+ * the supersteps, so that every processor sees that they differ, not only those above or
+ * below the mean, and all of them learn who differs (different_supersteps). */
+enum { MEET_NOW, MEET_OBL, MEET_STEP, MEET_STEP2, MEET_KEY, MEET_KEY2, MEET_WIDTH };
 /* The keys: the call, and for bsp_partition a hash of its arguments added (< 2^20, so that
  * the sums of squares stay far inside a long). */
 enum { MEET_SYNC = 1, MEET_END, MEET_DONE, MEET_PARTITION };
@@ -81,10 +84,11 @@ typedef struct retired {
 } retired;
 static retired *retired_list;
 
-/* Learning every processor's key and r after a meeting whose keys differ: a nonblocking
- * allgather on the machine's communicator. */
+/* Learning every processor's key and a detail (bsp_partition's r, bsp_sync's superstep) after
+ * a meeting whose keys or supersteps differ: a nonblocking allgather on the machine's
+ * communicator. */
 typedef struct {
-    long mine[2];               /* this processor's key and r, the send buffer */
+    long mine[2];               /* this processor's key and detail, the send buffer */
     long *all;                  /* every processor's, when `request` completes */
     MPI_Request request;
 } key_gather;
@@ -106,6 +110,7 @@ typedef struct partition_check {
 static partition_check *partition_checks;
 
 void (*pub_observer)(const pub_event *event);    /* pub.h: NULL unless a tracer sets it */
+int (*pub_locate)(const t_bsp *bsp, pub_place *place);   /* pub.h: likewise */
 
 /* ---------------------------------------------------------------- messages and failure */
 
@@ -138,6 +143,25 @@ static void fail_at(const char *fn, int pid, int nprocs, int depth, const char *
 }
 
 #define FAIL(fn, bsp, ...) fail_at(fn, (bsp)->pid, (bsp)->nprocs, (bsp)->depth, __VA_ARGS__)
+
+/* The number by which a message names the superstep this processor is in on `bsp` (the one
+ * its synchronisation ends), with `where` saying what it counts in (docs/pub.md, "Supersteps
+ * in messages"): from 1 at the machine's bsp_begin or bsp_partition (bsp->step + 1), `where`
+ * empty; when a tracer records the superstep (pub_locate), as its trace numbers it, `where`
+ * " of machine M in run R"; traced outside the trace's runs, from 1 again, `where` saying so. */
+static long superstep_number(const t_bsp *bsp, char *where, size_t size)
+{
+    pub_place place;
+    where[0] = '\0';
+    if (pub_locate == NULL)
+        return bsp->step + 1;
+    if (!pub_locate(bsp, &place)) {
+        snprintf(where, size, " (not in a run of the trace)");
+        return bsp->step + 1;
+    }
+    snprintf(where, size, " of machine %s in run %d", place.machine, place.run);
+    return place.step;
+}
 
 /* The machine `bsp` if it is live (and, when `whole`, not partitioned at the moment: a
  * partitioned machine is used again only after bsp_done); else a clear failure. */
@@ -329,16 +353,19 @@ static void receive_one(const char *fn, t_bsp *bsp, int k, int n, t_bspmsg *into
     MPI_Status status;
     int flag = 0, count;
     double start = MPI_Wtime();
+    char where[160];
     for (;;) {
         MPI_Improbe(MPI_ANY_SOURCE, step_tag(bsp), bsp->comm, &flag, &message,
                     &status);
         if (flag)
             break;
-        if (timed_out(start))
-            FAIL(fn, bsp, "waited %g s for message %d of %d in superstep %ld and none arrived: "
+        if (timed_out(start)) {
+            long step = superstep_number(bsp, where, sizeof where);
+            FAIL(fn, bsp, "waited %g s for message %d of %d in superstep %ld%s and none arrived: "
                  "the synchronisation cannot be satisfied (were fewer than %d messages sent to "
                  "this processor in this superstep?) (PUB_TIMEOUT=%g)",
-                 timeout_s, k + 1, n, bsp->step, n, timeout_s);
+                 timeout_s, k + 1, n, step, where, n, timeout_s);
+        }
         backoff(start);
         poll_partition_checks();
     }
@@ -417,13 +444,23 @@ static const char *call_name(long key)
     return names[call_of(key)];
 }
 
-/* Start learning every processor's key and r (this one's: `key`, `r`) on `bsp` into `g`. */
-static void start_key_gather(const t_bsp *bsp, long key, int r, key_gather *g)
+/* Start learning every processor's key and detail (this one's: `key`, `detail`) on `bsp`
+ * into `g`. */
+static void start_key_gather(const t_bsp *bsp, long key, long detail, key_gather *g)
 {
     g->mine[0] = key;
-    g->mine[1] = r;
+    g->mine[1] = detail;
     g->all = grow(NULL, 2 * (size_t)bsp->nprocs, sizeof *g->all);
     MPI_Iallgather(g->mine, 2, MPI_LONG, g->all, 2, MPI_LONG, bsp->comm, &g->request);
+}
+
+/* " (K processors differ from this one)" in `more` when K = `others` is more than one, else
+ * "": a disagreement's message names the first processor that differs. */
+static void how_many_differ(char *more, size_t size, int others)
+{
+    more[0] = '\0';
+    if (others > 1)
+        snprintf(more, size, " (%d processors differ from this one)", others);
 }
 
 /* Fail naming, from every processor's key and r (`all`), the first processor at another call
@@ -435,7 +472,7 @@ static void report_disagreement(const char *fn, t_bsp *bsp, long key, int r, con
                                 const long *all)
 {
     int q = -1, others = 0;
-    char more[64] = "", bounds[120] = "";
+    char more[64], bounds[120] = "";
     int shown = 0;
     for (int i = 0; i < bsp->nprocs; i++)
         if (all[2 * i] != key) {
@@ -443,8 +480,7 @@ static void report_disagreement(const char *fn, t_bsp *bsp, long key, int r, con
             if (q < 0 || (call_of(all[2 * q]) == call_of(key) && call_of(all[2 * i]) != call_of(key)))
                 q = i;
         }
-    if (others > 1)
-        snprintf(more, sizeof more, " (%d processors differ from this one)", others);
+    how_many_differ(more, sizeof more, others);
     if (call_of(all[2 * q]) != call_of(key))
         FAIL(fn, bsp, "processor %d (rank %d) reached %s while this one is in %s%s: every "
              "processor of a machine makes the same calls of bsp_sync, bsp_partition, bsp_done "
@@ -460,14 +496,44 @@ static void report_disagreement(const char *fn, t_bsp *bsp, long key, int r, con
 
 #define LEARNING_KEYS "learning which call the other processors are in"
 
+/* Every processor's key and detail on `bsp` (this one's: `key`, `detail`), two longs each,
+ * learnt after a meeting that showed a difference; `what` names the wait. */
+static const long *learn_keys(const char *fn, t_bsp *bsp, long key, long detail, const char *what)
+{
+    key_gather g;
+    start_key_gather(bsp, key, detail, &g);
+    wait_all(fn, bsp, 1, &g.request, what);
+    return g.all;
+}
+
 /* A meeting whose keys differ (bsp_sync, bsp_end, bsp_done): learn every processor's key,
  * then fail saying who is elsewhere (report_disagreement). */
 static void disagreement(const char *fn, t_bsp *bsp, long key)
 {
-    key_gather g;
-    start_key_gather(bsp, key, 0, &g);
-    wait_all(fn, bsp, 1, &g.request, LEARNING_KEYS);
-    report_disagreement(fn, bsp, key, 0, NULL, g.all);
+    report_disagreement(fn, bsp, key, 0, NULL, learn_keys(fn, bsp, key, 0, LEARNING_KEYS));
+}
+
+/* A bsp_sync whose meeting showed the processors of `bsp` in different supersteps: learn
+ * every processor's, then fail naming the first one whose superstep differs from this one's,
+ * and its superstep, numbered as this one's is (superstep_number, offset by the difference). */
+static void different_supersteps(t_bsp *bsp) __attribute__((noreturn));
+static void different_supersteps(t_bsp *bsp)
+{
+    const long *all = learn_keys("bsp_sync", bsp, MEET_SYNC, bsp->step,
+                                 "learning which superstep the other processors are in");
+    int q = -1, others = 0;
+    char where[160], more[64];
+    long theirs, mine;
+    for (int i = 0; i < bsp->nprocs; i++)
+        if (all[2 * i + 1] != bsp->step && others++ == 0)
+            q = i;
+    how_many_differ(more, sizeof more, others);
+    mine = superstep_number(bsp, where, sizeof where);
+    theirs = mine + (all[2 * q + 1] - bsp->step);
+    FAIL("bsp_sync", bsp, "processor %d (rank %d) reached bsp_sync in superstep %ld%s while this "
+         "one is in superstep %ld%s: every processor of a machine has finished the same number "
+         "of supersteps (bsp_sync and bsp_oblsync calls) when it calls bsp_sync", q,
+         world_ranks(bsp)[q], theirs, where, mine, more);
 }
 
 /* Start this processor's part of a meeting on `bsp` at `key` (per destination, the MEET_*
@@ -481,6 +547,7 @@ static long *start_meeting(const t_bsp *bsp, long key, long *in, MPI_Request *re
         to[MEET_NOW] = bsp->sent_now[d];
         to[MEET_OBL] = bsp->sent_obl[d];
         to[MEET_STEP] = bsp->step;
+        to[MEET_STEP2] = (bsp->step % MEET_HASH_LIMIT) * (bsp->step % MEET_HASH_LIMIT);
         to[MEET_KEY] = key;
         to[MEET_KEY2] = key * key;
     }
@@ -492,6 +559,13 @@ static long *start_meeting(const t_bsp *bsp, long key, long *in, MPI_Request *re
 static int agreed(const t_bsp *bsp, const long *in, long key)
 {
     return in[MEET_KEY] == key * bsp->nprocs && in[MEET_KEY2] == key * key * bsp->nprocs;
+}
+
+/* Whether a meeting's sums `in` show every processor of `bsp` in this one's superstep. */
+static int same_superstep(const t_bsp *bsp, const long *in)
+{
+    long low = bsp->step % MEET_HASH_LIMIT;
+    return in[MEET_STEP] == bsp->step * bsp->nprocs && in[MEET_STEP2] == low * low * bsp->nprocs;
 }
 
 /* Whether `request`, a step of the partition check `c`, is complete: tested, or when `wait`
@@ -784,12 +858,8 @@ void bsp_sync(t_bsp *bsp)
     check_retired(0);
     meet("bsp_sync", bsp, MEET_SYNC, in,
          "waiting for the other processors of the machine to reach bsp_sync");
-    /* the processor in the latest superstep sees a sum above nprocs times its own */
-    if (in[MEET_STEP] != bsp->step * bsp->nprocs)
-        FAIL("bsp_sync", bsp, "the processors of the machine reached bsp_sync in different "
-             "supersteps (this one in superstep %ld, mean %.2f): every processor must have "
-             "finished the same number of supersteps (bsp_sync and bsp_oblsync calls)",
-             bsp->step, (double)in[MEET_STEP] / bsp->nprocs);
+    if (!same_superstep(bsp, in))
+        different_supersteps(bsp);
     if (in[MEET_OBL] != bsp->recv_obl)
         FAIL("bsp_sync", bsp, "in the oblivious supersteps since the last bsp_sync, %ld messages "
              "were sent to this processor but its bsp_oblsync calls received %ld", in[MEET_OBL],

@@ -106,6 +106,18 @@ typedef struct pub_event {
 } pub_event;
 extern void (*pub_observer)(const pub_event *event);
 
+/* Naming supersteps in messages (for the same tracer). The library's messages number a
+ * machine's supersteps from 1 at its bsp_begin or bsp_partition, oblivious ones included. A
+ * tracer whose trace numbers them otherwise sets pub_locate (NULL by default): for the
+ * superstep `bsp` is in (the one its next synchronisation ends), it fills `place` as the trace
+ * names it and returns 1, or returns 0 when the trace does not record that superstep. */
+typedef struct pub_place {
+    int run;                /* the trace's run, from 1 */
+    const char *machine;    /* the machine's name in the trace (0, 0.1, ...) */
+    long step;              /* the superstep's number in that machine and run, from 1 */
+} pub_place;
+extern int (*pub_locate)(const t_bsp *bsp, pub_place *place);
+
 #ifdef __cplusplus
 }
 #endif
