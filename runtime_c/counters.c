@@ -168,6 +168,25 @@ static const char *papi_problem(const char *name)
     return PAPI_strerror(rc);
 }
 
+/* Why PAPI has no CPU events here, or "": its perf_event component's disabled reason (on a
+ * VM whose CPU model libpfm4 does not know, "Error libpfm4 no default PMU found"), which the
+ * events' own reasons ("Event does not exist") do not say. */
+static const char *papi_cpu_disabled(void)
+{
+    static char said[320];
+    if (papi_started())
+        return "";
+    for (int cid = 0; cid < PAPI_num_components(); cid++) {
+        const PAPI_component_info_t *info = PAPI_get_component_info(cid);
+        if (info && info->disabled && !strcmp(info->name, "perf_event")) {
+            snprintf(said, sizeof said, "PAPI's perf_event component is disabled here (%.160s): "
+                     "cll::CPU-TIME and cll::PAGE-FAULTS count without it", info->disabled_reason);
+            break;
+        }
+    }
+    return said;
+}
+
 /* This thread's PAPI counts in v[0..papi_n): 0, or -1 where PAPI cannot read them. */
 static int papi_read(long long *v)
 {
@@ -186,6 +205,8 @@ static const char *papi_problem(const char *name)
 }
 
 static int papi_read(long long *v) { (void)v; return -1; }   /* never called: papi_n is 0 */
+
+static const char *papi_cpu_disabled(void) { return ""; }
 #endif
 
 /* Why counter `name` cannot be added to the counters kept so far, or NULL when it can; its
@@ -208,8 +229,9 @@ static const char *problem(const char *name, const char *column)
 }
 
 /* Keep the events of `list` that can be counted together; the others are listed in
- * `dropped`. Returns how many were kept. */
-static int choose(char *list, char *dropped, size_t size)
+ * `dropped`, and `*papi_dropped` says whether one of them was PAPI's. Returns how many were
+ * kept. */
+static int choose(char *list, char *dropped, size_t size, int *papi_dropped)
 {
     char *save = NULL;
     for (char *name = strtok_r(list, ", \t", &save); name; name = strtok_r(NULL, ", \t", &save)) {
@@ -218,6 +240,7 @@ static int choose(char *list, char *dropped, size_t size)
         const char *why = problem(name, column);
         if (why) {
             drop(dropped, size, name, why);
+            *papi_dropped |= strncmp(name, "cll::", 5) != 0;
             continue;
         }
         papi_n += sources[cll_counters_n_] == FROM_PAPI;
@@ -247,11 +270,13 @@ void cll_counters_init_(void)
     if (!want || !want[strspn(want, ", \t")])
         return;
     char *list = strdup(want), dropped[4096] = "";
-    int kept = list ? choose(list, dropped, sizeof dropped) : 0;
+    int papi_dropped = 0, kept = list ? choose(list, dropped, sizeof dropped, &papi_dropped) : 0;
     free(list);
+    const char *why = papi_dropped ? papi_cpu_disabled() : "";
     if (*dropped)
-        fprintf(stderr, "cll: warning: CLL_COUNTERS: cannot count %s; %s\n", dropped,
-                kept ? "the trace has no column for them" : "the run records time only");
+        fprintf(stderr, "cll: warning: CLL_COUNTERS: cannot count %s; %s%s%s\n", dropped,
+                kept ? "the trace has no column for them" : "the run records time only",
+                *why ? "; " : "", *why ? why : "");
     if (papi_n)
         cll_counters_read_((double[CLL_MAX_COUNTERS]){0});   /* this thread's set, now */
 }
