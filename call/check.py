@@ -13,6 +13,8 @@ loops inside size sweeps, `shuffle` nests).
 """
 from __future__ import annotations
 
+import re
+
 from call.balance import Balance
 from call.ccontext import CContext
 from call.clex import CLexError, CodeToken, Directive, lex
@@ -113,6 +115,25 @@ class _Checker:
         self.close_function(None)
         self.sync_needs_machine()
         self.sync_reaches_team()
+        self.mpi_include_needs_parallel(stream)
+
+    def mpi_include_needs_parallel(self, stream):
+        """A warning at `#include "pub.h"` (or <mpi.h>) in a file without a `parallel PUB` (or
+        MPI) pragma: call then builds it with cc, which does not find mpi.h (an error from gcc
+        inside pub.h that named no pragma), and traces it as a sequential program."""
+        parallel = self.program.parallel
+        wanted = {"pub.h": "PUB NAME", "mpi.h": "MPI"}
+        for item in stream:
+            if not isinstance(item, Directive) or item.namespace is not None:
+                continue
+            found = INCLUDE.match(self.program.lines[item.line - 1]) if item.line <= len(self.program.lines) else None
+            if not found or found[1] not in wanted or (parallel and parallel.model in ("MPI", "PUB")):
+                continue
+            self.findings.warn(item.line, item.column,
+                               f"'{found[1]}' is included, but this file has no '#pragma cll parallel "
+                               f"{wanted[found[1]]}': call builds it with cc, not mpicc, and traces it as a "
+                               f"sequential program, unless another file of the program has that pragma")
+            return
 
     def sync_needs_machine(self):
         """A `sync` experiment of a `parallel PUB` program synchronises the BSP machine the
@@ -291,6 +312,9 @@ def _malformed_for(words: list[str]) -> bool:
     experiment's name (`fork`)."""
     head = words[0].split("(")[0] if words else ""
     return head == "for" or (bool(words) and head != words[0] and bool(nearest(head, ("for",))))
+
+
+INCLUDE = re.compile(r'\s*#\s*include\s*[<"](?:.*/)?([^/>"]+)[>"]')   # the header an #include line names
 
 
 def _near_miss(namespace: str | None) -> bool:

@@ -68,6 +68,25 @@ def test_near_miss_prefixes_warn(tmp_path, prefix):
     assert f"prog.c:3:13: warning: '#pragma {prefix}' is ignored: did you mean '#pragma cll'?" in err
 
 
+@pytest.mark.parametrize("include, pragma, said", [
+    ('#include "pub.h"', "", "'pub.h' is included, but this file has no '#pragma cll parallel PUB NAME'"),
+    ("#include <mpi.h>", "#pragma cll parallel OpenMP", "'mpi.h' is included, but this file has no "
+                                                         "'#pragma cll parallel MPI'"),
+    ("#include <mpi.h>", "#pragma cll parallel MPI", None),
+    ('#include "../pub/pub.h"', "#pragma cll parallel PUB b", None),
+    ('#include "mpi_helpers.h"', "", None)])
+def test_an_mpi_or_pub_header_without_its_parallel_pragma_is_warned(tmp_path, include, pragma, said):
+    """call builds such a file with cc, which fails inside pub.h on mpi.h with gcc's words and
+    no word of the pragma (a reviewer built docs/pub.md's minimal program with call cc)."""
+    status, _, err = check(tmp_path, f"{include}\n{pragma}\n" + in_main())
+    assert status == 0
+    if said is None:
+        assert "is included" not in err
+    else:
+        assert err.startswith(f"prog.c:1:1: warning: {said}: call builds it with cc, not mpicc, and traces it as "
+                              f"a sequential program, unless another file of the program has that pragma"), err
+
+
 def test_other_pragmas_are_not_near_misses(tmp_path):
     status, _, err = check(tmp_path, in_main("#pragma omp barrier", "#pragma acc loop", "#pragma GCC unroll 4"))
     assert (status, err) == (0, "")
