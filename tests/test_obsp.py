@@ -444,3 +444,15 @@ def test_o_comes_from_the_probes_small_messages_or_is_given(tmp_path):
     assert float(given[4]) == pytest.approx(5 * W + 2 * O) and f"o = {O:g} s per message" in done.stdout
     refused = llac(tmp_path, 'load "fig1.cll.2.dat"; obsp fig1 with g=1e-9, L=1e-6, o=-1')
     assert refused.returncode == 1 and "with: o must be 0 or more (seconds per message)" in refused.stderr
+
+
+def test_a_model_is_named_with_its_experiment_not_suggested_to_itself(tmp_path):
+    """`obsp f.model` said "no experiment or program with supersteps called 'f.model' (did you
+    mean 'f.model'?)": a model names its experiment, and the refused name is never suggested."""
+    (tmp_path / "f.csv").write_text("time,N\n" + "".join(f"{n * 1e-9!r},{n}\n" for n in range(100, 1000, 100)))
+    for command in ("obsp", "timeline"):
+        done = llac(tmp_path, f'load "f.csv" as f formula "f[0] + f[1]*N"; fit f; {command} f.model')
+        assert done.returncode == 1, done.stderr
+        assert (f"'f.model' is a model (of f), not runs of supersteps: {command} f evaluates the runs of its "
+                f"experiment") in done.stderr
+        assert "did you mean" not in done.stderr

@@ -56,14 +56,19 @@ def obsp(session, statement: ast.Obsp):
     return _program_table(session, statement)
 
 
-def program_supersteps(session, name: ast.Name) -> dict:
-    """The superstep traces (by P) of the program called `name`, for obsp and timeline; an
-    error that suggests the nearest program or object when there is none."""
+def program_supersteps(session, name: ast.Name, command: str = "obsp") -> dict:
+    """The superstep traces (by P) of the program called `name`, for `command` (obsp or
+    timeline); an error that suggests the nearest program or object when there is none, and
+    one that names the experiment when `name` is a model (its runs are the experiment's)."""
     if name.text not in session.supersteps:
+        model = session.objects.get(name.text)
+        if model is not None and not isinstance(model, Experiment):
+            raise LlacError(f"{name.text!r} is a model (of {model.name}), not runs of supersteps: "
+                            f"{command} {model.name} evaluates the runs of its experiment", name.span)
         known = ", ".join(sorted(session.supersteps)) or "none: load the traces of a PUB program"
+        others = [n for n in (*session.supersteps, *session.objects) if n != name.text]
         raise LlacError(f"no experiment or program with supersteps called {name.text!r}"
-                        f"{suggest(name.text, [*session.supersteps, *session.objects])} "
-                        f"(programs with supersteps: {known})", name.span)
+                        f"{suggest(name.text, others)} (programs with supersteps: {known})", name.span)
     return session.supersteps[name.text]
 
 

@@ -73,7 +73,7 @@ def _chosen_run(session, statement: ast.Timeline):
     obj = session.objects.get(name)
     if isinstance(obj, Experiment):
         return _experiment_run(session, statement, obj)
-    traces = program_supersteps(session, statement.obj)
+    traces = program_supersteps(session, statement.obj, "timeline")
     selected = _selectors(statement, ("P", "run"), "a program's runs are picked by P and run; name its sync "
                                                     "experiment to pick one by size")
     procs = _whole(selected, "P", max(traces))
