@@ -593,7 +593,9 @@ def report(session, statement: ast.Report):
          or a pipe it is 80 columns of plain text. `to "FILE.txt"` saves the text, `to
          "FILE.html"` a web page with the figure in colour and the table of the data; an
          existing file is kept unless `replace` follows its name, and the file's folder must
-         exist (docs/call.md, Files you name).""",
+         exist (docs/call.md, Files you name). A PUB program's supersteps, processor by
+         processor, are drawn by `timeline` (`help timeline`); the machine's memory mountain
+         and g and L by `machine mountain` and `machine bsp`.""",
          ["plot colinit", "plot fft vs N by P loglog", "plot colinit residuals",
           'plot colinit loglog to "colinit.html"', 'plot colinit to "colinit.txt" replace'], ast.Plot)
 def plot(session, statement: ast.Plot):
