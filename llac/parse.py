@@ -25,7 +25,7 @@ WORDS = {"OBJECT": "a name", "VARIABLE": "a variable", "VARIABLE_IS": "a variabl
          "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "EQUAL": "'='",
          "COMMA": "','", "PERCENT": "'%'", "LOGSCALE": ("'log'", "'loglog'"), "_RANGE": "'..'",
          "formula__MEMBER_OP": ("'.'", "'->'"),
-         "MACHINE_VIEW": ("'list'", "'show'", "'compare'", "'mountain'", "'bsp'")}   # a tuple: several words
+         "MACHINE_VIEW": ("'list'", "'show'", "'compare'"), "MACHINE_PLOT": ("'mountain'", "'bsp'")}   # a tuple: several words
 
 
 class ContinuationLexer:
@@ -232,13 +232,16 @@ class StatementBuilder(Transformer):
         return ("at", _name(children[0]))
 
     def machine(self, meta, children):
+        saved = children[-1] if children and isinstance(children[-1], tuple) else None
+        children = [c for c in children if c is not None and c is not saved]
         action, names = str(children[0]), tuple(map(_name, children[1:]))
         most = {"list": 0, "show": 1, "mountain": 1, "bsp": 1, "compare": 2}[action]
         least = 2 if action == "compare" else 0
         if not least <= len(names) <= most:
             wanted = {0: "no machine", 1: "at most one machine", 2: "two machines"}[most]
             raise LlacError(f"machine {action} takes {wanted}", span_of(meta))
-        return ast.Machine(action, names, span=span_of(meta))
+        path, replace = saved[1] if saved else (None, False)
+        return ast.Machine(action, names, path, replace, span=span_of(meta))
 
     def machine_export(self, meta, children):
         return ast.Machine("export", (_name(children[0]),), _path(children[1]),

@@ -127,6 +127,14 @@ def plot_model_html(model, vs: str | None = None, by: str | None = None, scale: 
             f"</head>\n<body>\n<h1>{title}</h1>\n{body}\n</body>\n</html>\n")
 
 
+def text_page(title: str, text: str) -> str:
+    """A figure drawn as text (line_chart's), as a web page: its title and the text as it is."""
+    title = html.escape(title)
+    return (f"<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n<title>{title}</title>\n"
+            "<style>pre {font-family: monospace; line-height: 1.05}</style>\n"
+            f"</head>\n<body>\n<h1>{title}</h1>\n<pre>{html.escape(text)}</pre>\n</body>\n</html>\n")
+
+
 def _data_table(model) -> str:
     """The measured sample points as an HTML table: variables, time, records, spread (with
     the noisy ones marked), interval."""

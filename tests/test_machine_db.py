@@ -198,13 +198,31 @@ def test_plots_of_the_mountain_and_of_g_and_L(db_path):
     assert "BSP parameters of node1@1 by P" in done.stdout and "L, µs" in done.stdout
 
 
+def test_the_bsp_plot_has_log_axes_and_both_plots_are_saved_with_to(db_path, tmp_path):
+    """A reviewer: on one linear axis the large messages' g (tenths of a ns a byte) lay flat on
+    0 under the small messages' (tens) and L; neither plot could be saved."""
+    done = llac("machine bsp node1", db_path)
+    lines = done.stdout.splitlines()
+    ticks = [line.split("┤")[0].strip() for line in lines if "┤" in line]
+    ratios = [float(b) / float(a) for a, b in zip(ticks[1:], ticks)]        # top down: a log axis's
+    assert len(ticks) >= 3 and min(ratios) > 1 and max(ratios) / min(ratios) < 1.01, ticks   # ticks, a ratio apart
+    saved = llac(f'machine mountain node1 to "{tmp_path / "m.html"}"; machine bsp node1 to "{tmp_path / "b.txt"}"; '
+                 f'machine bsp node1 to "{tmp_path / "b.txt"}"', db_path)
+    assert saved.returncode == 1 and "the file exists; write `replace`" in saved.stderr
+    assert "<h1>the memory mountain of node1@1</h1>" in (tmp_path / "m.html").read_text()
+    assert "BSP parameters of node1@1 by P" in (tmp_path / "b.txt").read_text()
+    refused = llac(f'machine show node1 to "{tmp_path / "s.txt"}"', db_path)    # tables are not saved
+    assert refused.returncode == 1 and not (tmp_path / "s.txt").exists()
+
+
 def test_the_legends_are_below_the_curves_and_p_is_labelled_by_its_values(db_path):
     """A new-user review: the mountain's legend was a box over the curves' top left corner."""
     done = llac("machine mountain node1; machine bsp node1", db_path)
     assert done.returncode == 0, done.stderr
     mountain, bsp = done.stdout.split("BSP parameters")
     for figure, legend in ((mountain, ["x read, stride 8 B", "o read, stride 64 B", "+ read, stride 256 B",
-                                       "* random chase, 64 B lines"]),
+                                       "* write, stride 8 B", "# write, stride 64 B", "% write, stride 256 B",
+                                       "& random chase, 64 B lines"]),
                            (bsp, ["x g small, ns/byte", "o g large, ns/byte", "+ L, µs"])):
         lines = figure.splitlines()
         bottom = next(i for i, line in enumerate(lines) if "└" in line)

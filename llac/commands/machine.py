@@ -8,6 +8,7 @@ from cll_grammar.machine import far_knees
 from llac import ast
 from llac.commands import command
 from llac.commands.data import refuse_overwrite
+from llac.commands.modeling import save_figure
 from llac.commands.results import Note, Percent, Table, Text
 from llac.errors import LlacError
 from llac.machines import (MEMORY, access_cost, export_machine, import_machine, level_edges,
@@ -20,7 +21,7 @@ RANDOM_CURVES = (("chase", "random chase"), ("gather", "random gather"))
 
 
 @command("machine", "machine list | show [M] | compare M1 M2 | mountain [M] | bsp [M] | "
-         'export M "FILE" [replace] | import "FILE"',
+         'export M "FILE" [replace] | import "FILE"  (mountain and bsp: [to "FILE" [replace]])',
          """The machine database that `call probe` fills (one SQLite file:
          $LLAC_MACHINE_DB, else $XDG_DATA_HOME/llac/machines.sqlite, else
          ~/.local/share/llac/machines.sqlite). `list`: the machines
@@ -29,12 +30,15 @@ RANDOM_CURVES = (("chase", "random chase"), ("gather", "random gather"))
          (sequential reads and writes, a random pointer chase of dependent loads and a
          random gather of independent ones), basic operations, BSP's
          g and L per P. `compare`: two machines (or two runs) side
-         by side with their ratio. `mountain` and `bsp` plot the memory mountain (with the random
-         chase and gather) and g and L against P. `export`/`import` carry a machine to another database as JSON. M is a
+         by side with their ratio. `mountain` and `bsp` plot the memory mountain (reads and
+         writes at each stride, the random chase and gather) and g and L against P, on log axes;
+         `to "FILE.txt"` or `to "FILE.html"` saves the figure instead (an existing file is kept
+         unless `replace` follows its name). `export`/`import` carry a machine to another database as JSON. M is a
          machine's name (its latest full probe run without a label), NAME@LABEL (its latest run
          with that `--label`) or NAME@ID; without M, this machine. `export` takes a machine's
          name: it writes all its runs.""",
          ["machine list", "machine show", "machine compare vm vm@loaded", "machine mountain vm",
+          'machine bsp vm to "bsp.html" replace',
           'machine export vm "vm.json"', 'machine import "vm.json"'], ast.Machine)
 def machine(session, statement: ast.Machine):
     references = [n.text for n in statement.names]
@@ -54,10 +58,14 @@ def machine(session, statement: ast.Machine):
     if statement.action == "compare":
         return [_compare(*runs)]
     name, run = runs[0]
-    if statement.action == "mountain":
-        return [Text(_mountain_chart(name, run))]
-    if statement.action == "bsp":
-        return [Text(_bsp_chart(name, run))]
+    if statement.action in ("mountain", "bsp"):
+        from llac.plot import text_page
+        chart = (_mountain_chart if statement.action == "mountain" else _bsp_chart)(name, run)
+        if statement.path is None:
+            return [Text(chart)]
+        what = f"the {'memory mountain' if statement.action == 'mountain' else 'BSP parameters'} of {name}@{run.run_id}"
+        return [save_figure(statement, f"machine {statement.action}", what, lambda: chart,
+                            lambda: text_page(what, chart))]
     return _show(name, run, others)
 
 
@@ -163,15 +171,15 @@ def _compare(first, second) -> Table:
 
 
 def _mountain_chart(name: str, run) -> str:
-    """Read cost per access against the working set (log axis), one line per stride, and
-    the random chase's and gather's where the run has them."""
+    """Read and write cost per access against the working set (log axes), one line per
+    access and stride, and the random chase's and gather's where the run has them."""
     from llac.plot import line_chart
     if not run.mountain:
         raise LlacError(f"{name}@{run.run_id} has no memory mountain")
     sizes = sorted({p.working_set for p in run.mountain if p.access == "read"})
-    strides = sorted({p.stride for p in run.mountain if p.access == "read"})
-    series = {f"read, stride {s} B": [float(access_cost(run, ws, s)) * NANO for ws in sizes]
-              for s in strides}
+    series = {f"{access}, stride {s} B": [float(access_cost(run, ws, s, access)) * NANO for ws in sizes]
+              for access in ("read", "write")
+              for s in sorted({p.stride for p in run.mountain if p.access == access})}
     for kind, curve in RANDOM_CURVES:
         line = _random_line(run, kind)
         if line:
@@ -182,7 +190,9 @@ def _mountain_chart(name: str, run) -> str:
 
 
 def _bsp_chart(name: str, run) -> str:
-    """g (small and large messages) and L against P."""
+    """g (small and large messages) and L against P, on log axes: small messages' g (tens of
+    ns a byte), large ones' (tenths) and L (µs) span five orders of magnitude, and on a linear
+    axis the large messages' g lay flat on 0."""
     from llac.plot import line_chart
     if not run.bsp:
         raise LlacError(f"{name}@{run.run_id} has no BSP parameters (`call probe --procs 1,2,4`)")
@@ -191,7 +201,8 @@ def _bsp_chart(name: str, run) -> str:
     series = {f"g {m}, ns/byte": [found[(q, m)].g * NANO if (q, m) in found else float("nan")
                                   for q in procs] for m in ("small", "large")}
     series["L, µs"] = [min(p.L for p in run.bsp if p.procs == q) * 1e6 for q in procs]
-    return line_chart(f"BSP parameters of {name}@{run.run_id} by P", procs, series, "P")
+    return line_chart(f"BSP parameters of {name}@{run.run_id} by P", procs, series, "P",
+                      log_x=True, log_y=True)
 
 
 def _percent(spread: float) -> Percent:
