@@ -12,9 +12,10 @@ Three tests on a fitted model, each conservative (a correct formula with cache r
 - a trend in the residuals: ordered by a variable, the signs of the relative residuals of
   the whole fit form far fewer runs than chance gives (Wald-Wolfowitz runs test), or those of
   the last interval correlate with log(x) (Spearman);
-- a smooth alternative that dominates: one interval whose leading term has a smooth extra
-  factor fits within the threshold and SMOOTH_DOMINANCE times better than the model with its
-  intervals (whatever their number): the data is smooth and the formula is not its shape.
+- a smooth alternative that dominates: where the model's median error is above the threshold,
+  one interval whose leading term has a smooth extra factor fits within it and
+  SMOOTH_DOMINANCE times better than the model with its intervals (whatever their number): the
+  data is smooth and the formula is not its shape.
 
 Only numpy: it runs inside every fit. The repetition statistics come from the raw records.
 """
@@ -155,8 +156,10 @@ def smooth_alternative(formula, points, fitted: np.ndarray, pieces, design: np.n
     lead = leading_term(design, x)
     if lead is None or np.any(x <= 0) or len(np.unique(x)) < TREND_POINTS:
         return None
-    smooth, factor = _smoothest(design, points.time, lead, x)
     piecewise = float(np.median(np.abs(points.time - fitted) / points.time))
+    if piecewise <= threshold:      # the model fits: nothing to contradict (exact data included)
+        return None
+    smooth, factor = _smoothest(design, points.time, lead, x)
     if smooth > threshold or SMOOTH_DOMINANCE * smooth > piecewise:
         return None
     intervals = f"its {len(pieces)} intervals" if len(pieces) > 1 else "it"

@@ -171,7 +171,9 @@ def test_records_with_counters_spill_and_none_is_lost(tmp_path):
     exps = read_trace(tmp_path / "spill.cll.1.dat").experiments
     inner, outer = exps["inner"].columns, exps["outer"].columns
     assert sorted(inner["i"]) == list(range(200000))
-    assert (inner["cll_CPU_TIME"] > 0).all()
+    # a record of a few hundred ns of CPU time: the thread's CPU clock counted 0 once in a
+    # while beside other work (1 of 200,000 records, 1 of 6 runs beside two busy loops)
+    assert (inner["cll_CPU_TIME"] >= 0).all() and (inner["cll_CPU_TIME"] > 0).mean() > 0.99
     assert outer["cll_CPU_TIME"][0] >= inner["cll_CPU_TIME"].sum()
     assert outer["time"][0] >= inner["time"].sum()
 

@@ -8,6 +8,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 from dataclasses import asdict
 
 import pytest
@@ -73,13 +74,20 @@ def test_an_old_file_is_migrated_and_a_newer_one_refused(tmp_path):
         MachineDB(junk)
 
 
-def test_a_version_1_file_migrates_to_the_current_schema_and_keeps_its_runs(tmp_path):
-    path = tmp_path / "v1.sqlite"
+def version_1_file(path: Path, rows: str) -> sqlite3.Connection:
+    """A database file of schema version 1 at `path` holding machine node1 and its run 1, with
+    `rows` (SQL inserts) for the run's parts; the open connection."""
     connection = sqlite3.connect(path)
     connection.executescript(MIGRATIONS[0] + """
         PRAGMA user_version = 1;
         INSERT INTO machine VALUES (1, 'node1', 'node1', 'Test CPU 9000');
-        INSERT INTO probe_run VALUES (1, 1, '2026-11-23T10:00:00Z', 0, NULL, 2, 95.0);
+        INSERT INTO probe_run VALUES (1, 1, '2026-11-23T10:00:00Z', 0, NULL, 2, 95.0);""" + rows)
+    return connection
+
+
+def test_a_version_1_file_migrates_to_the_current_schema_and_keeps_its_runs(tmp_path):
+    path = tmp_path / "v1.sqlite"
+    connection = version_1_file(path, """
         INSERT INTO mountain VALUES (1, 'read', 4096, 64, 1e-9, 0.01), (1, 'write', 8192, 8, 2e-9, 0.02);
         INSERT INTO operation VALUES (1, 'timer', 2e-8, 0.02);""")
     with pytest.raises(sqlite3.IntegrityError):            # version 1 refuses the chase
@@ -367,13 +375,8 @@ def test_another_programs_sqlite_file_is_refused_by_every_command_and_left_uncha
 def test_a_read_never_writes_the_file_and_a_write_migrates_it(tmp_path):
     """Reading an older schema migrates a copy in memory; an empty file stays empty."""
     path = tmp_path / "v1.sqlite"
-    connection = sqlite3.connect(path)
-    connection.executescript(MIGRATIONS[0] + """
-        PRAGMA user_version = 1;
-        INSERT INTO machine VALUES (1, 'node1', 'node1', 'Test CPU 9000');
-        INSERT INTO probe_run VALUES (1, 1, '2026-11-23T10:00:00Z', 0, NULL, 2, 95.0);
-        INSERT INTO mountain VALUES (1, 'read', 4096, 8, 1e-9, 0.01), (1, 'write', 4096, 8, 2e-9, 0.02);""")
-    connection.close()
+    version_1_file(path, """
+        INSERT INTO mountain VALUES (1, 'read', 4096, 8, 1e-9, 0.01), (1, 'write', 4096, 8, 2e-9, 0.02);""").close()
     before = digest(path)
     done = llac("machine list; machine show node1", path)
     assert done.returncode == 0 and "node1@1 (Test CPU 9000, host node1): full probe" in done.stdout, done.stderr
