@@ -382,3 +382,21 @@ def _parent(process: Path) -> int | None:
         return int((process / "stat").read_text().rsplit(")", 1)[1].split()[1])
     except (OSError, ValueError, IndexError):
         return None
+
+
+def test_probe_repeat_compares_every_group_of_figures_a_run_holds():
+    """benchmarks/probe_repeat knew only the read and write mountains: a run with the random
+    chase and gather (every probe since session 22) ended it in a KeyError after two full probes."""
+    import importlib.util
+    from importlib.machinery import SourceFileLoader
+    loader = SourceFileLoader("probe_repeat", str(REPO / "benchmarks" / "probe_repeat"))
+    bench = importlib.util.module_from_spec(importlib.util.spec_from_loader("probe_repeat", loader))
+    loader.exec_module(bench)
+    from support.machines import probe_run
+    lines, met = bench.compare(bench.figures(probe_run()), bench.figures(probe_run()))
+    assert [line[:16].strip() for line in lines[1:]] == ["mountain read", "mountain write", "mountain chase",
+                                                         "mountain gather", "operations"] and met
+    slower = probe_run()
+    slower.operations = [replace(op, seconds=op.seconds * 1.2) for op in slower.operations]
+    lines, met = bench.compare(bench.figures(probe_run()), bench.figures(slower))
+    assert not met and lines[-1].split()[2:4] == ["20.0%", "20.0%"] and lines[-1].endswith("missed")
