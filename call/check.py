@@ -122,12 +122,14 @@ class _Checker:
         MPI) pragma: call then builds it with cc, which does not find mpi.h (an error from gcc
         inside pub.h that named no pragma), and traces it as a sequential program."""
         parallel = self.program.parallel
+        if parallel is not None and parallel.model in ("MPI", "PUB"):
+            return
         wanted = {"pub.h": "PUB NAME", "mpi.h": "MPI"}
         for item in stream:
             if not isinstance(item, Directive) or item.namespace is not None:
                 continue
             found = INCLUDE.match(self.program.lines[item.line - 1]) if item.line <= len(self.program.lines) else None
-            if not found or found[1] not in wanted or (parallel and parallel.model in ("MPI", "PUB")):
+            if not found or found[1] not in wanted:
                 continue
             self.findings.warn(item.line, item.column,
                                f"'{found[1]}' is included, but this file has no '#pragma cll parallel "
