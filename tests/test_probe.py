@@ -22,6 +22,7 @@ from call.probe import (QUICK, QUICK_LARGEST, ProbeError, build_probe, level_cos
 from call.progress import Progress
 from cll_grammar.machine import CacheLevel, MountainPoint, available_memory, reported_caches
 from cll_grammar.machinedb import MachineDB
+from support.runtime import default_signals
 
 REPO = Path(__file__).resolve().parent.parent
 OPERATIONS = {f"{op}_{kind}" for op in ("add", "multiply", "fma", "divide")
@@ -364,7 +365,8 @@ def test_a_probe_ended_by_a_signal_says_so_and_leaves_no_probe_or_folder(tmp_pat
     environment = dict(os.environ, PYTHONPATH=str(REPO), LLAC_MACHINE_DB=str(tmp_path / "machines.sqlite"),
                        TMPDIR=str(scratch))
     process = subprocess.Popen([sys.executable, "-m", "call", "probe", "--quick"], cwd=tmp_path,
-                               env=environment, stderr=subprocess.PIPE, text=True)
+                               env=environment, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=default_signals)    # SIGINT is ignored in a background job
     for line in process.stderr:          # the probe itself is running once it reports progress
         if "probe 2/" in line:
             break
