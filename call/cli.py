@@ -242,9 +242,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("call: interrupted", file=sys.stderr)
         return 130
-    except Terminated:
-        print("call: terminated (SIGTERM)", file=sys.stderr)
-        return 143
     except OSError as err:       # a file that cannot be written, a full disk, ...
         print(f"call: error: {err.filename or ''}{': ' if err.filename else ''}{err.strerror or err}",
               file=sys.stderr)
@@ -273,24 +270,20 @@ def run_program_command(args, program_args: list[str]) -> int:
     return run_program(program, args.procs, args.cflags, program_args, args.oversubscribe, Progress())
 
 
-class Terminated(Exception):
-    """call probe got SIGTERM (a `timeout`, `kill`): it ends as on Ctrl-C, its probe stopped
-    and its temporary folder removed, instead of dying silently and leaving both behind."""
-
-
-def _raise_terminated(signum, frame):
-    raise Terminated
-
-
 def probe_machine_command(args) -> int:
     """`call probe`: measure this machine and store the run (call.probe, imported lazily: it
-    needs numpy and the machine database)."""
+    needs numpy and the machine database). SIGTERM ends it as Ctrl-C does (status 143): the
+    probe program stopped and its folder removed, instead of both left behind."""
     from call.probe import probe_command
     from call.progress import Progress
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    from call.stop import Terminated, raise_terminated
+    previous = signal.signal(signal.SIGTERM, raise_terminated)
     try:
         print(probe_command(args.quick, args.label, args.db, Progress(), args.procs, args.oversubscribe,
                             args.largest))
+    except Terminated:
+        print("call: terminated (SIGTERM)", file=sys.stderr)
+        return 143
     finally:
         signal.signal(signal.SIGTERM, previous)
     return 0

@@ -18,17 +18,10 @@ from call.launch import Launch, finished, label, status_note
 from call.mpirun import prepare_mpi
 from call.pragmas import procs_sequence
 from call.progress import Progress
+from call.stop import Terminated, raise_terminated
 
 INTERRUPTED = 130   # the shell's status for a command ended by SIGINT
 TERMINATED = 143    # ... and by SIGTERM
-
-
-class _Terminated(Exception):
-    """call run got SIGTERM (a `timeout`, a batch system, `kill`) while its child ran."""
-
-
-def _raise_terminated(signum, frame):
-    raise _Terminated
 
 
 def run_child(command: list[str], env: dict, progress: Progress,
@@ -44,17 +37,17 @@ def run_child(command: list[str], env: dict, progress: Progress,
     relay = threading.Thread(target=_relay, args=(process.stderr, progress, said), daemon=True)
     relay.start()
     watch = threading.current_thread() is threading.main_thread()   # only it may set handlers
-    previous = signal.signal(signal.SIGTERM, _raise_terminated) if watch else None
+    previous = signal.signal(signal.SIGTERM, raise_terminated) if watch else None
     try:
         status, interrupted = process.wait(), False
-    except _Terminated:
+    except Terminated:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         stop(process, signal.SIGTERM)
         status, interrupted = TERMINATED, True
     except KeyboardInterrupt:
         try:
             stop(process, signal.SIGINT)
-        except (KeyboardInterrupt, _Terminated):   # a second Ctrl-C, or SIGTERM meanwhile
+        except (KeyboardInterrupt, Terminated):   # a second Ctrl-C, or SIGTERM meanwhile
             stop(process, signal.SIGKILL)
         status, interrupted = INTERRUPTED, True
     finally:

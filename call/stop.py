@@ -15,6 +15,17 @@ import subprocess
 import time
 from pathlib import Path
 
+class Terminated(Exception):
+    """call got SIGTERM (a `timeout`, a batch system, `kill`) while it ran a child (raised by
+    raise_terminated, the handler call run and call probe set meanwhile): it ends the child as
+    on Ctrl-C instead of dying silently and leaving the child running."""
+
+
+def raise_terminated(signum, frame):
+    """The SIGTERM handler that turns the signal into Terminated."""
+    raise Terminated
+
+
 MPIRUN_WAIT = 1.0   # s mpirun gets to exit on SIGTERM once its ranks are gone
 POLL = 0.05         # s between looks at the ranks
 
