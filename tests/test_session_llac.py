@@ -61,6 +61,30 @@ def test_one_load_of_several_files_merges_same_experiment(tmp_path, monkeypatch)
     assert len(s.objects["colinit"]) == 48 and "p.cll.2.dat" in s.objects["colinit"].origin
 
 
+def test_one_load_never_merges_the_experiments_of_different_programs(tmp_path, monkeypatch):
+    """A review: `load "*.cll.*.dat"` in a folder of several programs' traces merged their
+    experiments of one name (fft_mpi's and fft_pub's `f`), fitting one program's times as
+    repetitions of another's; and a third program's `f` of another formula split fft_mpi's own
+    P = 1 and P = 2 files apart. Each program's files now merge, apart from the others'."""
+    monkeypatch.chdir(tmp_path)
+    fft = "f[0] + f[1]*N*log(N)"
+    for program, procs, formula, scale in (("fft_mpi", 1, fft, 1.0), ("fft_mpi", 2, fft, 1.0),
+                                           ("fft_pub", 1, fft, 3.0), ("fig1_pub", 2, "f[0]*w", 1.0)):
+        records = [(scale * 1e-8 * n * np.log(n), n) for n in (1024, 2048, 4096) for _ in range(2)]
+        variable = "w" if formula == "f[0]*w" else "N"
+        (tmp_path / f"{program}.cll.{procs}.dat").write_text(
+            trace_text({"f": (formula, [variable], records)}, program=program, procs=procs))
+    s = Session()
+    said = text_of(run(s, 'load "*.cll.*.dat"'))
+    assert sorted(n for n in s.objects if n.startswith("f")) == ["f@fft_mpi", "f@fft_pub", "f@fig1_pub"]
+    assert len(s.objects["f@fft_mpi"]) == 12 and len(s.objects["f@fft_pub"]) == 6
+    assert ("warning: these files are the traces of several programs (fft_mpi, fft_pub, fig1_pub): "
+            "experiments of one name from different programs (f) are kept apart") in said
+    run(s, "delete f@fft_mpi, f@fft_pub, f@fig1_pub")
+    said = text_of(run(s, 'load "fft_mpi.cll.*.dat"'))         # one program: merged, no warning
+    assert len(s.objects["f"]) == 12 and "warning" not in said
+
+
 def test_damaged_trace_reports_lines_and_keeps_good_records(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     text = trace_text({"f": ("f[0] + f[1]*N", ["N"], [(1e-3, 10), (2e-3, 20), (3e-3, 30)])}, complete=False)

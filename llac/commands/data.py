@@ -30,7 +30,8 @@ EXPORT_SUFFIXES = {"extrap": "txt"}        # a file name's suffix by format, whe
 @command("load", 'load "FILE" [, "FILE" ...] [as NAME] [formula "FORMULA"]',
          """Read trace files (globs allowed; "-" is standard input) or a CSV file. Each experiment in a trace becomes an
          object named after it; experiments of the same name in the files of one load are merged
-         (e.g. the runs for P = 1, 2, 4). A name already in use gets a qualified name
+         when one program wrote them (the trace's #program: e.g. its runs for P = 1, 2, 4); those
+         of different programs are kept apart as NAME@PROGRAM, with a warning. A name already in use gets a qualified name
          NAME@FILESTEM instead (whatever the file's kind, and with `as NAME` too): nothing is
          overwritten. Damaged records are reported as warnings
          with file:line and the good ones are kept. A trace that is missing but has spill files
@@ -72,21 +73,48 @@ def load_traces(session, traces, name: str | None = None) -> list:
     """Store the experiments of `traces` (same names merged), with their problems as warnings."""
     results = [Note(str(p), warning=True) for t in traces for p in t.problems]
     groups: dict[str, list] = {}
+    programs, apart = {}, []
     for trace in traces:
         for exp_name, experiment in trace.experiments.items():
             groups.setdefault(name or exp_name, []).append((trace.path, experiment.identify()))
+            programs[trace.path] = trace.header.get("program", "")
     for exp_name, members in groups.items():
         members = _once(members, results)
         results += _held_already(session, members)
-        formulas = {str(e.formula) for _, e in members}
-        parts = [([e], p) for p, e in members] if len(formulas) > 1 else [([e for _, e in members], members[0][0])]
-        for experiments, path in parts:
-            target = _free_name(session, exp_name, path, len(parts) > 1)
+        parts = _merged_parts(members, programs)
+        several = len({program for _, program, _ in parts}) > 1
+        apart += [exp_name] * several
+        for experiments, program, path in parts:
+            target = _free_name(session, exp_name, program if several and program else path, len(parts) > 1)
             results.append(session.store(target, merge_experiments(experiments)))
+    if apart:
+        owners = ", ".join(dict.fromkeys(p or "unnamed" for p in programs.values()))
+        results.insert(0, Note(f"these files are the traces of several programs ({owners}): experiments of one "
+                               f"name from different programs ({', '.join(apart)}) are kept apart, each named "
+                               f"NAME@PROGRAM (merged, one program's times would be fitted as repetitions of "
+                               f"another's)", warning=True))
     results += [note for t in traces if t.supersteps is not None for note in store_supersteps(session, t.supersteps)]
     if not groups and not any(t.supersteps for t in traces):
         results.append(Note("no experiments found", warning=True))
     return results
+
+
+def _merged_parts(members: list, programs: dict) -> list[tuple[list, str, str]]:
+    """The (path, experiment) `members` of one name as the experiments to merge, each part with
+    its program (`programs`: path -> the trace's `#program`) and its first file: one program's
+    members merge when they share one formula (the runs for P = 1, 2, 4); a program whose
+    files give the name several formulas keeps each file apart. Another program's are never
+    merged with them."""
+    by_program: dict[str, list] = {}
+    for path, experiment in members:
+        by_program.setdefault(programs[path], []).append((path, experiment))
+    parts = []
+    for program, kept in by_program.items():
+        if len({str(e.formula) for _, e in kept}) == 1:
+            parts.append(([e for _, e in kept], program, kept[0][0]))
+        else:
+            parts += [([e], program, path) for path, e in kept]
+    return parts
 
 
 def _once(members: list, warnings: list) -> list:
