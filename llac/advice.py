@@ -48,6 +48,7 @@ SMOOTH_DOMINANCE = 3.0
 TREND_ALPHA = 0.001
 TREND_POINTS = 8          # fewest points a trend test looks at
 TREND_FLOOR = 1e-3        # residuals all below 0.1% have no trend worth a warning (exact data)
+ADVICE = "is probably wrong; try: suggest"   # every finding's warning ends with it and the experiment's name
 
 
 def formula_warnings(experiment, points, pieces, design: np.ndarray, threshold: float) -> list[str]:
@@ -63,7 +64,6 @@ def formula_warnings(experiment, points, pieces, design: np.ndarray, threshold: 
         fitted[inside] = design[inside] @ piece.constants
     if not np.all(fitted > 0):
         return []
-    hint = f"try: suggest {experiment.name}"
     relative = (points.time - fitted) / points.time
     blocky = _runs_p(points, relative) < LACK_OF_FIT_RUNS_ALPHA
     findings = [lack_of_fit(experiment, points, fitted, pieces) if blocky else None,
@@ -72,7 +72,13 @@ def formula_warnings(experiment, points, pieces, design: np.ndarray, threshold: 
     if not any(findings):
         findings += [smooth_alternative(formula, points, fitted, pieces, design, v, threshold)
                      for v in formula.variables]
-    return [f"{text} — the formula {formula} is probably wrong; {hint}" for text in findings if text]
+    return [f"{text} — the formula {formula} {ADVICE} {experiment.name}" for text in findings if text]
+
+
+def is_formula_advice(warning: str) -> bool:
+    """Whether a model's warning is one of the formula advice's (a user following it runs
+    `suggest`): the accuracy benchmark follows the advice as such a user would."""
+    return ADVICE in warning
 
 
 def lack_of_fit(experiment, points, fitted: np.ndarray, pieces) -> str | None:

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 from accuracy_harness import cases as cases_module, cli, extrap_tool  # noqa: E402
 from accuracy_harness.cases import aggregate, make_case, relative_spread, synthetic  # noqa: E402
 from accuracy_harness.catalogue import KERNEL_SAMPLES, REPO, kernel, run_sample  # noqa: E402
-from accuracy_harness.evaluate import (AWARE_TOOL, Row, extrap_rows, interval_scores,  # noqa: E402
+from accuracy_harness.evaluate import (ADVISED_TOOL, AWARE_TOOL, Row, extrap_rows, interval_scores,  # noqa: E402
                                        llac_rows, negative_constants, relative_errors)
 from accuracy_harness.load import background_load  # noqa: E402
 from accuracy_harness.noise import CPU_EVENT, QUICK_NOISE_KERNELS, NoiseKernel, NoiseResult, cpu_time  # noqa: E402
@@ -85,7 +85,7 @@ def test_synthetic_case_is_seeded_and_llac_recovers_the_truth():
     case = make()
     assert np.array_equal(case.data.columns["time"], make().data.columns["time"])
     rows = llac_rows(case)
-    assert [r.tool for r in rows] == ["llac", "llac-1-interval"]
+    assert [r.tool for r in rows] == ["llac", ADVISED_TOOL, "llac-1-interval"]
     assert rows[0].median_truth < 0.03 and rows[0].median < 0.05 and "*N" in rows[0].model
 
 
@@ -93,7 +93,7 @@ def test_llac_finds_a_regime_change_the_single_interval_misses():
     truth = lambda c: np.where(c["N"] <= 2 ** 11, 1e-6 + 1e-9 * c["N"], 1e-6 + 3e-9 * c["N"])  # noqa: E731
     case = synthetic("r", "f[0] + f[1]*N", truth, {"N": np.round(2.0 ** (np.arange(8, 33) / 2))},
                      {"N": 2.0 ** 14}, 0.02, seed=1)
-    split, single = llac_rows(case)
+    split, _, single = llac_rows(case)
     assert "cuts N=" in split.model and "cuts" not in single.model
     assert split.median_truth < 0.05 < single.median_truth
 
@@ -152,6 +152,28 @@ def test_llac_rows_report_coverage_width_and_negatives():
         assert 0 <= row.coverage <= 1 and 0 < row.width < 1 and row.negatives >= 0
 
 
+def test_the_advice_followed_is_the_default_fit_where_llac_gives_none():
+    case = synthetic("lin", "f[0] + f[1]*N", lambda c: 1e-6 + 1e-9 * c["N"],
+                     {"N": 2.0 ** np.arange(4, 16)}, {"N": 2.0 ** 12}, 0.02, seed=3)
+    rows = {row.tool: row for row in llac_rows(case)}
+    assert rows[ADVISED_TOOL].model == "no advice: the default fit"
+    assert rows[ADVISED_TOOL].median == rows["llac"].median
+
+
+def test_the_advice_followed_fits_suggests_first_formula_where_llac_warns():
+    """A line fitted to N^2 data: the default fit warns (its intervals fit the range but miss
+    beyond it), and the user who runs `suggest` and applies its first formula predicts the
+    held-out points far better."""
+    n = np.round(2.0 ** (np.arange(8, 29) / 2))
+    case = synthetic("square", "f[0] + f[1]*N", lambda c: 1e-9 * c["N"] ** 2, {"N": n}, {"N": 2.0 ** 12},
+                     0.05, seed=5)
+    rows = {row.tool: row for row in llac_rows(case)}
+    advised, default = rows[ADVISED_TOOL], rows["llac"]
+    assert advised.model.startswith("advice; f[0] + f[1]*N^2"), advised.model
+    assert advised.median < 0.05 < 0.2 < default.median, (advised, default)
+    assert 0 <= advised.coverage <= 1
+
+
 def stream_case(tmp_path, host="node1"):
     """A case of the synthetic machine's streaming experiment (support.machines): fitted on
     working sets inside its caches (up to 16 MiB), holding out three in memory (32-128 MiB)."""
@@ -166,7 +188,7 @@ def test_a_kernel_with_a_working_set_gets_the_machine_aware_prediction(tmp_path,
         db.store(probe_run())
     monkeypatch.setenv("LLAC_MACHINE_DB", str(tmp_path / "machines.sqlite"))
     rows = {row.tool: row for row in llac_rows(stream_case(tmp_path))}
-    assert rows.keys() == {"llac", AWARE_TOOL, "llac-1-interval"}
+    assert rows.keys() == {"llac", AWARE_TOOL, ADVISED_TOOL, "llac-1-interval"}
     aware, plain = rows[AWARE_TOOL], rows["llac"]
     assert aware.median < 0.05 < 0.2 < plain.median, (aware, plain)   # memory came; only aware saw it
     assert re.fullmatch(r"sequential reads, one per 64-byte line, 9\d% of the time", aware.model)
@@ -386,6 +408,15 @@ def test_the_kernels_target_is_also_judged_on_the_median_over_the_kernels():
     worse = [replace(r, median=0.12) if r.tool == "llac" and r.case == "kernels/c" else r for r in rows]
     assert [line for line in targets10(worse, {}, []) if "median over" in line][0].startswith(
         "MISS kernels, the median over the 3: llac 12.0% / 12.0%")
+
+
+def test_the_kernels_median_is_also_reported_for_the_advice_followed():
+    rows = [Row(f"kernels/{name}", tool, "m", error * factor, 0.5, run=1)
+            for name, error in {"a": 0.30, "b": 0.02, "c": 0.05}.items()
+            for tool, factor in (("llac", 1.0), ("extrap-default", 4.0), (ADVISED_TOOL, 0.5))]
+    lines = [line for line in targets10(rows, {}, []) if "median over" in line]
+    assert lines[1] == ("ok   kernels, the median over the 3: llac with its advice followed 2.5% (target <= "
+                        "10.0% and <= half of Extra-P default's 20.0%)")
 
 
 def test_noise_table_lists_median_worst_and_false_splits():

@@ -23,14 +23,14 @@ from support.traces import trace_text, write_matinit
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from benchmarks.advice.rates import ADVICE, CASES, AdviceCase, experiment, rates  # noqa: E402
+from benchmarks.advice.rates import CASES, AdviceCase, experiment, rates  # noqa: E402
 
 SEEDS = 100
 
 
 def advised(model) -> list[str]:
     """The formula-advice warnings of a model."""
-    return [w for w in model.warnings if ADVICE in w]
+    return [w for w in model.warnings if advice.is_formula_advice(w)]
 
 
 def case(name):

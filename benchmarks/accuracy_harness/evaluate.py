@@ -2,7 +2,8 @@
 held-out points: relative error against the measurement and, for a synthetic case, against
 the true function; for llac also the coverage and width of its prediction intervals and how
 many of its constants are negative, and, for a case whose experiment states its working set
-(`bytes`) on a probed machine, llac's machine-aware prediction (docs/machine.md)."""
+(`bytes`) on a probed machine, llac's machine-aware prediction (docs/machine.md), and what a
+user who follows llac's formula advice gets (`suggest`'s first formula, where the fit warns)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -10,14 +11,18 @@ from pathlib import Path
 
 import numpy as np
 
+from cll_grammar.formula import parse_formula
+from llac.advice import is_formula_advice
 from llac.cache_aware import aware_prediction, memory_view
 from llac.model import FitError, FitSettings, Model, Prediction, fit_experiment
+from llac.suggest import suggest
 
 from .cases import Case
 from .extrap_tool import extrap_predict
 
 LLAC_TOOLS = {"llac": FitSettings(), "llac-1-interval": FitSettings(split=False)}
 AWARE_TOOL = "llac-machine-aware"
+ADVISED_TOOL = "llac-advice-followed"
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,14 @@ def score(case: Case, tool: str, model: str, predicted: np.ndarray, **llac_figur
     return Row(case.name, tool, model, median, worst, *truth, run=case.run, **llac_figures)
 
 
+def llac_score(case: Case, tool: str, text: str, model: Model, prediction: Prediction) -> Row:
+    """The row of a llac `model` whose `prediction` of the held-out points is scored, with its
+    intervals' coverage and width and its negative constants."""
+    coverage, width = interval_scores(prediction, case.heldout.columns["time"])
+    return score(case, tool, text, prediction.values, coverage=coverage, width=width,
+                 negatives=negative_constants(model))
+
+
 def describe(model: Model) -> str:
     """A short text of a llac model: the formula with the last interval's constants (the one
     that extrapolates to larger inputs) and the cuts."""
@@ -81,7 +94,8 @@ def describe(model: Model) -> str:
 
 def llac_rows(case: Case) -> list[Row]:
     """llac with its defaults (interval splitting) and with one interval, fitted on every
-    training measurement."""
+    training measurement; after the default's row, its machine-aware one (`aware_rows`) and
+    the advice followed (`advised_rows`)."""
     rows = []
     for tool, settings in LLAC_TOOLS.items():
         try:
@@ -91,11 +105,9 @@ def llac_rows(case: Case) -> list[Row]:
             continue
         held = case.heldout.columns
         prediction = model.predict({v: held[v] for v in model.formula.variables})
-        coverage, width = interval_scores(prediction, held["time"])
-        rows.append(score(case, tool, describe(model), prediction.values, coverage=coverage,
-                          width=width, negatives=negative_constants(model)))
+        rows.append(llac_score(case, tool, describe(model), model, prediction))
         if tool == "llac":
-            rows += aware_rows(case, model, prediction)
+            rows += aware_rows(case, model, prediction) + advised_rows(case, model, prediction)
     return rows
 
 
@@ -112,6 +124,24 @@ def aware_rows(case: Case, model: Model, prediction: Prediction) -> list[Row]:
     points = {v: held[v] for v in model.formula.variables}
     values, _ = aware_prediction(model, view, points, prediction.values, prediction.piece)
     return [score(case, AWARE_TOOL, view.summary, values)]
+
+
+def advised_rows(case: Case, model: Model, prediction: Prediction) -> list[Row]:
+    """What a user who follows the default fit's formula advice predicts: where `fit` warns
+    that the formula is probably wrong, `suggest`'s first formula fitted with the defaults
+    (the user's own when suggest ranks it first); elsewhere the default prediction."""
+    if not any(is_formula_advice(w) for w in model.warnings):
+        return [llac_score(case, ADVISED_TOOL, "no advice: the default fit", model, prediction)]
+    try:
+        first = suggest(case.training_records, FitSettings()).ranked[0]
+        if first.yours:
+            return [llac_score(case, ADVISED_TOOL, "advice; suggest ranks the formula first", model, prediction)]
+        advised = fit_experiment(case.training_records.replace(formula=parse_formula(first.formula)), FitSettings())
+    except FitError as error:
+        return [Row(case.name, ADVISED_TOOL, f"advice; suggest or its fit failed: {error}", run=case.run)]
+    held = case.heldout.columns
+    return [llac_score(case, ADVISED_TOOL, f"advice; {first.formula}", advised,
+                       advised.predict({v: held[v] for v in advised.formula.variables}))]
 
 
 def extrap_rows(case: Case, python: Path, modelers: list[str] | None = None) -> list[Row]:

@@ -8,7 +8,7 @@ from typing import Mapping
 
 import numpy as np
 
-from .evaluate import AWARE_TOOL, Row
+from .evaluate import ADVISED_TOOL, AWARE_TOOL, Row
 from .noise import NoiseResult
 
 HEADER = ("case", "tool", "model", "held-out median", "held-out max", "vs truth median",
@@ -98,9 +98,10 @@ def _judged(ok: bool, text: str) -> str:
 
 
 def _kernels_median(grouped: dict[tuple[str, int], dict[str, Row]]) -> list[str]:
-    """The kernels' target read over all of them: per tool, the median over the kernels of each
-    run's median held-out error, <= 10% and <= half of Extra-P default's (one line per tool
-    that has a row for every kernel and run; none without Extra-P's)."""
+    """The kernels' target read over all of them: per tool (llac, its machine-aware prediction,
+    its advice followed), the median over the kernels of each run's median held-out error,
+    <= 10% and <= half of Extra-P default's (one line per tool that has a row for every kernel
+    and run; none without Extra-P's)."""
     kernels = {k: mine for k, mine in grouped.items() if k[0].startswith("kernels/")}
     runs = sorted({r for _, r in kernels})
     if not kernels or not all("extrap-default" in mine for mine in kernels.values()):
@@ -109,7 +110,8 @@ def _kernels_median(grouped: dict[tuple[str, int], dict[str, Row]]) -> list[str]
         return [float(np.median([mine[tool].median for (_, r), mine in kernels.items() if r == run]))
                 for run in runs]
     extrap, lines = medians("extrap-default"), []
-    for tool, label in (("llac", "llac"), (AWARE_TOOL, "llac machine-aware")):
+    for tool, label in (("llac", "llac"), (AWARE_TOOL, "llac machine-aware"),
+                        (ADVISED_TOOL, "llac with its advice followed")):
         if not all(tool in mine and np.isfinite(mine[tool].median) for mine in kernels.values()):
             continue
         mine = medians(tool)

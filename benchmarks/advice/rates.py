@@ -11,9 +11,9 @@ import numpy as np
 from benchmarks.accuracy_harness.catalogue import N_GRID, regimes
 from cll_grammar.formula import parse_formula
 from llac.experiment import Experiment
+from llac.advice import is_formula_advice
 from llac.model import fit_experiment
 
-ADVICE = "try: suggest"
 KINDS = {"lack of fit": "lack of fit", "drift": "from interval to interval", "trend": "the residuals",
          "smooth": "one interval with"}
 RANGES = (2.0 ** 12, 2.0 ** 16, 2.0 ** 20)    # the largest N fitted: 2.4, 3.6 and 4.8 decades
@@ -79,7 +79,7 @@ def experiment(case: AdviceCase, seed: int, top: float = np.inf, repeats: int = 
 def findings(case: AdviceCase, seed: int, top: float = np.inf) -> set[str]:
     """Which tests fired on one seeded data set: lack of fit, drift, trend."""
     warnings = fit_experiment(experiment(case, seed, top)).warnings
-    return {kind for w in warnings if ADVICE in w for kind, mark in KINDS.items() if mark in w}
+    return {kind for w in warnings if is_formula_advice(w) for kind, mark in KINDS.items() if mark in w}
 
 
 def rates(case: AdviceCase, seeds: int, top: float = np.inf) -> tuple[float, dict[str, float]]:
