@@ -127,6 +127,10 @@ def _checked(model, says_constants: bool):
         if shapes != [(k,)] * 3 or piece.cov.shape != (k, k) or \
                 set(piece.region) != variables or set(piece.measured_range) != variables:
             raise ValueError("an interval does not match the formula")
+        strangers = set(piece.dropped + piece.at_bound) - set(model.formula.constants)
+        if strangers:
+            raise NoFitWrites(f"an interval names {sorted(strangers)[0]!r} among its dropped or bounded "
+                              f"constants, which is not one of {model.formula}")
     if not variables | {"time", "count"} <= set(model.sample_points) or \
             len({len(v) for v in model.sample_points.values()}) > 1:
         raise ValueError("the sample points do not match the formula")
@@ -164,7 +168,9 @@ def _model(document: dict):
     numbers = ("median_rel_error", "max_rel_error", "r2", "scale")
     pieces = tuple(Piece(**{**p, **{k: _floats(p[k]) for k in arrays}, **{k: _number(p[k]) for k in numbers},
                             "region": _region(p["region"]), "measured_range": _region(p["measured_range"]),
-                            "dropped": tuple(p["dropped"]), "at_bound": tuple(p.get("at_bound", ()))})
+                            **{k: _whole(k, p[k], least) for k, least in (("npoints", 1), ("nrecords", 1), ("df", 0))},
+                            "dropped": _texts("dropped", p["dropped"]),
+                            "at_bound": _texts("at_bound", p.get("at_bound", []))})
                    for p in document["pieces"])
     cuts = tuple(Cut(**{k: v if k in ("variable", "test") else float(v) for k, v in c.items()})
                  for c in document["cuts"])
@@ -185,6 +191,21 @@ def _optional_text(value) -> str | None:
     if value is not None and not isinstance(value, str):
         raise TypeError(f"expected a string, found {value!r}")
     return value
+
+
+def _whole(field: str, value, least: int) -> int:
+    """An interval's `field`, a whole number of at least `least` (its points, records, degrees
+    of freedom): predict divides by them and looks up Student's t with them."""
+    if type(value) is not int or value < least:
+        raise NoFitWrites(f"an interval's {field} is {value!r}, not a whole number >= {least}")
+    return value
+
+
+def _texts(field: str, values) -> tuple[str, ...]:
+    """An interval's `field`, a list of its constants' names (those dropped, those held at 0)."""
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise NoFitWrites(f"an interval's {field} is {values!r}, not a list of constants' names")
+    return tuple(values)
 
 
 def _optional_count(value) -> int | None:

@@ -330,8 +330,13 @@ JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats
 
 @given(st.data())
 def test_a_damaged_model_file_is_refused_with_one_message(trace_model, tmp_path_factory, data):
-    """Any value replaced anywhere in a model document: loaded, or one ModelFileError."""
+    """Any value replaced anywhere in a model document: loaded, or one ModelFileError; and one
+    that loads predicts, shows and plots, or says why in one LlacError (a review: an interval's
+    `df` of null or -1, or a list inside its `at_bound`, loaded and then gave an internal error
+    in predict and show)."""
+    from llac.errors import LlacError
     from llac.modelio import ModelFileError, read_model
+    from llac.render import render
     _, path = trace_model
     document = json.loads(Path(path).read_text())
     node = document
@@ -345,10 +350,35 @@ def test_a_damaged_model_file_is_refused_with_one_message(trace_model, tmp_path_
     damaged = tmp_path_factory.mktemp("damaged") / "m.json"
     damaged.write_text(json.dumps(document))
     try:
-        read_model(str(damaged))
+        name, _ = read_model(str(damaged))
     except ModelFileError as err:
         assert "m.json" in str(err)
         assert not re.search(r"\w+Error\b|object has no attribute|not iterable", str(err)), str(err)
+        return
+    session = Session()
+    for command in (f'load "{damaged}"', f"predict {name} N=1000, 4096", f"show {name}", f"plot {name}"):
+        try:
+            for result in session.execute(command):
+                render(result)
+        except LlacError:
+            pass
+
+
+@pytest.mark.parametrize("field, value, said", [
+    ("df", None, "an interval's df is None, not a whole number >= 0"),
+    ("df", -1, "an interval's df is -1, not a whole number >= 0"),
+    ("npoints", 2.5, "an interval's npoints is 2.5, not a whole number >= 1"),
+    ("at_bound", [["rowinit[0]"]], "an interval's at_bound is [['rowinit[0]']], not a list of constants' names"),
+    ("dropped", ["zz[0]"], "an interval names 'zz[0]' among its dropped or bounded constants")])
+def test_an_interval_no_fit_writes_is_refused_at_load_naming_its_field(trace_model, tmp_path, field, value, said):
+    """A review: these loaded, and predict or show then gave an internal error."""
+    _, path = trace_model
+    document = json.loads(Path(path).read_text())
+    document["pieces"][0][field] = value
+    (tmp_path / "m.json").write_text(json.dumps(document))
+    done = subprocess.run([sys.executable, "-m", "llac", "-c", 'load "m.json"; predict rowinit.model N=1000'],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 1 and said in done.stderr and "internal error" not in done.stderr, done.stderr
 
 
 def test_predict_alone_after_its_model_was_deleted_and_json_of_an_experiment_say_what_to_do(trace):
