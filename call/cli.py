@@ -46,6 +46,22 @@ def print_warnings(program: Program) -> None:
         print(warning.render(program.lines), file=sys.stderr)
 
 
+def check_files(sources: list[str], macros) -> list[Program] | None:
+    """Check every file of `call check`, each file's errors or warnings printed in turn (an
+    error in one file must not hide the next one's, nor an earlier one's warnings); the checked
+    programs, or None when some file had errors."""
+    programs, failed = [], False
+    for source in sources:
+        try:
+            programs.append(check_file(source, read_source(source), macros))
+        except CallError as err:
+            print(err.render(), file=sys.stderr)
+            failed = True
+            continue
+        print_warnings(programs[-1])
+    return None if failed else programs
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="call", description="The #pragma cll compiler.", usage=USAGE)
     parser.add_argument("--version", action="version", version=_version())
@@ -226,10 +242,9 @@ def main(argv: list[str] | None = None) -> int:
             output, _ = translate(args.source, args.out_dir, warn=print_warnings)
             print(f"call: wrote {output} and {output.with_suffix('.h')}", file=sys.stderr)
         elif args.command == "check":
-            macros = macros_of(shlex.split(args.cflags))
-            programs = [check_file(source, read_source(source), macros) for source in args.sources]
-            for program in programs:
-                print_warnings(program)
+            programs = check_files(args.sources, macros_of(shlex.split(args.cflags)))
+            if programs is None:
+                return 1
             check_together(programs)
         elif args.command == "run":
             return run_program_command(args, program_args)

@@ -112,6 +112,19 @@ def test_call_check_prints_the_warning_and_succeeds(tmp_path):
     assert done.returncode == 0 and "prog.c:4:5: warning: repetition loop 'rep'" in done.stderr
 
 
+def test_call_check_of_several_files_reports_every_files_errors_and_warnings(tmp_path):
+    """A review: `call check warn.c bad.c bad2.c` stopped at bad.c's error; warn.c's warning
+    and bad2.c's errors were never printed."""
+    (tmp_path / "warn.c").write_text(nest("N = 1; N < 64; N *= 2", "rep = 0; rep < 3; rep++"))
+    (tmp_path / "bad.c").write_text("int main(void) {\n#pragma cll e e[0] +\n    return 0;\n}\n")
+    (tmp_path / "bad2.c").write_text("int main(void) {\n#pragma cll end q\n    return 0;\n}\n")
+    done = subprocess.run([sys.executable, "-m", "call", "check", "warn.c", "bad.c", "bad2.c"], cwd=tmp_path,
+                          env=ENV, capture_output=True, text=True)
+    said = [line for line in done.stderr.splitlines() if ": warning: " in line or ": error: " in line]
+    assert done.returncode == 1 and [line.split(": ")[0] for line in said] == ["warn.c:4:5", "bad.c:2:21", "bad2.c:2:1"], \
+        done.stderr
+
+
 # ---------------------------------------------------------------- shuffle: the rules
 
 SHUFFLE_ERRORS = [
