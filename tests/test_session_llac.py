@@ -369,6 +369,17 @@ def test_csv_load_needs_name_and_formula_and_reports_bad_rows(tmp_path, monkeypa
     assert "bad formula" in err.message and err.span.column > 27
 
 
+@pytest.mark.parametrize("variable, said", [("time", "'time' is the time the formula models, not a variable"),
+                                             ("rank", "'rank' is measured with the time of each record")])
+def test_csv_load_refuses_what_the_formula_command_refuses(tmp_path, monkeypatch, variable, said):
+    """A review: `load "c.csv" as c formula "c[0] + c[1]*time"` loaded, and fitted the time
+    against itself (R² 1, error 0%); the formula command refuses it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d.csv").write_text("N,rank,time\n10,0,1e-3\n20,1,2e-3\n30,0,3e-3\n")
+    err = error_of(Session(), f'load "d.csv" as d formula "d[0] + d[1]*{variable}"')
+    assert err.message.startswith(said) and err.span.column == 40     # the variable, inside the string
+
+
 def test_load_as_names_a_single_experiment_only(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "one.dat").write_text(trace_text({"f": ("f[0] + f[1]*N", ["N"], [(1e-3, 10), (2e-3, 20)])}))

@@ -39,7 +39,7 @@ EXPORT_SUFFIXES = {"extrap": "txt"}        # a file name's suffix by format, whe
          does a spill file's own path. A PUB program's supersteps are kept per program and P;
          those of the `.rank<r>` traces of ranks that were not gathered join the gathered trace's
          of the same execution (load "prog.cll.4*.dat"). A CSV file needs `as NAME` and a formula; its columns are
-         time and the formula's variables. A model written by `export` (a .json file, or any
+         time and the formula's variables (not time, rank or thread, as for `formula`). A model written by `export` (a .json file, or any
          file that holds one) predicts as the exported one did; one that no fit could have
          written (an interval's region that ends below its start, a constant below 0 that its
          settings keep >= 0, a setting that `set` would refuse) is refused, naming what. An Extra-P text file (`export
@@ -219,9 +219,11 @@ def _load_csv(session, statement: ast.Load, files):
     if len(files) != 1 or statement.formula is None or statement.name is None:
         raise LlacError('a CSV file is loaded alone, with a name and a formula: '
                         'load "data.csv" as f formula "f[0] + f[1]*N"')
-    checked_formula(statement.formula, statement.formula_span)
+    formula = checked_formula(statement.formula, statement.formula_span)
+    from llac.commands.derive import refuse_measured_variables
     from llac.csvio import read_csv
     experiment, problems = read_csv(files[0], statement.formula)
+    refuse_measured_variables(experiment, formula, statement)
     warnings = [Note(str(p), warning=True) for p in problems]
     return [*warnings, session.store(_free_name(session, statement.name.text, files[0], False), experiment)]
 

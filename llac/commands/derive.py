@@ -144,11 +144,24 @@ def aggregate(session, source: ast.Aggregate):
 def reformulate(session, source: ast.Reformulate):
     experiment = session.experiment(source.obj)
     formula = checked_formula(source.formula, source.formula_span)
-    measured = experiment.measured_columns
     for variable in formula.variables:
         if variable not in experiment.columns:
             raise LlacError(f"the formula uses {variable!r}, which is not a column of {experiment.name}"
                             f"{suggest(variable, experiment.columns)}", _variable_span(source, variable))
+    refuse_measured_variables(experiment, formula, source)
+    return Produced(experiment.replace(formula=formula))
+
+
+def refuse_measured_variables(experiment, formula, source) -> None:
+    """LlacError, located in `source`'s formula string (a `formula` command or a CSV `load`),
+    when the formula takes as a variable a column each record measures (the time itself,
+    rank, thread, the MPI columns, counters): fitted against itself the time fits perfectly
+    and means nothing. (A CSV experiment's header formula is the user's, so the record
+    columns are refused by name as well.)"""
+    from cll_grammar.columns import RECORD_COLUMNS
+    measured = tuple(dict.fromkeys([*(c for c in RECORD_COLUMNS if c in experiment.columns),
+                                    *experiment.measured_columns]))
+    for variable in formula.variables:
         if variable in measured:
             what = "the time the formula models" if variable == "time" else \
                 f"measured with the time of each record of {experiment.name}"
@@ -157,10 +170,9 @@ def reformulate(session, source: ast.Reformulate):
             raise LlacError(f"{variable!r} is {what}, not a variable: a formula's variables are the program's "
                             f"({', '.join(c for c in experiment.columns if c not in measured) or 'none'}){copy}",
                             _variable_span(source, variable))
-    return Produced(experiment.replace(formula=formula))
 
 
-def _variable_span(source: ast.Reformulate, name: str) -> ast.Span:
+def _variable_span(source: ast.Reformulate | ast.Load, name: str) -> ast.Span:
     """Where the variable `name` first appears inside the formula string of `source`."""
     from cll_grammar.formula import Variable, parse_expression
     first = min((n.span.column for n in walk(parse_expression(source.formula))
