@@ -630,4 +630,5 @@ def _budget_text(blocked: tuple[Cut, str], settings: FitSettings) -> str:
     limits the intervals, its value, and the cut it kept out."""
     cut, setting = blocked
     return (f"the interval budget (`set {setting} {getattr(settings, setting)}`) allows no further cut; "
-            f"a larger one lets the fit cut at {cut.variable} = {number_text(cut.value)} (p = {cut.p_value:.2g})")
+            f"a larger one lets the fit cut at {cut.variable} = {number_text(cut.value)} "
+            f"({'the trend test, ' if cut.test == 'trend' else ''}p = {cut.p_value:.2g})")

@@ -122,15 +122,17 @@ def split_points(design: np.ndarray, time: np.ndarray, variables: dict[str, np.n
         else:
             _accept(search, proposal.cut)
             open_ += [(child, _propose(search, child)) for child in proposal.children(node)]
-    finished = []
+    finished, trend_blocked = [], {}
     for node in done:
         children, kept_out = _trend_children(search, node)
         finished += children
-        if kept_out and node.path not in blocked:
-            blocked[node.path] = kept_out
-    done = finished
-    return [Leaf(n.region, n.rows, n.fit, (), n.fit.at_bound, blocked.get(n.path) or _over_budget(search, n))
-            for n in sorted(done, key=lambda n: n.path)], search.cuts
+        if kept_out:
+            trend_blocked[node.path] = kept_out
+    # the cut a larger budget lets the fit make: the search's own (what it cuts first), else
+    # the trend cut, which is only looked for once the search is done
+    return [Leaf(n.region, n.rows, n.fit, (), n.fit.at_bound,
+                 blocked.get(n.path) or _over_budget(search, n) or trend_blocked.get(n.path))
+            for n in sorted(finished, key=lambda n: n.path)], search.cuts
 
 
 def _over_budget(search: _Search, node: _Node) -> tuple[Cut, str] | None:

@@ -5,11 +5,14 @@ experiments that cannot be fitted, variable names that are C members or llac key
 in a formula, concatenated traces on stdin, the negative-prediction warning, and `-` for a
 missing bound in text tables."""
 import os
+import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
+from support.traces import trace_text
 from test_session_llac import error_of, run, session, text_of  # noqa: F401 (session: the fixture)
 
 
@@ -31,6 +34,20 @@ def test_a_fit_stopped_by_the_interval_budget_blames_the_budget(session, setting
     assert f"the interval budget (`set {setting} 1`) allows no further cut; a larger one lets the fit " \
            f"cut at N = " in out
     assert "no statistically real cut" not in out
+
+
+def test_the_cut_the_budget_warning_promises_is_the_one_a_larger_budget_makes(tmp_path):
+    """A review: with `set maxintervals 1` the warning promised a cut at the trend test's
+    middle point, with the trend test's p, while `set maxintervals 2` cut elsewhere. Here the
+    cost per N*N doubles at N = 250 and then keeps rising (a cache edge, then a trend)."""
+    rng = np.random.default_rng(1)
+    records = [(1e-9 * (1.0 if n < 250 else 2.0 * (n / 250) ** 0.5) * n * n * rng.lognormal(0, 0.01), n)
+               for n in np.unique(np.round(np.geomspace(16, 2048, 30))) for _ in range(5)]
+    (tmp_path / "c.cll.1.dat").write_text(trace_text({"c": ("c[0] + c[1]*N + c[2]*N*N", ["N"], records)}))
+    said = llac_c(tmp_path, 'load "c.cll.1.dat"; set maxintervals 1; fit c').stdout
+    promised = re.search(r"lets the fit cut at N = ([\d.]+) \((the trend test, )?p = ", said)
+    assert promised, said
+    assert f"cut at N = {promised[1]}:" in llac_c(tmp_path, 'load "c.cll.1.dat"; set maxintervals 2; fit c').stdout
 
 
 def test_without_a_real_cut_the_warning_still_says_so(session):
