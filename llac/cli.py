@@ -25,9 +25,10 @@ def main(argv=None) -> int:
     """Run llac with command-line arguments `argv`; returns the exit status."""
     parser = argparse.ArgumentParser(prog="llac", description="Model program run times from CALL traces.")
     parser.add_argument("scripts", nargs="*", help="llac scripts to run in order (.llac)")
-    parser.add_argument("-c", dest="command", metavar="STATEMENTS",
-                        help="run these statements (after the scripts, if any); if they load nothing and "
-                             "no script is given, a trace piped on stdin is loaded first")
+    parser.add_argument("-c", dest="commands", metavar="STATEMENTS", action="append",
+                        help="run these statements (after the scripts, if any; several -c run in "
+                             "order, as lines of one script); if they load nothing and no script is "
+                             "given, a trace piped on stdin is loaded first")
     parser.add_argument("--format", choices=("text", "json", "csv"), default="text",
                         help="print tables and models as text, one JSON document per line, or CSV "
                              "rows (news and warnings then go to stderr)")
@@ -63,10 +64,11 @@ def _run(args) -> int:
             return 1
         if not run_source(session, source, path, fmt=args.format):
             return 1
-    if args.command is not None:
-        if not args.scripts and not _loads_data(args.command) and _stdin_has_data():
+    if args.commands is not None:
+        command = "\n".join(args.commands)        # `-c A -c B`: line 1 and line 2 of <command>
+        if not args.scripts and not _loads_data(command) and _stdin_has_data():
             report(lambda: _load_piped(session), STDIN, "", fmt=args.format)
-        return 0 if run_source(session, args.command, "<command>", fmt=args.format) else 1
+        return 0 if run_source(session, command, "<command>", fmt=args.format) else 1
     if args.scripts:
         return 0
     if sys.stdin.isatty():

@@ -31,6 +31,15 @@ def test_command_mode_fits_and_predicts(work):
     assert "4096" in r.stdout and "extrapolated" in r.stdout and r.stderr == ""
 
 
+def test_several_c_options_run_in_order_as_lines_of_one_command(work):
+    """A review: `llac -c 'load ...' -c 'fit colinit'` ran only the last -c, which then found
+    nothing loaded."""
+    r = llac("-c", 'load "matinit.cll.1.dat"', "-c", "fit colinit", cwd=work)
+    assert r.returncode == 0 and "created colinit" in r.stdout and "model of colinit" in r.stdout, r.stderr
+    r = llac("-c", 'load "matinit.cll.1.dat"', "-c", "fitt colinit", cwd=work)
+    assert r.returncode == 1 and r.stderr.startswith("<command>:2:1: unknown command 'fitt'"), r.stderr
+
+
 def test_trace_piped_on_stdin_is_loaded_before_the_statements(work):
     data = (work / "matinit.cll.1.dat").read_text()
     r = llac("-c", "fit colinit; predict colinit N=8192", cwd=work, stdin=data)
