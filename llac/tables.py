@@ -66,10 +66,21 @@ def merge_experiments(experiments: list[Experiment]) -> Experiment:
                                         for part in e.header["mpi_uncounted"].split("; ")))
     working_sets = {e.working_set for e in experiments}
     ids = None if any(e.ids is None for e in experiments) else np.concatenate([e.ids for e in experiments])
-    sources = tuple(s for e in experiments for s in (e.sources or (Source(e.origin, e.header, len(e)),)))
+    sources = _by_file([s for e in experiments for s in (e.sources or (Source(e.origin, e.header, len(e)),))])
     header = {**agreed_fields([s.header for s in sources]), **({"mpi_uncounted": uncounted} if uncounted else {})}
+    sources = sources if len(sources) > 1 else ()     # parts of one file (subsets merged back): that file
     return first.replace(columns=columns, origin=origin, header=header, ids=ids, sources=sources,
                          working_set=first.working_set if len(working_sets) == 1 else None)
+
+
+def _by_file(sources: list[Source]) -> tuple[Source, ...]:
+    """One Source per file and header, its records summed (two subsets of one trace merged are
+    that trace's records, not two files')."""
+    records: dict[tuple, int] = {}
+    for s in sources:
+        key = (s.origin, tuple(s.header.items()))
+        records[key] = records.get(key, 0) + s.records
+    return tuple(Source(origin, dict(header), count) for (origin, header), count in records.items())
 
 
 def agreed_fields(headers: list) -> dict[str, str]:

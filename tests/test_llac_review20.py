@@ -162,7 +162,8 @@ def test_describe_of_a_sweep_shows_the_files_and_only_the_fields_they_agree_on(t
 def test_describe_of_one_file_keeps_its_header_and_a_merge_lists_every_file(tmp_path):
     write_sweep(tmp_path, procs=(1, 2, 4))
     lines = describe_lines(tmp_path, 'load "prog.cll.1.dat"; describe f')
-    assert "procs: 1" in lines and "records: 15" in lines and "work: trace files" not in lines
+    assert "procs: 1" in lines and "work: trace files" not in lines
+    assert "15 records at 5 sample points; repetitions per point: 3..3" in lines   # the header's records: said once
     lines = describe_lines(tmp_path, 'load "prog.cll.1.dat", "prog.cll.2.dat"; rename f a; '
                                      'load "prog.cll.4.dat"; both = merge a, f; describe both')
     head = lines.index("both: trace files") + 1

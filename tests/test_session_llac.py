@@ -380,6 +380,17 @@ def test_csv_load_refuses_what_the_formula_command_refuses(tmp_path, monkeypatch
     assert err.message.startswith(said) and err.span.column == 40     # the variable, inside the string
 
 
+def test_describe_of_a_subset_and_of_its_parts_merged_back_counts_what_they_hold(session):
+    """A review: describe of a subset printed the trace header's `records: 48` under its own
+    count, and a merge of two subsets of one trace said it was merged from 2 trace files,
+    listing that file twice."""
+    said = text_of(run(session, "small = colinit where N <= 64; describe small"))
+    assert "records:" not in said and "columns:" not in said and "program: matinit" in said
+    said = text_of(run(session, "a = colinit where N < 100; b = colinit where N >= 100; m = merge a, b; describe m"))
+    assert "merged from" not in said and "origin: matinit.cll.1.dat" in said
+    assert f"{len(session.objects['colinit'])} records at" in said
+
+
 def test_load_as_names_a_single_experiment_only(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "one.dat").write_text(trace_text({"f": ("f[0] + f[1]*N", ["N"], [(1e-3, 10), (2e-3, 20)])}))

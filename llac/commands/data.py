@@ -310,7 +310,8 @@ def show(session, statement: ast.Show):
 
 
 @command("describe", "describe NAME", """Summarise an experiment: formula, origin, each
-         column's range, the sample points and their repetitions, the trace header, then a
+         column's range, the sample points and their repetitions, the trace header (less its
+         records and columns, which the lines above count as the experiment holds them), then a
          table of the sample points (the first 20) with their repetitions and spread: how much
          slower the typical repetition is than the fastest, (median - min) / min, with the
          noisy points marked and the median spread and the noisiest points below; of a model,
@@ -330,8 +331,8 @@ def describe(session, statement: ast.Describe):
               f"{len(experiment)} record{'s' * (len(experiment) != 1)} at {len(counts)} sample "
               f"point{'s' * (len(counts) != 1)}; repetitions per point: "
               + (f"{counts.min()}..{counts.max()}" if len(counts) else "-")]
-    if not experiment.sources:
-        footer += [f"{k}: {v}" for k, v in experiment.header.items()]
+    if not experiment.sources:      # the records and columns are counted above, as they are now
+        footer += [f"{k}: {v}" for k, v in experiment.header.items() if k not in ("records", "columns")]
         files = []
     else:
         agreed, files = _sources_table(experiment)
