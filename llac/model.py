@@ -627,8 +627,12 @@ def _warnings(formula: Formula, points: SamplePoints, pieces: tuple[Piece, ...],
 
 def _budget_text(blocked: tuple[Cut, str], settings: FitSettings) -> str:
     """Why a piece was not split although a statistically real cut exists: the setting that
-    limits the intervals, its value, and the cut it kept out."""
+    limits the intervals (or, `minpoints`, their size), its value, and the cut it kept out."""
     cut, setting = blocked
+    where = (f"{cut.variable} = {number_text(cut.value)} "
+             f"({'the trend test, ' if cut.test == 'trend' else ''}p = {cut.p_value:.2g})")
+    if setting == "minpoints":
+        return (f"`set minpoints {settings.minpoints}` leaves too few sample points for a cut; a smaller "
+                f"one lets the fit cut at {where}")
     return (f"the interval budget (`set {setting} {getattr(settings, setting)}`) allows no further cut; "
-            f"a larger one lets the fit cut at {cut.variable} = {number_text(cut.value)} "
-            f"({'the trend test, ' if cut.test == 'trend' else ''}p = {cut.p_value:.2g})")
+            f"a larger one lets the fit cut at {where}")

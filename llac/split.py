@@ -130,8 +130,8 @@ def split_points(design: np.ndarray, time: np.ndarray, variables: dict[str, np.n
             trend_blocked[node.path] = kept_out
     # the cut a larger budget lets the fit make: the search's own (what it cuts first), else
     # the trend cut, which is only looked for once the search is done
-    return [Leaf(n.region, n.rows, n.fit, (), n.fit.at_bound,
-                 blocked.get(n.path) or _over_budget(search, n) or trend_blocked.get(n.path))
+    return [Leaf(n.region, n.rows, n.fit, (), n.fit.at_bound, blocked.get(n.path) or _over_budget(search, n)
+                 or trend_blocked.get(n.path) or _too_few_points(search, n))
             for n in sorted(finished, key=lambda n: n.path)], search.cuts
 
 
@@ -146,6 +146,19 @@ def _over_budget(search: _Search, node: _Node) -> tuple[Cut, str] | None:
     fresh = replace(search, rng=np.random.default_rng(search.settings.seed))
     proposal = _propose(fresh, node, list(search.variables))
     return (proposal.cut, "maxintervals") if proposal is not None else None
+
+
+def _too_few_points(search: _Search, node: _Node) -> tuple[Cut, str] | None:
+    """The cut `minpoints` kept out of a finished piece whose error is above the threshold:
+    the acceptable cut with sides of the fewest points a fit needs (searched with a fresh
+    random stream), when `minpoints` asks for more; else None."""
+    fewest = search.design.shape[1] + 1
+    if not search.settings.split or node.fit.median_rel_error <= search.settings.threshold \
+            or search.minpoints <= fewest or len(node.rows) >= 2 * search.minpoints + 2:
+        return None
+    fresh = replace(search, rng=np.random.default_rng(search.settings.seed), minpoints=fewest)
+    proposal = _propose(fresh, node, list(search.variables))
+    return (proposal.cut, "minpoints") if proposal is not None else None
 
 
 @dataclass(frozen=True)

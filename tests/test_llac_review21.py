@@ -36,6 +36,15 @@ def test_a_fit_stopped_by_the_interval_budget_blames_the_budget(session, setting
     assert "no statistically real cut" not in out
 
 
+def test_a_fit_stopped_by_minpoints_blames_minpoints(session):
+    """A review: with `set minpoints` larger than the data allow, the warning blamed the data
+    ("no statistically real cut lowers it")."""
+    cut = re.search(r"cut at N = ([\d.]+):", text_of(run(session, "fit colinit")))[1]
+    out = text_of(run(session, "set minpoints 1000; fit colinit"))
+    assert (f"`set minpoints 1000` leaves too few sample points for a cut; a smaller one lets the fit cut at "
+            f"N = {cut} (p = ") in out and "no statistically real cut" not in out
+
+
 def test_the_cut_the_budget_warning_promises_is_the_one_a_larger_budget_makes(tmp_path):
     """A review: with `set maxintervals 1` the warning promised a cut at the trend test's
     middle point, with the trend test's p, while `set maxintervals 2` cut elsewhere. Here the
