@@ -442,12 +442,24 @@ def _syntax_error(err: UnexpectedInput, text: str, keywords) -> LlacError:
         hint = (" (a comparison is written ==)" if err.token.type == "EQUAL"
                 and "formula__COMPARE" in err.expected else _keyword_hint(str(err.token), err.expected)
                 or _option_hint(err, text))
-        return LlacError(f"expected {_words(err.expected)}, found {found}{hint}", where)
+        return LlacError(f"expected {_words(_acceptable(err))}, found {found}{hint}", where)
     if isinstance(err, UnexpectedCharacters):
         char = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
         allowed = _words(err.allowed) if err.allowed else "something else"
         return LlacError(f"unexpected {char!r}: expected {allowed}", where)
     return LlacError("syntax error", where)
+
+
+def _acceptable(err: UnexpectedToken) -> set[str]:
+    """The terminals `err` expected, less the ends of a statement (the end of the line, ';')
+    that the parser, trying them (Lark's `accepts`), finds lead only to a later error: the
+    state's table alone made `set threshold;` offer "the end of the line", which `set
+    threshold` then refused."""
+    expected, parser = set(err.expected), err.interactive_parser
+    ends = expected & {"_NL", "SEMICOLON", "$END"}
+    if parser is None or not ends:
+        return expected
+    return expected - (ends - set(parser.accepts()))
 
 
 def _said(terminal: str) -> tuple[str, ...]:
@@ -496,9 +508,10 @@ def _statement_start(text: str, line: int, column: int):
     cut = before.rfind(";")
     segment = lines[row][cut + 1:]
     stripped = segment.lstrip()
-    word = stripped.split(" ", 1)[0].split("=", 1)[0].strip()
-    if not word or not (word[0].isalpha() or word[0] == "_"):
+    word = re.match(r"[A-Za-z_][\w.@]*", stripped)     # the word itself: `show;` is `show`
+    if word is None:
         return None
+    word = word.group()
     return word, row + 1, cut + 2 + len(segment) - len(stripped)
 
 

@@ -88,7 +88,7 @@ def test_expected_words_are_plain():
 def test_error_format_has_location_line_and_caret():
     err = error_of("list\nshow 12")
     text = format_error(err, "s.llac", "list\nshow 12")
-    assert text.splitlines() == ["s.llac:2:6: expected a name or the end of the line, found '12'",
+    assert text.splitlines() == ["s.llac:2:6: expected a name, found '12'",
                                  "    show 12", "         ^^"]
 
 
@@ -103,6 +103,14 @@ def test_incomplete_statements_wait_for_more():
 def test_a_terminal_of_several_words_lists_them_among_the_others():
     message = error_of("machine").message        # 'export', 'import' and the views of MACHINE_VIEW
     assert message.startswith("expected 'export', 'import', 'list', 'show', 'compare', 'mountain' or 'bsp'")
+
+
+def test_a_syntax_error_offers_only_what_the_parser_accepts_there():
+    """A review: `set threshold;` said "expected a name, a number or the end of the line",
+    and `set threshold` then refused the end of the line."""
+    for text in ("set threshold;", "set threshold"):
+        assert error_of(text).message.startswith("expected a name or a number, found "), text
+    assert error_of("show;").message == "expected a name, found ';'"     # not "unknown command 'show;'"
 
 
 def test_syntax_errors_never_show_the_grammars_internal_names():
