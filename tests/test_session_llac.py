@@ -315,6 +315,8 @@ def test_rename_delete_list(session):
     table = run(session, "list")[0]
     assert isinstance(table, Table) and [r[0] for r in table.rows] == ["c"]
     assert "already in use" in error_of(session, "b = c; rename b c").message
+    err = error_of(session, "delete c, b, c")          # a review: "deleted c, b, c"
+    assert err.message == "c is named twice" and err.span.column == 14 and {"b", "c"} <= set(session.objects)
 
 
 def test_an_experiments_model_goes_with_it_when_it_is_renamed(session):

@@ -398,8 +398,12 @@ def rename(session, statement: ast.Rename):
 
 @command("delete", "delete NAME [, NAME ...]", "Forget objects.", ["delete small, big"], ast.Delete)
 def delete(session, statement: ast.Delete):
+    seen = set()
     for name in statement.objs:
         session.get(name)
+        if name.text in seen:
+            raise LlacError(f"{name.text} is named twice", name.span)
+        seen.add(name.text)
     for name in statement.objs:
         session.objects.pop(name.text, None)
     return [Note(f"deleted {', '.join(n.text for n in statement.objs)}")]
