@@ -80,8 +80,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--procs", type=_procs, default=None, help="A:B:F: P = A, A*F, ... <= B")
     run.add_argument("--cflags", default="-O2", help="compiler flags (default: -O2)")
     run.add_argument("--no-oversubscribe", dest="oversubscribe", action="store_false",
-                     help="MPI: never run more ranks than cores (by default call run lets "
-                          "MPI oversubscribe, and says so)")
+                     help="never run more MPI ranks or OpenMP threads than cores (by default "
+                          "call run oversubscribes, and says so)")
     commands.add_parser("cc", help="translate and compile; any cc flags pass through")
     probe = commands.add_parser("probe", help="measure this machine, store it in the machine database")
     probe.add_argument("--quick", action="store_true",

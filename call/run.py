@@ -18,6 +18,7 @@ from call.launch import Launch, finished, label, status_note
 from call.mpirun import prepare_mpi
 from call.pragmas import procs_sequence
 from call.progress import Progress
+from call.scripts import cores
 from call.stop import Terminated, raise_terminated
 
 INTERRUPTED = 130   # the shell's status for a command ended by SIGINT
@@ -169,5 +170,25 @@ def run_program(program: Program, procs: tuple[int, int, int] | None, cflags: st
     else:
         launch = Launch(ensure_built(program, shlex.split(cflags), progress), arguments)
         openmp = procs or (program.parallel.procs if model == "OpenMP" else None)
-        counts = procs_sequence(openmp) if openmp else [None]
+        counts = thread_counts(procs_sequence(openmp), oversubscribe, progress) if openmp else [None]
     return sweep(source, launch, counts, progress)
+
+
+def thread_counts(counts: list[int], oversubscribe: bool, progress: Progress) -> list[int]:
+    """An OpenMP sweep's thread counts: those above this machine's cores run with a note (their
+    threads share cores, as oversubscribed MPI ranks do) or, `oversubscribe` False
+    (--no-oversubscribe), are left out with a note."""
+    many = [c for c in counts if c > cores()]
+    if not many:
+        return counts
+    shown = ", ".join(map(str, many))
+    if oversubscribe:
+        progress.note(f"P={shown} > {cores()} cores: more threads than cores; they share cores, so times "
+                      f"are not those of dedicated processors (--no-oversubscribe leaves them out)")
+        return counts
+    kept = [c for c in counts if c <= cores()]
+    if not kept:
+        raise CallError([Diagnostic("error", "call run", 0, 0, f"--no-oversubscribe leaves no P to run: every "
+                                    f"count (P={shown}) is above this machine's {cores()} cores")])
+    progress.note(f"--no-oversubscribe: P={shown} left out, more threads than this machine's {cores()} cores")
+    return kept

@@ -99,6 +99,19 @@ def test_run_with_procs_option_overrides_the_clause(tmp_path):
     assert [p.name for p in tmp_path.glob("*.dat")] == ["matvec.cll.2.dat"]
 
 
+def test_openmp_threads_above_the_cores_are_said_and_left_out_with_no_oversubscribe(tmp_path):
+    """A review: --procs 1:8:2 ran 4 and 8 threads on 2 cores without a note, and
+    --no-oversubscribe was ignored for OpenMP."""
+    shutil.copy(SAMPLES / "omp_matvec" / "matvec.c", tmp_path / "matvec.c")
+    many = 2 * len(os.sched_getaffinity(0))
+    done = call("run", "matvec.c", "--procs", f"1:{many}:{many}", "--", "128", cwd=tmp_path)
+    assert done.returncode == 0 and f"call: P={many} > {many // 2} cores: more threads than cores" in done.stderr
+    (tmp_path / f"matvec.cll.{many}.dat").unlink()
+    done = call("run", "matvec.c", "--procs", f"1:{many}:{many}", "--no-oversubscribe", "--", "128", cwd=tmp_path)
+    assert done.returncode == 0 and f"--no-oversubscribe: P={many} left out" in done.stderr, done.stderr
+    assert [p.name for p in tmp_path.glob("*.dat")] == ["matvec.cll.1.dat"]
+
+
 def test_compiler_errors_point_at_the_original_line(tmp_path):
     (tmp_path / "bad.c").write_text("#include <stdio.h>\nint main(void) {\n    int N = 3;\n"
                                     "    #pragma cll f f[0] + f[1]*N + \\\n        f[2]*N*N\n"
