@@ -126,10 +126,22 @@ class Experiment:
         return replace(self, **changes)
 
     def select(self, mask: np.ndarray) -> "Experiment":
-        """The records where the boolean `mask` is true."""
+        """The records where the boolean `mask` is true; of an experiment merged from several
+        files, each file's count is what it keeps, and a file that keeps none is no longer
+        one of its sources (one left: the experiment is that file's)."""
         mask = np.asarray(mask, dtype=bool)
-        return self.replace(columns={k: v[mask] for k, v in self.columns.items()},
-                            ids=None if self.ids is None else self.ids[mask])
+        chosen = self.replace(columns={k: v[mask] for k, v in self.columns.items()},
+                              ids=None if self.ids is None else self.ids[mask])
+        counts = [s.records for s in self.sources]
+        if not counts or sum(counts) != len(mask):      # the files' records are not in file order
+            return chosen
+        kept = [replace(s, records=int(part.sum())) for s, part in zip(self.sources, np.split(mask, np.cumsum(counts)[:-1]))]
+        kept = [s for s in kept if s.records]
+        if len(kept) > 1:
+            return chosen.replace(sources=tuple(kept), origin=", ".join(dict.fromkeys(s.origin for s in kept)))
+        if kept:
+            return chosen.replace(sources=(), origin=kept[0].origin, header=kept[0].header)
+        return chosen
 
     def with_column(self, name: str, values) -> "Experiment":
         """A copy with column `name` added or replaced (a scalar is broadcast); replacing

@@ -171,6 +171,19 @@ def test_describe_of_one_file_keeps_its_header_and_a_merge_lists_every_file(tmp_
         ["prog.cll.1.dat", "15", "1"], ["prog.cll.2.dat", "30", "2"], ["prog.cll.4.dat", "60", "4"]]
 
 
+def test_describe_of_a_subset_of_a_sweep_counts_what_each_file_keeps(tmp_path):
+    """Session 30: a subset of an experiment merged from three files listed each file with the
+    records it had before the subset; a subset of one file's records is that file's."""
+    write_sweep(tmp_path, procs=(1, 2, 4))
+    lines = describe_lines(tmp_path, 'load "prog.cll.*.dat"; s = f where P >= 2 and N <= 2048; describe s')
+    head = lines.index("s: trace files") + 1
+    assert [line.split()[:3] for line in lines[head + 2:head + 4]] == [["prog.cll.2.dat", "12", "2"],
+                                                                    ["prog.cll.4.dat", "24", "4"]]
+    assert "origin: prog.cll.2.dat, prog.cll.4.dat" in lines
+    lines = describe_lines(tmp_path, 'load "prog.cll.*.dat"; s = f where P == 4; describe s')
+    assert "s: trace files" not in lines and "procs: 4" in lines and "origin: prog.cll.4.dat" in lines
+
+
 def test_one_warning_per_set_of_terms_without_a_value(probed):
     done = llac_in(probed, 'load "s.cll.1.dat"; s = stream formula "s[0] + s[1]*N*log(N) + s[2]/N"; fit s; '
                            'predict s N=0,-1,-2,4096')

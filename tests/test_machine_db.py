@@ -260,7 +260,7 @@ def test_export_and_import_carry_a_machine_to_another_database(db_path, tmp_path
     ("machine compare node1", "machine compare takes two machines"),
     ("machine list node1", "machine list takes no machine"),
     ('machine export node1@loaded "x.json"', "machine export takes a machine's name and writes all its runs"),
-    ("machine frob", "expected 'export', 'import', 'list', 'show', 'compare', 'mountain', 'bsp' or the end of the line"),
+    ("machine frob", "expected 'export', 'import', 'list', 'show', 'compare', 'mountain' or 'bsp', found 'frob'"),
     ('machine import "missing.json"', "cannot read 'missing.json'"),
 ])
 def test_mistakes_get_one_clear_message(db_path, command, message):
