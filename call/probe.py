@@ -236,7 +236,7 @@ def store_run(db: MachineDB, run: ProbeRun) -> str:
     try:
         db.store(run)
         return db.machine_of(run.host, run.cpu_model)
-    except sqlite3.Error as err:
+    except (MachineDBError, sqlite3.Error) as err:
         raise ProbeError(f"cannot store the probe run in {db.path}: {err}") from None
 
 

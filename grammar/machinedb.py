@@ -123,6 +123,11 @@ class MachineDB:
             raise MachineDBError(f"{self.path}: {problem}")
         if self.path.is_dir():
             raise MachineDBError(f"{self.path}: is a folder, not a database file")
+        if create and self.path.exists() and not (os.access(self.path, os.W_OK)
+                                                 and os.access(self.path.parent, os.W_OK)):
+            what = "the file" if not os.access(self.path, os.W_OK) else "its folder (SQLite writes a journal beside it)"
+            raise MachineDBError(f"{self.path}: cannot write it: {what} is read-only; reading it works "
+                                 f"(llac's machine commands), or set ${ENVIRONMENT_VARIABLE} to another database")
         try:
             self.connection = self._connect(write=create)
         except sqlite3.DatabaseError as error:
@@ -186,7 +191,14 @@ class MachineDB:
 
     # ---- writing
     def store(self, run: ProbeRun) -> int:
-        """Store a probe run under its machine (created on first sight); return its id."""
+        """Store a probe run under its machine (created on first sight); return its id.
+        MachineDBError when the file cannot be written (read-only, a full disk)."""
+        try:
+            return self._store(run)
+        except sqlite3.Error as error:
+            raise MachineDBError(f"{self.path}: cannot write it ({error})") from None
+
+    def _store(self, run: ProbeRun) -> int:
         with self.connection:
             machine_id = self._machine_id(run.host, run.cpu_model)
             cursor = self.connection.execute(

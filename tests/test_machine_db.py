@@ -458,3 +458,40 @@ def test_a_whole_run_imports_also_from_a_machine_that_reports_no_caches(tmp_path
     path.write_text(machine_file(damaged(caches=[]), damaged(date="2026-11-24T11:00:00Z")))
     done = llac(f'machine import "{path}"', tmp_path / "m.sqlite")
     assert done.returncode == 0 and "machine node1: 2 probe run(s) imported" in done.stdout, done.stderr
+
+
+@pytest.fixture
+def immutable(db_path):
+    """`db_path` made read-only even for root (chattr +i), undone afterwards; skipped where the
+    file system has no such flag."""
+    if subprocess.run(["chattr", "+i", str(db_path)], capture_output=True).returncode:
+        pytest.skip("chattr +i does not work here")
+    yield db_path
+    subprocess.run(["chattr", "-i", str(db_path)], check=True)
+
+
+def test_a_read_only_database_is_refused_before_anything_is_measured_or_imported(immutable, tmp_path):
+    """A review: `machine import` into a read-only database gave an internal error
+    (OperationalError), and `call probe` said so only after the whole probe."""
+    export = tmp_path / "node9.json"
+    done = llac(f'machine export node1 "{export}"', immutable)
+    assert done.returncode == 0, done.stderr
+    export.write_text(export.read_text().replace('"node1"', '"node9"'))
+    done = llac(f'machine import "{export}"', immutable)
+    assert done.returncode == 1 and "cannot write it: the file is read-only" in done.stderr, done.stderr
+    assert "node1" in llac("machine list", immutable).stdout       # reading still works
+    done = subprocess.run([sys.executable, "-m", "call", "probe", "--quick", "--db", str(immutable)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "cannot write it: the file is read-only" in done.stderr
+    assert "measuring" not in done.stderr and "building the probe" not in done.stderr, done.stderr
+
+
+def test_a_write_that_fails_after_opening_is_one_machine_db_error(db_path):
+    with MachineDB(db_path) as db:
+        if subprocess.run(["chattr", "+i", str(db_path)], capture_output=True).returncode:
+            pytest.skip("chattr +i does not work here")
+        try:
+            with pytest.raises(MachineDBError, match="cannot write it"):
+                db.store(probe_run(host="node9"))
+        finally:
+            subprocess.run(["chattr", "-i", str(db_path)], check=True)
