@@ -456,3 +456,18 @@ def test_a_model_is_named_with_its_experiment_not_suggested_to_itself(tmp_path):
         assert (f"'f.model' is a model (of f), not runs of supersteps: {command} f evaluates the runs of its "
                 f"experiment") in done.stderr
         assert "did you mean" not in done.stderr
+
+
+def test_the_load_note_names_the_sync_experiment_as_the_load_named_it(tmp_path):
+    """A review: two PUB programs' traces, each with a sync experiment f, loaded together,
+    were said to be evaluated by `obsp f`, which then failed (the experiments are f@PROGRAM);
+    loaded one after the other, `obsp f` evaluated the first program's runs for the second's."""
+    rows, records = figure1_sweep((1000, 2000, 4000))
+    for program in ("fig1", "fig2"):
+        write_sweep_trace(tmp_path / f"{program}.cll.2.dat", rows, records, program=program)
+    together = llac(tmp_path, 'load "fig1.cll.2.dat", "fig2.cll.2.dat"').stdout
+    assert "kept the supersteps of fig2 at P=2: " in together and "(obsp f@fig2 evaluates them)" in together
+    apart = llac(tmp_path, 'load "fig1.cll.2.dat"; load "fig2.cll.2.dat"').stdout
+    assert "(obsp f evaluates them)" in apart and "(obsp f@fig2_cll_2 evaluates them)" in apart
+    done = llac(tmp_path, 'load "fig1.cll.2.dat", "fig2.cll.2.dat"; obsp f@fig2 with g=1e-9, L=1e-6')
+    assert done.returncode == 0 and "f@fig2" in done.stdout, done.stderr

@@ -73,7 +73,7 @@ def load_traces(session, traces, name: str | None = None) -> list:
     """Store the experiments of `traces` (same names merged), with their problems as warnings."""
     results = [Note(str(p), warning=True) for t in traces for p in t.problems]
     groups: dict[str, list] = {}
-    programs, apart = {}, []
+    programs, apart, stored = {}, [], {}
     for trace in traces:
         for exp_name, experiment in trace.experiments.items():
             groups.setdefault(name or exp_name, []).append((trace.path, experiment.identify()))
@@ -87,13 +87,15 @@ def load_traces(session, traces, name: str | None = None) -> list:
         for experiments, program, path in parts:
             target = _free_name(session, exp_name, program if several and program else path, len(parts) > 1)
             results.append(session.store(target, merge_experiments(experiments)))
+            stored[program, exp_name] = target
     if apart:
         owners = ", ".join(dict.fromkeys(p or "unnamed" for p in programs.values()))
         results.insert(0, Note(f"these files are the traces of several programs ({owners}): experiments of one "
                                f"name from different programs ({', '.join(apart)}) are kept apart, each named "
                                f"NAME@PROGRAM (merged, one program's times would be fitted as repetitions of "
                                f"another's)", warning=True))
-    results += [note for t in traces if t.supersteps is not None for note in store_supersteps(session, t.supersteps)]
+    results += [note for t in traces if t.supersteps is not None
+                for note in store_supersteps(session, t.supersteps, stored)]
     if not groups and not any(t.supersteps for t in traces):
         results.append(Note("no experiments found", warning=True))
     return results
@@ -155,10 +157,12 @@ def _held_already(session, members: list) -> list[Note]:
     return notes
 
 
-def store_supersteps(session, run) -> list[Note]:
+def store_supersteps(session, run, stored: dict | None = None) -> list[Note]:
     """Keep a PUB run's supersteps under its program's name and P, for `obsp PROGRAM`: those of
     the same execution as the ones kept there (a `.rank<r>` file of a rank the gathered trace
-    lacks) are added to them, a gathered trace of another execution replaces them."""
+    lacks) are added to them, a gathered trace of another execution replaces them. `stored`:
+    (program, experiment) -> the name the load gave it, so that the note names the sync
+    experiment as the user now calls it (`f@fft_pub` when several programs have an `f`)."""
     runs = session.supersteps.setdefault(run.program, {})
     kept = runs.get(run.procs)
     where = f"{run.program} at P={run.procs}"
@@ -181,7 +185,7 @@ def store_supersteps(session, run) -> list[Note]:
     if not run.steps:
         return [Note(f"the trace of {where} holds no supersteps: they are recorded in the runs of a `sync` "
                      f"experiment (#pragma cll sync NAME ...), and it ran none", warning=True)]
-    name = run.runs_of[0] if run.runs_of else run.program
+    name = (stored or {}).get((run.program, run.runs_of[0]), run.runs_of[0]) if run.runs_of else run.program
     return [Note(f"{'replaced' if kept is not None else 'kept'} the supersteps of {where}: "
                  f"{len(run.steps)} records (obsp {name} evaluates them)")]
 
