@@ -351,6 +351,21 @@ def test_mistakes_are_one_clear_message(tmp_path, script, message):
     assert len(done.stderr.splitlines()) == 3, done.stderr       # the message, the line, the caret
 
 
+def test_a_run_without_supersteps_is_left_out_not_blamed_for_the_run_asked_for(tmp_path):
+    """A review: when one run of f had no supersteps (its program died before writing them),
+    `timeline f run=1` said "run 4 of f has no supersteps", whatever run was asked for."""
+    rows, records = figure1_sweep((1000, 2000), reps=3)
+    write_sweep_trace(tmp_path / "sweep.cll.2.dat", [r for r in rows if r[0] != 6], records, program="sweep")
+    asked = llac(tmp_path, f'load "sweep.cll.2.dat"; timeline f run=1 {GIVEN}')
+    assert asked.returncode == 0 and titles(asked.stdout)[0].startswith("timeline of run 1 of f, P=2, N=1000"), \
+        asked.stderr
+    chosen = llac(tmp_path, f'load "sweep.cll.2.dat"; timeline f {GIVEN}')
+    assert chosen.returncode == 0 and "(runs that cannot be drawn are left out: run 6 has no supersteps in " \
+        "sweep.cll.2.dat)" in titles(chosen.stdout)[0], chosen.stderr
+    missing = llac(tmp_path, f'load "sweep.cll.2.dat"; timeline f run=6 {GIVEN}')
+    assert missing.returncode == 1 and "run 6 of f has no supersteps in sweep.cll.2.dat" in missing.stderr
+
+
 def test_tab_offers_the_names_and_selectors(tmp_path, monkeypatch):
     from llac.completion import candidates
     sweep_trace(tmp_path)

@@ -140,26 +140,31 @@ def _experiment_run(session, statement: ast.Timeline, experiment: Experiment):
         raise LlacError(f"no supersteps of {program or experiment.name} were loaded at P={group.procs}",
                         statement.obj.span)
     runs = trace.runs()
-    missing = [r for r in group.runs if r not in runs]
-    if missing:
-        raise LlacError(f"run {missing[0]} of {experiment.name} has no supersteps in {trace.path}",
-                        statement.obj.span)
     if "run" in selected:
         number = int(selected["run"][1])
+        if number not in runs:
+            raise LlacError(f"run {number} of {experiment.name} has no supersteps in {trace.path}",
+                            selected["run"][0].span)
         return trace, number, f"run {number} of {experiment.name}, {_label(group)}"
     reason = None
     for candidate in ordered:          # the largest size with a run that can be drawn
         here = traces.get(candidate.procs)
         known = [r for r in candidate.runs if here is not None and r in here.runs()]
+        lacking = [r for r in candidate.runs if r not in known]
         usable, why = _evaluable(here, known) if known else ([], None)
-        reason = reason or why
+        reason = reason or why or (f"run {lacking[0]} has no supersteps in {here.path if here else 'the trace'}"
+                                   if lacking else None)
         if usable:
             times = [max(s.end for s in here.runs()[r]) for r in usable]
             number = usable[representative(times, session.fit_settings().aggregate)]
             note = f" (runs that cannot be drawn are left out: {reason})" if reason else ""
             return here, number, f"run {number} of {experiment.name}, {_label(candidate)}{note}"
-    times = [max(s.end for s in runs[r]) for r in group.runs]   # none can: the error comes with the drawing
-    number = group.runs[representative(times, session.fit_settings().aggregate)]
+    present = [r for r in group.runs if r in runs]
+    if not present:
+        raise LlacError(f"run {group.runs[0]} of {experiment.name} has no supersteps in {trace.path}",
+                        statement.obj.span)
+    times = [max(s.end for s in runs[r]) for r in present]   # none can: the error comes with the drawing
+    number = present[representative(times, session.fit_settings().aggregate)]
     return trace, number, f"run {number} of {experiment.name}, {_label(group)}"
 
 
