@@ -191,3 +191,15 @@ def test_predict_at_another_experiment_says_so_and_at_a_subset_does_not(session)
     assert "another experiment" in text_of(run(session, "predict colinit at rowinit"))
     run(session, "small = colinit where N < 512; big = colinit where N >= 512")
     assert "another experiment" not in text_of(run(session, "predict small at big; predict small at big by N"))
+
+
+def test_predict_at_the_same_experiment_of_another_program_says_so(tmp_path, monkeypatch):
+    """A review: fft_pub's f against fft_mpi's f, both declared f, got no note."""
+    monkeypatch.chdir(tmp_path)
+    records = [(1e-9 * n, n) for n in (100, 200, 400, 800) for _ in range(2)]
+    for program in ("one", "two"):
+        (tmp_path / f"{program}.cll.1.dat").write_text(trace_text({"f": ("f[0] + f[1]*N", ["N"], records)},
+                                                                   program=program))
+    session = Session()
+    run(session, 'load "one.cll.1.dat", "two.cll.1.dat"; fit f@one')
+    assert "f@two, an experiment of another program (two)" in text_of(run(session, "predict f@one at f@two"))

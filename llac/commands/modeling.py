@@ -376,14 +376,17 @@ def across_note(session, model, experiment: Experiment) -> list[Note]:
     model's own; for a model whose experiment is gone, another formula): the errors then say
     how well one experiment predicts another, easily taken for the model's own accuracy."""
     own = session.objects.get(model.name)
+    program = experiment.header.get("program")
     if isinstance(own, Experiment):
         same = own.header.get("experiment", own.name) == experiment.header.get("experiment", experiment.name)
+        other_program = own.header.get("program") != program
     else:
-        same = str(model.formula) == str(experiment.formula)
-    if same:
+        same, other_program = str(model.formula) == str(experiment.formula), False
+    if same and not other_program:
         return []
+    what = f"an experiment of another program ({program})" if other_program and program else "another experiment"
     return [Note(f"the model of {model.name} ({model.formula}) is compared with the times of "
-                 f"{experiment.name}, another experiment ({experiment.formula}): the errors say how well "
+                 f"{experiment.name}, {what} ({experiment.formula}): the errors say how well "
                  f"{model.name}'s model predicts {experiment.name}")]
 
 
