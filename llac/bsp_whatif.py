@@ -60,9 +60,10 @@ def communication_scale(model, columns: dict[str, np.ndarray], prediction,
         parts = design[row] * model.pieces[index].constants
         used["L"] |= bool(np.any(parts[latency[row]] != 0))
         used["g"] |= bool(np.any(parts[bandwidth[row]] != 0))
-        result[row] = parts[latency[row]].sum() * new_L[row] / old_L[row] + \
-            parts[bandwidth[row]].sum() * new_g[row] / old_g[row] + \
-            parts[~(latency[row] | bandwidth[row])].sum() * ratio
+        with np.errstate(over="ignore", invalid="ignore"):   # g or L near the float limit: inf, shown as such
+            result[row] = parts[latency[row]].sum() * new_L[row] / old_L[row] + \
+                parts[bandwidth[row]].sum() * new_g[row] / old_g[row] + \
+                parts[~(latency[row] | bandwidth[row])].sum() * ratio
     source = ", ".join(f"{k}={v:g}" for k, v in given.items())
     if there:
         source = f"{there_ref}@{there.run_id}'s g and L" + (f", with {source}" if source else "")

@@ -43,6 +43,16 @@ def test_with_g_and_L(workdir):
     assert predicted(workdir, "predict D size=65536 with g=4e-9, L=1e-3") == pytest.approx(1e-3 + 4e-9 * 131072, rel=1e-3)
 
 
+def test_g_and_L_at_the_float_limit_give_inf_without_a_python_warning(workdir):
+    """A review: `with g=1e308, L=1e308` printed numpy's RuntimeWarning with its source line."""
+    env = {**os.environ, "LLAC_MACHINE_DB": str(workdir / "machines.sqlite"), "PYTHONWARNINGS": "always"}
+    done = subprocess.run([sys.executable, "-m", "llac", "-c", 'load "x.cll.2.dat"; predict D size=65536 with '
+                           'g=1e308, L=1e308'], cwd=workdir, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "Warning" not in done.stderr, done.stderr
+    row = next(line for line in done.stdout.splitlines() if line.split() and line.split()[0] == "65536")
+    assert row.split()[4] == "inf"
+
+
 def test_on_a_machine_with_a_faster_network(workdir):
     expected = L2 / 4 + G2 / 2 * 131072
     assert predicted(workdir, "predict D size=65536 on node1@fastnet") == pytest.approx(expected, rel=1e-3)
