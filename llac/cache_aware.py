@@ -230,15 +230,24 @@ def fit_note(model, view: MemoryView) -> str:
             f"from the others), {view.share:.0%} of the fitted time at the largest")
 
 
-def memory_text(model, view: MemoryView, target: str) -> str:
-    """How the machine-aware prediction on `target` (NAME@ID) is made, in one clause."""
+def memory_text(model, view: MemoryView, target: str, other: ProbeRun | None = None) -> str:
+    """How the machine-aware prediction on `target` (NAME@ID) is made, in one clause; on
+    another machine's probe run `other`, with the factor its basic operations give the rest."""
     if view.access is None:
-        return "the plain prediction (no memory term: see `fit`)"
-    lead = model.formula.terms[view.term].factor
-    return (f"the plain prediction plus the memory term ({view.share:.0%} of the fitted time at the largest "
-            f"working set: per unit of {lead}, {view.access.text}) at what {target}'s memory mountain costs "
-            f"beyond the fitted working sets")
-
+        text = "the plain prediction (no memory term: see `fit`)"
+    else:
+        lead = model.formula.terms[view.term].factor
+        text = (f"the plain prediction plus the memory term ({view.share:.0%} of the fitted time at the largest "
+                f"working set: per unit of {lead}, {view.access.text}) at what {target}'s memory mountain costs "
+                f"beyond the fitted working sets")
+    if other is None:
+        return text
+    shared = shared_operations(view.run, other)
+    factor = (f"x{compute_ratio(view.run, other):.4g}, the geometric mean over {len(shared)} basic operation"
+              f"{'s' * (len(shared) != 1)}" if shared else
+              "x1: the two probe runs share no basic operation to compare")
+    rest = "the prediction" if view.access is None else "the rest"
+    return f"{text}, {rest} scaled by {target}'s basic operations against {view.machine}'s ({factor})"
 
 def level_crossings(model, view: MemoryView, x_name: str) -> list[tuple[str, float]]:
     """Along `x_name` (the only variable), the values where the working set leaves each
@@ -310,12 +319,18 @@ def _piece_reference(model, index: int, fitted: np.ndarray) -> float:
     return float(fitted[inside].max()) if inside.any() else float(fitted.max())
 
 
+def shared_operations(here: ProbeRun, there: ProbeRun) -> dict[str, float]:
+    """The basic (compute) operations both probe runs measured: name -> there's seconds over
+    here's."""
+    mine = {o.name: o.seconds for o in here.operations if o.seconds > 0}
+    return {o.name: o.seconds / mine[o.name] for o in there.operations
+            if o.name in mine and o.name in COMPUTE_OPERATIONS and o.seconds > 0}
+
+
 def compute_ratio(here: ProbeRun, there: ProbeRun) -> float:
     """How much slower (>1) the other machine's basic operations are: the geometric mean of
     the ratios of the operations both probes measured (1 when none)."""
-    mine = {o.name: o.seconds for o in here.operations if o.seconds > 0}
-    ratios = [o.seconds / mine[o.name] for o in there.operations
-              if o.name in mine and o.name in COMPUTE_OPERATIONS and o.seconds > 0]
+    ratios = list(shared_operations(here, there).values())
     return float(np.exp(np.mean(np.log(ratios)))) if ratios else 1.0
 
 

@@ -99,6 +99,22 @@ def test_a_working_set_larger_than_the_probe_measured_is_said(workdir):
     assert "larger than any node1@2 measured" in done.stdout           # the run that costs it
 
 
+def test_on_another_machine_the_note_says_what_its_basic_operations_scale(workdir):
+    """A review: `on vm@loaded` said "the plain prediction" beside a column scaled by the
+    basic operations (x1.022); and nothing said why the factor was 1 when the runs share none."""
+    with MachineDB(workdir / "machines.sqlite") as db:
+        bare = probe_run(date="2026-11-23T14:00:00Z", label="bare")
+        bare.operations = []
+        db.store(bare)
+    done = llac(workdir, 'load "train.cll.1.dat"; fit stream; predict stream N=33554432 on node1@slowmem; '
+                         'predict stream N=33554432 on node1@bare')
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"the rest scaled by node1@2's basic operations against node1@1's \(x1, the geometric "
+                     r"mean over \d+ basic operations?\)", done.stdout), done.stdout
+    assert ("scaled by node1@3's basic operations against node1@1's (x1: the two probe runs share no basic "
+            "operation to compare)") in done.stdout
+
+
 def test_a_working_set_beyond_what_a_probe_here_can_measure_gets_no_probe_to_run(workdir):
     """`call probe --largest` refuses more than half the memory available: the note named such a
     probe (a reviewer's `predict small N=1e9` suggested --largest 32GiB, refused here)."""

@@ -523,7 +523,8 @@ def _aware(model, points: dict, prediction, machine: ast.Name | None, parameters
     levels = [level_of(run, w) if np.isfinite(v) else "" for w, v in
               zip(working_set_bytes(model, points), prediction.values)]
     name = f"on {target}" if machine is not None else "machine-aware"
-    return (values, levels), [f"{name}: {memory_text(model, view, target)} (docs/machine.md)"] + notes, name
+    text = memory_text(model, view, target, run if machine is not None else None)
+    return (values, levels), [f"{name}: {text} (docs/machine.md)"] + notes, name
 
 
 @command("report", "report", """One table that summarises every experiment's model, and every
