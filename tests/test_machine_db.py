@@ -171,7 +171,9 @@ def test_a_run_probed_before_the_chase_and_the_gather_shows_none(tmp_path):
     assert done.returncode == 0, done.stderr
     memory_row = next(line for line in done.stdout.splitlines() if line.startswith("memory "))
     assert memory_row.split()[-2:] == ["-", "-"]
-    assert "random" not in done.stdout.split("against")[1]                # no compare row, no curve
+    compared, curves = done.stdout.split("against")[1].split("memory mountain of")
+    assert "random" not in curves and not [line for line in compared.splitlines() if line.startswith("random")]
+    assert "node1@2 has no random chase curve and no random gather curve: those rows are left out" in compared
 
 
 def test_a_knee_measured_far_from_the_reported_size_is_named(tmp_path):
@@ -495,3 +497,22 @@ def test_a_write_that_fails_after_opening_is_one_machine_db_error(db_path):
                 db.store(probe_run(host="node9"))
         finally:
             subprocess.run(["chattr", "-i", str(db_path)], check=True)
+
+
+def test_compare_gives_the_same_rows_in_either_order_and_show_uses_measured_working_sets(tmp_path):
+    """A review: `compare vm node3` gave 17 rows and `compare node3 vm` 11 (node3 without cache
+    levels), and `machine show` costed each level at exactly half its size, interpolated,
+    where `call probe`'s summary takes the largest working set measured within it."""
+    path = tmp_path / "machines.sqlite"
+    bare = probe_run(host="node3", cpu="Third CPU")
+    bare.caches = []
+    with MachineDB(path) as db:
+        db.store(probe_run())
+        db.store(bare)
+    rows = [sorted(line.split(",")[0] for line in llac(f"machine compare {a} {b}", path).stdout.splitlines()
+                   if line.startswith(("read", "random")))
+            for a, b in (("node1", "node3"), ("node3", "node1"))]
+    assert rows[0] == rows[1] and any(r.startswith("read L1") for r in rows[0]), rows
+    measured = {p.working_set for p in probe_run().mountain}
+    shown = llac("machine show node1", path).stdout.split("memory: ns per access")[1].splitlines()[3:6]
+    assert all(line.split()[0].startswith("L") and int(line.split()[1]) in measured for line in shown), shown

@@ -29,8 +29,9 @@ RANDOM_CURVES = (("chase", "random chase"), ("gather", "random gather"))
          measured at the knees), the cost of an access in each cache level and in memory
          (sequential reads and writes, a random pointer chase of dependent loads and a
          random gather of independent ones), basic operations, BSP's
-         g and L per P. `compare`: two machines (or two runs) side
-         by side with their ratio. `mountain` and `bsp` plot the memory mountain (reads and
+         g and L per P (each level costed at the largest working set the probe
+         measured within half its size, as call probe's summary is). `compare`: two machines (or
+         two runs) side by side with their ratio, a note naming the parts one of them lacks. `mountain` and `bsp` plot the memory mountain (reads and
          writes at each stride, the random chase and gather) and g and L against P, on log axes;
          `to "FILE.txt"` or `to "FILE.html"` saves the figure instead (an existing file is kept
          unless `replace` follows its name). `export`/`import` carry a machine to another database as JSON. M is a
@@ -111,10 +112,14 @@ def _show(name: str, run, others) -> list:
 
 
 def _level_sets(run) -> list[tuple[str, float]]:
-    """A working set inside each data cache (half its size) and one in memory (the largest
-    the probe measured), with the level's name."""
-    largest = max(p.working_set for p in run.mountain)
-    return [(label, size / 2) for label, size in level_edges(run)] + [(MEMORY, largest)]
+    """A working set inside each data cache and one in memory, with the level's name: the
+    largest working set the probe measured within half the level's size (half the size where
+    it measured none), as `call probe`'s summary takes it, and the largest it measured."""
+    measured = sorted({p.working_set for p in run.mountain})
+    def inside(size):
+        below = [w for w in measured if w <= size / 2]
+        return below[-1] if below else size / 2
+    return [(label, inside(size)) for label, size in level_edges(run)] + [(MEMORY, measured[-1])]
 
 
 def _level_table(run) -> Table:
@@ -146,7 +151,8 @@ def _compare(first, second) -> Table:
     """Figures of two runs side by side with second/first."""
     (name_a, a), (name_b, b) = first, second
     rows = []
-    for label, ws in _level_sets(a) if a.mountain and b.mountain else ():
+    levels = a if level_edges(a) or not level_edges(b) else b      # the same rows in either order
+    for label, ws in _level_sets(levels) if a.mountain and b.mountain else ():
         for stride in READ_STRIDES:
             x, y = (float(access_cost(r, ws, stride)) * NANO for r in (a, b))
             rows.append((f"read {label} ({int(ws)} B), stride {stride}, ns", x, y, y / x))
@@ -167,7 +173,24 @@ def _compare(first, second) -> Table:
         raise LlacError(f"{name_a} and {name_b} have no figure in common to compare")
     a_tag, b_tag = f"{name_a}@{a.run_id}", f"{name_b}@{b.run_id}"
     return Table(f"{a_tag} ({a.date[:10]}) against {b_tag} ({b.date[:10]})",
-                 ("figure", a_tag, b_tag, "ratio"), tuple(rows))
+                 ("figure", a_tag, b_tag, "ratio"), tuple(rows),
+                 tuple(_lacking(a_tag, a, b) + _lacking(b_tag, b, a)))
+
+
+def _lacking(tag: str, run, other) -> list[str]:
+    """One line per part of the probe that `other` has and `run` lacks (its rows are then left
+    out of the comparison): a run probed without --procs has no BSP parameters, one probed by
+    an older llac no random curves."""
+    parts = [("memory mountain", lambda r: bool(r.mountain)),
+             ("cache levels", lambda r: bool(level_edges(r))),
+             *((f"{name} curve", lambda r, kind=kind: _random_line(r, kind) is not None)
+               for kind, name in RANDOM_CURVES),
+             ("basic operations", lambda r: any(o.seconds > 0 for o in r.operations)),
+             ("BSP parameters (g, L: call probe --procs)", lambda r: bool(r.bsp))]
+    missing = [what for what, has in parts if has(other) and not has(run)]
+    said = [f"no {what}" for what in missing]
+    listed = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1] if said else ""
+    return [f"{tag} has {listed}: those rows are left out"] if missing else []
 
 
 def _mountain_chart(name: str, run) -> str:
