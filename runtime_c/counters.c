@@ -79,6 +79,15 @@ static int column_taken(const char *column, int before)
     return 0;
 }
 
+/* Whether the event `name` is among those kept so far (a list that names it twice). */
+static int kept_already(const char *name)
+{
+    for (int i = 0; i < cll_counters_n_; i++)
+        if (!strcmp(events[i], name))
+            return 1;
+    return 0;
+}
+
 /* Append "NAME (reason)" to the list of dropped events. */
 static void drop(char *dropped, size_t size, const char *name, const char *reason)
 {
@@ -237,6 +246,8 @@ static int choose(char *list, char *dropped, size_t size, int *papi_dropped)
     for (char *name = strtok_r(list, ", \t", &save); name; name = strtok_r(NULL, ", \t", &save)) {
         char column[sizeof columns[0]];
         column_of(name, column, sizeof column);
+        if (kept_already(name))          /* CLL_COUNTERS=a,a: counted once, nothing to warn about */
+            continue;
         const char *why = problem(name, column);
         if (why) {
             drop(dropped, size, name, why);

@@ -272,6 +272,16 @@ def test_unusable_events_are_dropped_with_one_message(tmp_path):
     assert all(len(exp) == 21 for exp in trace.experiments.values())
 
 
+def test_an_event_named_twice_is_counted_once_without_a_warning(tmp_path):
+    """A review: CLL_COUNTERS=cll::CPU-TIME,cll::CPU-TIME warned "cannot count cll::CPU-TIME (its
+    column name is taken)", although it was counted."""
+    (tmp_path / "work.c").write_text(WORK)
+    done = call("run", "work.c", cwd=tmp_path, env={"CLL_COUNTERS": f"cll::CPU-TIME,{OWN},cll::PAGE-FAULTS"})
+    assert done.returncode == 0 and counter_lines(done.stderr) == [], done.stderr
+    trace = read_trace(tmp_path / "work.cll.1.dat")
+    assert trace.experiments["spin"].header["columns"].split() == ["rank", "thread", "time", "N", *COLUMNS]
+
+
 def test_no_usable_event_means_time_only(tmp_path):
     (tmp_path / "work.c").write_text(WORK)
     done = call("run", "work.c", cwd=tmp_path, env={"CLL_COUNTERS": "NO_SUCH_EVENT"})
