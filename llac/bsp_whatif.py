@@ -14,7 +14,7 @@ import numpy as np
 from cll_grammar.machine import BspPoint, ProbeRun
 from llac.cache_aware import compute_ratio
 from llac.errors import LlacError
-from llac.machines import open_machines, resolve_bsp
+from llac.machines import no_bsp, open_machines, resolve_bsp
 
 PARAMETERS = ("g", "L")
 
@@ -132,7 +132,7 @@ def nearest_bsp(run: ProbeRun, procs: float, name: str) -> BspPoint:
     its L an empty call, so reading them as communication would make it nearly free."""
     points = [b for b in run.bsp if b.message == "large"] or list(run.bsp)
     if not points:
-        raise LlacError(f"{name}@{run.run_id} has no BSP parameters (`call probe --procs 1,2,4`)")
+        raise no_bsp(name, run)
     if procs >= 2:
         points = [b for b in points if b.procs >= 2]
         if not points:

@@ -124,6 +124,17 @@ def operation_cost(run: ProbeRun, name: str) -> float | None:
     return next((op.seconds for op in run.operations if op.name == name), None)
 
 
+def no_bsp(name: str, run) -> LlacError:
+    """The error for a probe run without BSP parameters, saying where they are measured: here
+    with `call probe --procs`, or on the run's own host, whose database export this one imports
+    (`call probe` here would measure this machine, not that one)."""
+    from cll_grammar.machine import this_host
+    how = ("`call probe --procs 1,2,4` measures them" if run.host == this_host() else
+           f"`call probe --procs 1,2,4` on {run.host} measures them; `machine export` there and `machine import` "
+           f"here bring them")
+    return LlacError(f"{name}@{run.run_id} has no BSP parameters ({how})")
+
+
 def export_machine(db: MachineDB, name: str, path: Path) -> int:
     """Write machine `name` with all its probe runs to a JSON file; return how many runs."""
     if "@" in name:

@@ -516,3 +516,19 @@ def test_compare_gives_the_same_rows_in_either_order_and_show_uses_measured_work
     measured = {p.working_set for p in probe_run().mountain}
     shown = llac("machine show node1", path).stdout.split("memory: ns per access")[1].splitlines()[3:6]
     assert all(line.split()[0].startswith("L") and int(line.split()[1]) in measured for line in shown), shown
+
+
+def test_a_run_without_bsp_parameters_says_where_they_are_measured(tmp_path):
+    """A review: for another machine's run the message suggested `call probe --procs`, which
+    measures this machine, not that one."""
+    path = tmp_path / "machines.sqlite"
+    with MachineDB(path) as db:
+        for host, cpu in (("node1", "Test CPU 9000"), (this_host(), this_cpu_model())):
+            run = probe_run(host=host, cpu=cpu)
+            run.bsp = []
+            db.store(run)
+    there = llac("machine bsp node1", path)
+    assert there.returncode == 1 and ("has no BSP parameters (`call probe --procs 1,2,4` on node1 measures them; "
+                                      "`machine export` there and `machine import` here bring them)") in there.stderr
+    here = llac("machine bsp", path)
+    assert here.returncode == 1 and "has no BSP parameters (`call probe --procs 1,2,4` measures them)" in here.stderr

@@ -11,7 +11,7 @@ from llac.commands.data import refuse_overwrite
 from llac.commands.modeling import save_figure
 from llac.commands.results import Note, Percent, Table, Text
 from llac.errors import LlacError
-from llac.machines import (MEMORY, access_cost, export_machine, import_machine, level_edges,
+from llac.machines import (MEMORY, access_cost, export_machine, import_machine, level_edges, no_bsp,
                            open_machines, resolve)
 
 NANO = 1e9
@@ -218,7 +218,7 @@ def _bsp_chart(name: str, run) -> str:
     axis the large messages' g lay flat on 0."""
     from llac.plot import line_chart
     if not run.bsp:
-        raise LlacError(f"{name}@{run.run_id} has no BSP parameters (`call probe --procs 1,2,4`)")
+        raise no_bsp(name, run)
     procs = sorted({p.procs for p in run.bsp})
     found = {(p.procs, p.message): p for p in run.bsp}
     series = {f"g {m}, ns/byte": [found[(q, m)].g * NANO if (q, m) in found else float("nan")
