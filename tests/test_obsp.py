@@ -471,3 +471,14 @@ def test_the_load_note_names_the_sync_experiment_as_the_load_named_it(tmp_path):
     assert "(obsp f evaluates them)" in apart and "(obsp f@fig2_cll_2 evaluates them)" in apart
     done = llac(tmp_path, 'load "fig1.cll.2.dat", "fig2.cll.2.dat"; obsp f@fig2 with g=1e-9, L=1e-6')
     assert done.returncode == 0 and "f@fig2" in done.stdout, done.stderr
+
+
+def test_a_pub_program_that_recorded_no_superstep_is_not_called_another_kind_of_program(tmp_path):
+    """A review: the trace of a PUB program that died before its first run (fft_pub refuses
+    P = 3) made `obsp fft_pub` say "load the traces of a PUB program"."""
+    (tmp_path / "fft_pub.cll.3.dat").write_text(
+        "#cll-trace 1\n#program: fft_pub\n#parallel: PUB\n#procs: 3\n#status: exit with status 2\n"
+        "#experiment: f\n#  formula: f[0] + f[1]*N\n#  columns: rank thread time N run\n#  records: 0\n#data\n#end\n")
+    done = llac(tmp_path, 'load "fft_pub.cll.3.dat"; obsp fft_pub')
+    assert done.returncode == 1 and ("the traces of fft_pub, a PUB program, hold no supersteps: it recorded none "
+                                     "(its trace's status: exit with status 2; 0 records") in done.stderr, done.stderr

@@ -65,6 +65,13 @@ def program_supersteps(session, name: ast.Name, command: str = "obsp") -> dict:
         if model is not None and not isinstance(model, Experiment):
             raise LlacError(f"{name.text!r} is a model (of {model.name}), not runs of supersteps: "
                             f"{command} {model.name} evaluates the runs of its experiment", name.span)
+        ran = [o for o in session.objects.values() if isinstance(o, Experiment)
+               and o.header.get("program") == name.text and o.header.get("parallel") == "PUB"]
+        if ran:
+            status = ran[0].header.get("status", "complete")
+            raise LlacError(f"the traces of {name.text}, a PUB program, hold no supersteps: it recorded none "
+                            f"(its trace's status: {status}; {sum(map(len, ran))} records in its "
+                            f"experiments)", name.span)
         known = ", ".join(sorted(session.supersteps)) or "none: load the traces of a PUB program"
         others = [n for n in (*session.supersteps, *session.objects) if n != name.text]
         raise LlacError(f"no experiment or program with supersteps called {name.text!r}"
