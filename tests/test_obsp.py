@@ -392,6 +392,7 @@ def test_a_damaged_run_is_left_out_and_its_size_still_evaluated(tmp_path):
     assert done.returncode == 0, done.stderr
     first = table(done.stdout, "OBSP* and BSP predictions of f's runs")[0]
     assert first[1] == "1000" and float(first[6]) == 0           # run 2 stands for the size
+    assert first[2] == "1"                  # the runs evaluated (a review: it counted the one left out)
     assert "P=2: left out: " in done.stdout and "run 1: rank 1 has" in done.stdout
 
 

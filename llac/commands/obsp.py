@@ -26,7 +26,8 @@ from llac.obsp_runs import RunGroup, predict_run, representative, run_groups
          run time from its supersteps by the OBSP* model and by plain BSP, beside the measured
          time. NAME is the program's `sync` experiment (or a subset of it): every execution of it
          is a run of supersteps, and the rows are its sizes by P, each the run that stands for its
-         repetitions as `set aggregate` says (the fastest for min). NAME may also be the name of a
+         repetitions as `set aggregate` says (the fastest for min); `runs` counts those that
+         could be evaluated (the others are named below the table). NAME may also be the name of a
          program whose traces hold supersteps without experiments: one row per P and run.
          TIME is the measured run time (the latest end of a superstep); OBSP* the CALL paper's
          formulas (2) and (3): each processor waits only for its incoming partners at an
@@ -151,24 +152,24 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
             parameters[group.procs] = machine_parameters(trace, dict(statement.parameters), statement.machine,
                                                          f"obsp {statement.obj.text}")
         g, L, o, _ = parameters[group.procs]
-        chosen = None
+        chosen, used = None, len(group.runs)       # runs: those evaluated (the others are said below)
         try:
             measured = _evaluable(trace, group, (g, L, o), statement.combine, footer)
-            chosen = measured[representative([m.measured for m in measured], aggregate)]
+            chosen, used = measured[representative([m.measured for m in measured], aggregate)], len(measured)
             if statement.data is None:
-                rows.append((*label, len(group.runs), *_figures(chosen), g, L, o))
+                rows.append((*label, used, *_figures(chosen), g, L, o))
                 continue
             same_p = [t for t in training if t.procs == group.procs]
             if not same_p:
                 raise ObspError(f"{statement.obj.text} has no runs at P={group.procs} to learn from")
             predicted = predict_run(experiment, trace, same_p, group.values, settings)
             result = evaluate(predicted.steps, predicted.template, g, L, statement.combine, o)
-            rows.append((*label, len(group.runs), *_figures(result, chosen.measured), g, L, o))
+            rows.append((*label, used, *_figures(result, chosen.measured), g, L, o))
             replays[group.procs] = (f"; replayed run {predicted.template} with W, bytes and messages fitted over "
                                     f"{len(same_p)} sizes" + (" (constants free)" if settings.constants == "free" else ""))
         except ObspError as err:     # the measured run, when known, keeps its supersteps and time
             known = (chosen.supersteps, chosen.measured) if chosen is not None else (None, None)
-            rows.append((*label, len(group.runs), *known, *NOT_EVALUATED[:len(FIGURES) - 1], g, L, o))
+            rows.append((*label, used, *known, *NOT_EVALUATED[:len(FIGURES) - 1], g, L, o))
             failures.append((group.procs, err.message))
     footer += _not_evaluated(failures, "sizes")
     if replays:
