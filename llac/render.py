@@ -171,8 +171,17 @@ def machine(result, fmt: str) -> str:
                     "droppable": list(result.droppable or ())}
     else:
         document = {"table": result.title, "columns": list(headers),
-                    "rows": [dict(zip(headers, plain(row))) for row in rows], "notes": list(result.footer)}
+                    "rows": [dict(zip(headers, map(_json_cell, plain(row)))) for row in rows],
+                    "notes": list(result.footer)}
     return json.dumps(document, ensure_ascii=False, allow_nan=False)
+
+
+def _json_cell(value):
+    """A table's number as CSV writes it (`16`, not `16.0`): a whole float that a double holds
+    exactly is a JSON integer, so that counts and sizes read the same in both formats."""
+    if isinstance(value, float) and value.is_integer() and abs(value) <= 2 ** 53:
+        return int(value)
+    return value
 
 
 def _csv_cell(value):

@@ -165,3 +165,13 @@ def test_an_output_file_in_a_missing_folder_is_one_message_and_no_folder(work, s
     assert r.returncode == 1
     assert words + "the folder new/dir does not exist (make it first: mkdir -p new/dir)" in r.stderr
     assert not (work / "new").exists() and "Traceback" not in r.stderr
+
+
+def test_json_tables_write_whole_numbers_as_integers_as_csv_does(work):
+    """A review: JSON rows wrote counts and sizes as 2.0, 16384.0 where CSV writes 2, 16384."""
+    import json
+    r = llac("--format", "json", "-c", 'load "matinit.cll.1.dat"; describe colinit', cwd=work)
+    rows = json.loads(r.stdout.splitlines()[0])["rows"]
+    n = next(row for row in rows if row["column"] == "N")
+    assert type(n["min"]) is int and type(n["distinct"]) is int
+    assert type(next(row for row in rows if row["column"] == "time")["min"]) is float
