@@ -158,10 +158,13 @@ class Machine(Statement):
 
 @dataclass(frozen=True)
 class ParallelReport(Statement):
-    """A P3T+ parameter report of a parallel experiment, `by` rank, thread or P; `plot` draws it."""
+    """A P3T+ parameter report of a parallel experiment, `by` rank, thread or P; `plot` draws it
+    (to the file `path` when given, kept unless `replace`)."""
     obj: Name
     by: Name | None = None
     plot: bool = False
+    path: str | None = None
+    replace: bool = False
 
 
 @dataclass(frozen=True)

@@ -344,8 +344,10 @@ class StatementBuilder(Transformer):
 
 
 def _parallel_report(kind, meta, children, plot: bool) -> ast.ParallelReport:
-    by = _name(children[1]) if len(children) > 1 else None
-    return kind(_name(children[0]), by, plot, span=span_of(meta))
+    saved = children[-1] if plot and isinstance(children[-1], tuple) else None    # `to "FILE" [replace]`
+    by = _name(children[1]) if len(children) > 1 and children[1] is not None and children[1] is not saved else None
+    path, replace = saved[1] if saved else (None, False)
+    return kind(_name(children[0]), by, plot, path, replace, span=span_of(meta))
 
 
 def _expand(start: float, stop: float, step, meta) -> tuple[float, ...]:

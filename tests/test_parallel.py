@@ -197,6 +197,19 @@ def test_plots_are_text_with_the_rank_labels_and_series(session):
     assert "█ computation, ░ communication" in stacked and "P8 r7" in stacked
 
 
+def test_balance_and_comm_plots_are_saved_to_a_file_as_plot_is(session, tmp_path):
+    """A review: `plot balance` and `plot comm` took no `to "FILE"`, unlike plot, timeline and
+    the machine's plots."""
+    shown = render(run(session, "plot balance work by rank")[0])
+    [said] = run(session, f'plot balance work by rank to "{tmp_path / "b.txt"}"')
+    assert said.text == f"wrote the balance chart of work to {tmp_path / 'b.txt'} (text)"
+    assert (tmp_path / "b.txt").read_text().rstrip("\n") == shown.rstrip("\n")     # what plot shows
+    run(session, f'plot comm f by P to "{tmp_path / "c.html"}"')
+    assert "<pre>" in (tmp_path / "c.html").read_text() and "communication" in (tmp_path / "c.html").read_text()
+    assert "the file exists" in error_of(session, f'plot comm f by P to "{tmp_path / "c.html"}"')
+    run(session, f'plot comm f by P to "{tmp_path / "c.html"}" replace')
+
+
 # ------------------------------------------------------------------ Table 3
 
 @pytest.fixture

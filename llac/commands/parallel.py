@@ -24,13 +24,14 @@ BY_WORDS = (*UNITS, PROCESSORS)
 BALANCE_MARKERS = ("█", "▓", "▒", "░", "▞", "▚")
 
 
-@command("balance", "balance EXPERIMENT [by rank|thread|P]  |  plot balance EXPERIMENT [by ...]",
+@command("balance", 'balance EXPERIMENT [by rank|thread|P]  |  plot balance EXPERIMENT [by ...] [to "FILE"]',
          """The work distribution of a parallel experiment across ranks or threads (P3T+,
          §3.1). Each rank's (OpenMP: thread's) work is the summed time of its records; the optimal work is their mean; the
          goodness wd is the standard deviation of the work divided by its mean (0: perfectly
          balanced; ranks with no records count as doing no work). `by rank` (the default) lists
          every rank for each P, `by P` gives one row per P: mean, max and min work, max/mean
-         and wd. `plot balance` draws the same as bars (by rank) or lines (by P). A bar chart
+         and wd. `plot balance` draws the same as bars (by rank) or lines (by P), `to "FILE.txt"` or
+         `.html` saves it (kept unless `replace` follows). A bar chart
          parts each rank's bars from the next by a blank column and labels the ranks at regular
          intervals; ranks that do not fit in one chart (more than 22 stacked bars, or fewer
          groups of bars side by side, in 78 columns) go to several charts, one under the other,
@@ -51,12 +52,12 @@ def balance(session, statement: ast.Balance):
             from llac.plot import line_chart
             x = [r[0] for r in rows]
             series = {"max": [r[4] for r in rows], "mean": [r[3] for r in rows], "min": [r[5] for r in rows]}
-            return [Text(line_chart(f"{experiment.name}: work per {unit} (seconds) by P", x, series, "P"))]
+            return [_figure(statement, line_chart(f"{experiment.name}: work per {unit} (seconds) by P", x, series, "P"))]
         return [Table(f"work distribution of {experiment.name} by P (seconds of work per {unit})",
                       ("P", f"{unit}s", "records", "mean work", "max work", "min work", "max/mean", "wd"),
                       tuple(rows), _idle_notes(experiment, parts, unit) + _one_unit_notes(experiment, parts, unit))]
     if statement.plot:
-        return [Text(_balance_bars(experiment.name, parts, unit))]
+        return [_figure(statement, _balance_bars(experiment.name, parts, unit))]
     rows, footer = [], []
     for g in parts:
         d = distribution(g)
@@ -72,7 +73,19 @@ def balance(session, statement: ast.Balance):
                   tuple(footer) + _idle_notes(experiment, parts, unit) + _one_unit_notes(experiment, parts, unit))]
 
 
-@command("comm", "comm EXPERIMENT [by rank|P]  |  plot comm EXPERIMENT [by ...]", """The
+def _figure(statement: ast.ParallelReport, chart: str):
+    """A `plot balance` or `plot comm` chart: shown, or written to the statement's `to "FILE"`
+    (text, or a web page around it) as `plot` writes a model's."""
+    if statement.path is None:
+        return Text(chart)
+    from llac.commands.modeling import save_figure
+    from llac.plot import text_page
+    verb = f"plot {'balance' if isinstance(statement, ast.Balance) else 'comm'}"
+    what = f"the {verb.split()[1]} chart of {statement.obj.text}"
+    return save_figure(statement, verb, what, lambda: chart, lambda: text_page(what, chart))
+
+
+@command("comm", 'comm EXPERIMENT [by rank|P]  |  plot comm EXPERIMENT [by ...] [to "FILE"]', """The
          communication of an MPI experiment (P3T+, §3.2), per rank or per P. The PMPI layer
          measures it during the experiment (nested experiments included): the number of transfers (messages sent), the
          data transferred (bytes sent), messages and bytes received, the most distinct partners
@@ -80,7 +93,7 @@ def balance(session, statement: ast.Balance):
          MPI calls) and the computation time (time - communication time). `by rank` (the default)
          gives sums per rank for each P; `by P` gives totals over the ranks, and the
          communication and computation time per rank on average. `plot comm` draws both times
-         as stacked bars (by rank) or lines (by P). It warns when the trace says the program
+         as stacked bars (by rank) or lines (by P); `to "FILE"` saves the chart, as for `plot balance`. It warns when the trace says the program
          used MPI communication that is not counted (the header's `mpi_uncounted`).""",
          ["comm f", "comm D by P", "plot comm f by rank", "plot comm f by P"], ast.Comm)
 def comm(session, statement: ast.Comm):
@@ -103,8 +116,8 @@ def comm(session, statement: ast.Comm):
         if statement.plot:
             from llac.plot import line_chart
             series = {"communication": [r[6] for r in rows], "computation": [r[7] for r in rows]}
-            return warning + [Text(line_chart(f"{experiment.name}: seconds per {unit} by P", [r[0] for r in rows],
-                                    series, "P"))]
+            return warning + [_figure(statement, line_chart(f"{experiment.name}: seconds per {unit} by P",
+                                                            [r[0] for r in rows], series, "P"))]
         return warning + [Table(f"communication of {experiment.name} by P (totals over the {unit}s; times: "
                       f"seconds per {unit})",
                       ("P", "records", "transfers", "bytes sent", "max h", "partners", "comm time",
@@ -114,8 +127,9 @@ def comm(session, statement: ast.Comm):
         labels = [_unit_label(g, u, len(parts) > 1, unit) for g in parts for u in g.units]
         comm_time = np.concatenate([g.sums["mpi_time"] for g in parts])
         comp_time = np.concatenate([g.sums["time"] - g.sums["mpi_time"] for g in parts])
-        return warning + [Text(bar_chart(f"{experiment.name}: █ computation, ░ communication (seconds per {unit})",
-                               labels, [list(comp_time), list(comm_time)], ["█", "░"], stacked=True))]
+        return warning + [_figure(statement, bar_chart(f"{experiment.name}: █ computation, ░ communication "
+                                                       f"(seconds per {unit})", labels, [list(comp_time), list(comm_time)],
+                                                       ["█", "░"], stacked=True))]
     rows = []
     for g in parts:
         s = g.sums
