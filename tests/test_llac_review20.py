@@ -182,6 +182,9 @@ def test_describe_of_a_subset_of_a_sweep_counts_what_each_file_keeps(tmp_path):
     assert "origin: prog.cll.2.dat, prog.cll.4.dat" in lines
     lines = describe_lines(tmp_path, 'load "prog.cll.*.dat"; s = f where P == 4; describe s')
     assert "s: trace files" not in lines and "procs: 4" in lines and "origin: prog.cll.4.dat" in lines
+    lines = describe_lines(tmp_path, 'load "prog.cll.*.dat"; a = aggregate f by min; describe a')
+    assert "records = how many of its records were read from the file; a holds 15 records made from those " \
+           "105 (an aggregate)" in lines
 
 
 def test_one_warning_per_set_of_terms_without_a_value(probed):

@@ -357,9 +357,12 @@ def _sources_table(experiment: Experiment) -> tuple[list[str], list[Table]]:
     differ = [k for k in dict.fromkeys(k for h in headers for k in h) if k not in agreed and k != "records"]
     rows = tuple((source.origin or "-", source.records, *(source.header.get(k) for k in differ))
                  for source in experiment.sources)
+    read = sum(source.records for source in experiment.sources)
+    made = ("" if read == len(experiment) else
+            f"; {experiment.name} holds {len(experiment)} records made from those {read} (an aggregate)")
     return ([f"{k}: {v}" for k, v in agreed.items()],
             [Table(f"{experiment.name}: trace files", ("file", "records", *differ), rows,
-                   ("records = how many of its records were read from the file",))])
+                   (f"records = how many of its records were read from the file{made}",))])
 
 
 def _spread_table(experiment: Experiment, points: dict, counts: np.ndarray) -> Table:
