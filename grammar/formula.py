@@ -433,15 +433,15 @@ def _check_distinct(terms: list[Term]) -> None:
     """Two terms whose factors are proportional whatever the variables (`f[1]*N + f[2]*N`,
     `f[1]*N + f[2]*2*N`, `f[0] + f[1]*2`) cost the same at every input: no measurement can
     tell their constants apart. An error at the second term's constant. (Each factor's values
-    at the probes, scaled by the largest, are compared by hashing: a formula has thousands of
-    terms at most.)"""
+    at the probes, relative to its first that is not 0, are compared by hashing: a formula has
+    thousands of terms at most.)"""
     seen: dict[tuple, Term] = {}
     variables = tuple(dict.fromkeys(v for t in terms for v in variables_of(t.factor)))
     for term in terms:
         values = probe_values(term.factor, variables)
         if not np.all(np.isfinite(values)) or not np.any(values):
             continue
-        earlier = seen.setdefault(tuple(np.round(values / values[np.argmax(np.abs(values))], 9)), term)
+        earlier = seen.setdefault(_shape_key(values), term)
         if earlier is not term:
             raise FormulaError(f"terms {earlier} and {term} cost the same up to a factor whatever "
                                f"the variables: no measurement can tell {earlier.constant} and "
@@ -459,21 +459,48 @@ def check_divisions(root: Node) -> None:
                                    operand.span)
 
 
-# Where an expression is tried: whole numbers, so that a polynomial with whole coefficients
-# is computed exactly (`(N+1)^2 - N^2 - 2*N - 1` is 0.0, not a rounding error), each variable
-# taking them in its own order (`N - M` is 0 at none of them).
-PROBES = np.array([2.0, 3.0, 5.0, 7.0, 11.0, 13.0, 1000.0, 65537.0])
+PROBE_COUNT = 16          # inputs at which a node is tried
+_probes: list[np.ndarray] = []
+
+
+def probes(place: int) -> np.ndarray:
+    """The inputs at which the variable in `place` is tried: PROBE_COUNT whole numbers from 2 to
+    65537 (so that a polynomial with whole coefficients is computed exactly: `(N+1)^2 - N^2 -
+    2*N - 1` is 0.0, not a rounding error), spread evenly in log (most of them small), the same
+    for a place on every call and shared with no other place (`N - M` is 0 at none of them; a
+    rotation of one list of 8 made the ninth variable the first again, and the product of eight
+    variables a constant)."""
+    used = {v for p in _probes for v in p}
+    while len(_probes) <= place:        # each place from its own seed: the same whatever the order of calls
+        rng, chosen = np.random.default_rng(len(_probes)), []
+        while len(chosen) < PROBE_COUNT:
+            v = float(np.round(np.exp(rng.uniform(np.log(2), np.log(65537)))))
+            if v not in used:
+                used.add(v)
+                chosen.append(v)
+        _probes.append(np.array(chosen))
+    return _probes[place]
 
 
 def probe_values(node: Node, variables: Sequence[str] = ()) -> np.ndarray:
-    """`node` (free of constants) at each of the PROBES of its variables: what it is
-    "whatever the variables", as far as a few inputs can tell. Each variable takes them in
-    the order of its place in `variables` (default: its own), so that nodes probed with the
-    same `variables` see the same inputs."""
+    """`node` (free of constants) at each probe of its variables (`probes`): what it is
+    "whatever the variables", as far as a few inputs can tell. Each variable takes those of
+    its place in `variables` (default: its own), so that nodes probed with the same
+    `variables` see the same inputs."""
     variables = variables or variables_of(node)
-    values = {v: np.roll(PROBES, 3 * i) for i, v in enumerate(variables)}
+    values = {v: probes(i) for i, v in enumerate(variables)}
     with np.errstate(all="ignore"):
-        return np.broadcast_to(np.asarray(evaluate(node, values), dtype=float), PROBES.shape)
+        return np.broadcast_to(np.asarray(evaluate(node, values), dtype=float), (PROBE_COUNT,))
+
+
+def _shape_key(values: np.ndarray) -> tuple:
+    """The values relative to the first that is not 0, to 9 significant digits: equal for two
+    factors that are proportional whatever their scale (N^20 and 3*N^20), different for N^6 and
+    N^7 (scaled by the largest and rounded to 9 decimals, every value but the largest was 0
+    from N^6 on)."""
+    with np.errstate(all="ignore"):
+        relative = values / values[np.flatnonzero(values)[0]]
+    return tuple(float(f"{v:.9g}") for v in relative)
 
 
 def _is_zero_whatever_the_variables(node: Node) -> bool:

@@ -1,4 +1,5 @@
 """The formula model: canonical-form validation with columns, variables, design matrices."""
+import re
 import numpy as np
 import pytest
 
@@ -138,3 +139,25 @@ def test_formula_of_thousands_of_terms_is_a_shallow_tree():
 def test_nesting_beyond_the_recursion_limit_is_a_formula_error():
     with pytest.raises(FormulaError, match="nests too deeply"):
         parse_formula("f[0]*" + "2^" * 3000 + "N")
+
+
+@pytest.mark.parametrize("text", [
+    "f[0] + f[1]*N^6 + f[2]*N^7",                       # scaled by the largest probe, N^6's others were 0
+    "f[0] + f[1]*N^20 + f[2]*N^21",
+    "f[0] + f[1]*N^5 + f[2]*N^5*log(N)",
+    "k[0] + k[1]*a + k[2]*b + k[3]*c + k[4]*d + k[5]*e + k[6]*f + k[7]*g + k[8]*h + k[9]*i",   # 9th = 1st
+    "k[0] + k[1]*a*b*c*d*e*f*g*h + k[2]*i",             # the product of 8 probes' lists was a constant
+])
+def test_terms_that_differ_are_not_called_the_same_up_to_a_factor(text):
+    """A review: these valid formulas were refused as terms that cost the same up to a factor."""
+    assert len(parse_formula(text).terms) == text.count("[")
+
+
+@pytest.mark.parametrize("text, pair", [
+    ("f[0] + f[1]*N^20 + f[2]*3*N^20", "f[1]*N^20 and f[2]*3*N^20"),
+    ("f[0] + f[1]*log(N) + f[2]*log(N^2)", "f[1]*log(N) and f[2]*log(N^2)"),
+    ("f[0] + f[1]*a*b*c*d*e*f*g*h*i + f[2]*i*h*g*f*e*d*c*b*a", "f[1]*a*b*c*d*e*f*g*h*i and f[2]*i*h*g*f*e*d*c*b*a"),
+])
+def test_terms_that_are_proportional_at_any_scale_are_refused(text, pair):
+    with pytest.raises(FormulaError, match=re.escape(f"terms {pair} cost the same up to a factor")):
+        parse_formula(text)
