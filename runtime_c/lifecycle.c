@@ -126,9 +126,34 @@ static void write_on_fatal(const char *status)
     cll_save_records(full);
 }
 
+/* How many of `names` (NULL: all, 1) are experiments of this program, with a warning for each
+ * that is not (a typo, or an experiment of a file not linked in): a report of none of them
+ * would replace the trace by an empty one. */
+static int known_names(const char *const *names, int nnames)
+{
+    if (!names)
+        return 1;
+    int known = 0;
+    for (int i = 0; i < nnames; i++) {
+        int found = 0;
+        for (int id = 0; id < cll_experiment_count_() && !found; id++)
+            found = !strcmp(names[i], cll_experiment_at_(id)->name);
+        known += found;
+        if (!found)
+            fprintf(stderr, "cll: warning: report names '%s', which is no experiment of this program (a typo, "
+                    "or its file is not linked in): left out\n", names[i]);
+    }
+    return known;
+}
+
 void cll_report_status(const char *status, const char *const *names, int nnames)
 {
     cll_init_();
+    if (!known_names(names, nnames)) {
+        fprintf(stderr, "cll: warning: this report names no experiment of the program: %s is left as it was\n",
+                cll_trace_path());
+        return;
+    }
     if (write_or_complain(status, names, nnames, 0)) {
         finished = 1;
         cll_store_remove_spills_();

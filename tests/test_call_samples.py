@@ -112,6 +112,22 @@ def test_openmp_threads_above_the_cores_are_said_and_left_out_with_no_oversubscr
     assert [p.name for p in tmp_path.glob("*.dat")] == ["matvec.cll.1.dat"]
 
 
+def test_a_report_of_no_experiment_of_the_program_keeps_the_trace(tmp_path):
+    """A review: `#pragma cll report nosuch` after `report a` rewrote the trace with no
+    experiment and no record, silently."""
+    (tmp_path / "rep.c").write_text(
+        "int main(void) {\n    int N;\n    for (N = 0; N < 3; N++) {\n        #pragma cll a a[0] + a[1]*N\n"
+        "        N += 0;\n        #pragma cll end a\n    }\n    #pragma cll report a\n"
+        "    #pragma cll report nosuch\n    #pragma cll report a, other\n    return 0;\n}\n")
+    done = call("run", "rep.c", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    for name in ("nosuch", "other"):
+        assert f"cll: warning: report names '{name}', which is no experiment of this program" in done.stderr
+    assert f"this report names no experiment of the program: {tmp_path / 'rep.cll.1.dat'} is left as it was" \
+        in done.stderr
+    assert len(records(tmp_path / "rep.cll.1.dat")["a"]) == 3
+
+
 def test_compiler_errors_point_at_the_original_line(tmp_path):
     (tmp_path / "bad.c").write_text("#include <stdio.h>\nint main(void) {\n    int N = 3;\n"
                                     "    #pragma cll f f[0] + f[1]*N + \\\n        f[2]*N*N\n"
