@@ -135,6 +135,14 @@ typedef int (*cll_record_fn)(const cll_record *r, const double *vars, void *ctx)
  * the callback's non-zero value, or -1 (errno set) if a spill file fails. */
 int cll_store_each_(cll_record_fn fn, void *ctx);
 
+/* Mark what every thread has stored now; cll_store_each_marked_ then visits exactly those
+ * records, however many the threads store meanwhile (a report that counts, then writes,
+ * while another thread records: the two passes see the same records, and the writing ends).
+ * Threads beyond the first CLL_MARKED_SLOTS are visited as cll_store_each_ does. */
+#define CLL_MARKED_SLOTS 4096
+void cll_store_mark_(void);
+int cll_store_each_marked_(cll_record_fn fn, void *ctx);
+
 /* The experiments still open, for the header and stderr: calls fn(experiment, thread,
  * times, ctx) once per experiment open on a thread, `times` its open frames there (more
  * than 1 when jumps left it open again and again), outermost first. */

@@ -463,6 +463,64 @@ int cll_store_each_(cll_record_fn fn, void *ctx)
     return 0;
 }
 
+/* What each slot held at cll_store_mark_: its spilled bytes and the bytes in its buffer. */
+static struct {
+    uint64_t spill_bytes;
+    size_t pos;
+} marks[CLL_MARKED_SLOTS];
+static int nmarks;
+
+void cll_store_mark_(void)
+{
+    nmarks = 0;
+    for (cll_slot *s = __atomic_load_n(&slots, __ATOMIC_ACQUIRE); s && nmarks < CLL_MARKED_SLOTS; s = s->next) {
+        marks[nmarks].spill_bytes = __atomic_load_n(&s->spill_bytes, __ATOMIC_RELAXED);
+        marks[nmarks++].pos = __atomic_load_n(&s->pos, __ATOMIC_RELAXED);
+    }
+}
+
+/* The records of slot `s` up to its mark: the spilled chunks before the mark, then the first
+ * `pos` bytes of the buffer, which are still in the buffer if the slot has not spilled since,
+ * and else the start of the chunk it spilled first (a buffer is spilled whole, then refilled
+ * from its start). */
+static int each_marked(const cll_slot *s, uint64_t spill_bytes, size_t pos, cll_record_fn fn, void *ctx)
+{
+    if (s->spill_fd >= 0 && spill_bytes > s->spill_start) {
+        cll_slot upto = *s;
+        upto.spill_bytes = spill_bytes;
+        int rc = each_spilled(&upto, fn, ctx);
+        if (rc)
+            return rc;
+    }
+    if (__atomic_load_n(&s->spill_bytes, __ATOMIC_RELAXED) == spill_bytes)
+        return each_in(s, s->buf, pos, fn, ctx);
+    uint64_t n;
+    if (pread(s->spill_fd, &n, sizeof n, (off_t)spill_bytes) != (ssize_t)sizeof n || n < pos
+        || pread(s->spill_fd, s->readback, pos, (off_t)(spill_bytes + sizeof n)) != (ssize_t)pos) {
+        errno = errno ? errno : EIO;
+        return -1;
+    }
+    return each_in(s, s->readback, pos, fn, ctx);
+}
+
+int cll_store_each_marked_(cll_record_fn fn, void *ctx)
+{
+    int i = 0;
+    for (cll_slot *s = __atomic_load_n(&slots, __ATOMIC_ACQUIRE); s; s = s->next, i++) {
+        int rc = 0;
+        if (i < nmarks)
+            rc = each_marked(s, marks[i].spill_bytes, marks[i].pos, fn, ctx);
+        else if (i >= CLL_MARKED_SLOTS) {     /* (a thread that began after the mark has none) */
+            rc = each_spilled(s, fn, ctx);
+            if (!rc)
+                rc = each_in(s, s->buf, s->pos, fn, ctx);
+        }
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 /* What cll_store_each_open_ counts with, by experiment id (cll_store_reserve_ makes it, so
  * that a trace written after a signal allocates nothing). */
 static struct {

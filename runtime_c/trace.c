@@ -222,7 +222,8 @@ static int writer_init(writer *w, const char *const *names, int nnames, int rese
     }
     for (int id = 0; id < n; id++)
         ((unsigned char *)w->wanted)[id] = (unsigned char)is_wanted(id, names, nnames);
-    return cll_store_each_(count_record, w) ? -1 : 0;
+    cll_store_mark_();          /* the header counts, and the file holds, the records stored now */
+    return cll_store_each_marked_(count_record, w) ? -1 : 0;
 }
 
 static void writer_free(writer *w)
@@ -285,7 +286,7 @@ int cll_records_text(const char *const *names, int nnames, size_t chunk,
     if (writer_init(&t.w, names, nnames, 0))
         return -1;
     t.buf = malloc(t.cap);
-    int rc = t.buf ? cll_store_each_(chunk_record, &t) : -1;
+    int rc = t.buf ? cll_store_each_marked_(chunk_record, &t) : -1;
     if (rc == 0 && t.len)
         rc = sink(t.buf, t.len, ctx);
     free(t.buf);
@@ -363,7 +364,7 @@ static cll_trace_file *open_trace(const char *status, const char *const *names, 
     if (t != &reserve.file)
         setvbuf(t->w.f, NULL, _IOFBF, 1 << 20);
     write_header(&t->w, status, more_header, own);
-    if (cll_store_each_(write_record, &t->w)) {
+    if (cll_store_each_marked_(write_record, &t->w)) {
         discard(t);
         return NULL;
     }

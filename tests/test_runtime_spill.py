@@ -2,6 +2,7 @@
 time is not in the experiments' times."""
 import os
 import subprocess
+import sys
 
 from support.runtime import begin, build, c_program, end, read_trace, run
 
@@ -78,3 +79,47 @@ def test_a_spill_is_not_in_the_time_of_the_experiments_open_around_it(tmp_path):
     trace = read_trace(tmp_path / "prog.cll.1.dat")
     assert float(trace.records["outer"][0][2]) < 0.15   # rank thread time
     assert max(float(r[2]) for r in trace.records["inner"]) < 0.15
+
+
+RACE = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+static volatile long cur;
+static volatile double sink;
+static void *worker(void *arg) {
+    (void)arg;
+    for (long i = 0; i < 6000000; i++) {
+        #pragma cll t t[0] + t[1]*i
+        sink += i;
+        #pragma cll end t
+        cur = i;
+    }
+    return NULL;
+}
+int main(void) {
+    pthread_t th;
+    pthread_create(&th, NULL, worker, NULL);
+    while (cur < 1500000);            /* the worker has spilled */
+    #pragma cll report all
+    if (system("cp race.cll.1.dat reported.dat"))      /* the exit writes the file again */
+        return 1;
+    pthread_join(th, NULL);
+    return 0;
+}
+"""
+
+
+def test_a_report_while_another_thread_records_writes_what_it_counted(tmp_path):
+    """A review: a report while another thread recorded read that thread's spill file as it
+    grew, until the thread stopped (a thread that never stops filled the disk), and its header
+    counted fewer records than it wrote. The report now writes the records stored when it
+    began, as many as its header says."""
+    (tmp_path / "race.c").write_text(RACE)
+    subprocess.run([sys.executable, "-m", "call", "cc", "-O2", "race.c", "-o", "race", "-pthread"], cwd=tmp_path,
+                   check=True, capture_output=True)
+    done = subprocess.run(["./race"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "reported.dat").read_text()
+    header = int(text.split("#experiment: t\n", 1)[1].split("#  records: ", 1)[1].split("\n", 1)[0])
+    assert header == sum(1 for line in text.splitlines() if line.startswith("t "))
