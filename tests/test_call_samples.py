@@ -128,6 +128,18 @@ def test_a_report_of_no_experiment_of_the_program_keeps_the_trace(tmp_path):
     assert len(records(tmp_path / "rep.cll.1.dat")["a"]) == 3
 
 
+def test_a_header_of_the_program_named_cll_h_does_not_stand_in_for_the_runtimes(tmp_path):
+    """A review: the generated header's `#include "cll.h"` found the program's own cll.h (the
+    source's folder is on the quote path) and every build failed."""
+    (tmp_path / "cll.h").write_text("#define LOG_LEVEL 2\n")
+    (tmp_path / "app.c").write_text('#include "cll.h"\nint main(void) {\n    int n = LOG_LEVEL;\n'
+                                    "    #pragma cll a a[0] + a[1]*n\n    n++;\n    #pragma cll end a\n"
+                                    "    #pragma cll report all\n    return 0;\n}\n")
+    done = call("run", "app.c", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert [r[3] for r in records(tmp_path / "app.cll.1.dat")["a"]] == ["2"]
+
+
 def test_compiler_errors_point_at_the_original_line(tmp_path):
     (tmp_path / "bad.c").write_text("#include <stdio.h>\nint main(void) {\n    int N = 3;\n"
                                     "    #pragma cll f f[0] + f[1]*N + \\\n        f[2]*N*N\n"

@@ -32,7 +32,7 @@ def translate(tmp_path: Path, text: str) -> tuple[str, str]:
 
 def test_mpi_program_uses_the_mpi_layer_and_the_named_communicator(tmp_path):
     source, header = translate(tmp_path, PROGRAM)
-    assert '#include "cll_mpi.h"' in header and '#include "cll.h"' not in header
+    assert "#include <cll_mpi.h>" in header and "#include <cll.h>" not in header
     assert ('static const char *const cll_vars_D[] = {"n", "P", "msgs_sent", "bytes_sent", '
             '"msgs_recv", "bytes_recv", "partners", "h", "mpi_time"};') in header
     assert '"MPI", 1, cll_experiments' in header and "cll_procs(void)" not in header
@@ -47,5 +47,5 @@ def test_mpi_program_uses_the_mpi_layer_and_the_named_communicator(tmp_path):
 def test_a_sequential_program_still_captures_h_as_a_c_variable(tmp_path):
     text = PROGRAM.replace("#pragma cll parallel MPI row_comm procs = 1:8:2", "")
     source, header = translate(tmp_path, text)
-    assert '#include "cll.h"' in header and "cll_mpi" not in header + source
+    assert "#include <cll.h>" in header and "cll_mpi" not in header + source
     assert "double cll_v[] = {(double)(h), (double)(n), (double)(cll_procs())}" in "\n".join(compiled_lines(source))
