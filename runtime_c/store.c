@@ -230,7 +230,14 @@ static __attribute__((noinline, noreturn, cold)) void end_mismatch(cll_slot *s, 
 {
     char msg[1024], status[900];
     const cll_experiment *o = s ? innermost(s) : NULL;
-    if (!o)
+    uint64_t cut = s && e->id >= 0 && e->id < s->ndropped ? s->dropped[e->id] : 0;
+    if (!o && cut)       /* its begin was cut from a full stack: a recursion deeper than it holds */
+        snprintf(status, sizeof status, "end of '%s' at %s after the stack of open experiments was full "
+                 "(%u MiB: %llu of its frames were cut, about %zu levels of nesting of it): its begin is "
+                 "gone; a recursion that deep cannot be measured level by level", e->name, site,
+                 (unsigned)(STACK_LIMIT_BYTES >> 20), (unsigned long long)cut,
+                 STACK_LIMIT_BYTES / FRAME_BYTES(slot_values(s, e)));
+    else if (!o)
         snprintf(status, sizeof status, "end of '%s' at %s but no experiment is open", e->name, site);
     else
         snprintf(status, sizeof status,

@@ -4,6 +4,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from support.runtime import begin, build, c_program, end, read_trace, run
 
 N = 10_000_000
@@ -123,3 +125,43 @@ def test_a_report_while_another_thread_records_writes_what_it_counted(tmp_path):
     text = (tmp_path / "reported.dat").read_text()
     header = int(text.split("#experiment: t\n", 1)[1].split("#  records: ", 1)[1].split("\n", 1)[0])
     assert header == sum(1 for line in text.splitlines() if line.startswith("t "))
+
+
+DEEP = r"""
+#include <stdio.h>
+#include <stdlib.h>
+long rec(long d, long a, long b, long c) {
+    long r;
+    #pragma cll R R[0] + R[1]*d + R[2]*a + R[3]*b + R[4]*c
+    r = d ? rec(d - 1, a, b, c) + 1 : 0;
+    #pragma cll end R
+    return r;
+}
+int main(int argc, char **argv) {
+    printf("%ld\n", rec(atol(argv[1]), 1, 2, 3));
+    #pragma cll report all
+    return 0;
+}
+"""
+
+
+def test_a_recursion_deeper_than_the_open_experiments_stack_is_said_to_be_so(tmp_path):
+    """A review: 400,000 levels of an experiment of 4 variables stopped with "end of 'R' but no
+    experiment is open", blaming the pragmas, where the 16 MiB stack of open experiments had
+    cut the outer frames (the docs said ~500,000 levels, which holds for one variable)."""
+    import resource
+    hard = resource.getrlimit(resource.RLIMIT_STACK)[1]
+    if hard != resource.RLIM_INFINITY and hard < 1 << 28:
+        pytest.skip("the stack cannot grow to 256 MiB here")
+    (tmp_path / "deep.c").write_text(DEEP)
+    subprocess.run([sys.executable, "-m", "call", "cc", "-O0", "deep.c", "-o", "deep"], cwd=tmp_path,
+                   check=True, capture_output=True)
+
+    def big_stack():
+        resource.setrlimit(resource.RLIMIT_STACK, (hard, hard))
+    done = subprocess.run(["./deep", "400000"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          preexec_fn=big_stack)
+    assert done.returncode == 70 and "after the stack of open experiments was full (16 MiB: " in done.stderr \
+        and "about 299593 levels of nesting of it" in done.stderr, done.stderr
+    assert subprocess.run(["./deep", "200000"], cwd=tmp_path, capture_output=True, timeout=120,
+                          preexec_fn=big_stack).returncode == 0
