@@ -435,14 +435,15 @@ static int each_in(const cll_slot *s, const char *buf, size_t len, cll_record_fn
     return 0;
 }
 
-/* Visit the records a slot spilled, chunk by chunk through a buffer of its capacity. */
-static int each_spilled(const cll_slot *s, cll_record_fn fn, void *ctx)
+/* Visit the records a slot spilled before byte `end` of its file, chunk by chunk through a
+ * buffer of its capacity. */
+static int each_spilled(const cll_slot *s, uint64_t end, cll_record_fn fn, void *ctx)
 {
     if (s->spill_fd < 0)
         return 0;
     char *chunk = s->readback;
     int rc = 0;
-    for (uint64_t off = s->spill_start; off < s->spill_bytes && rc == 0;) {
+    for (uint64_t off = s->spill_start; off < end && rc == 0;) {
         uint64_t n;
         errno = 0;
         if (pread(s->spill_fd, &n, sizeof n, (off_t)off) != (ssize_t)sizeof n || n > s->buf_bytes
@@ -458,12 +459,17 @@ static int each_spilled(const cll_slot *s, cll_record_fn fn, void *ctx)
     return rc;
 }
 
+/* Visit every record of slot `s` as it is now: spilled ones first, then its buffer's. */
+static int each_of_slot(const cll_slot *s, cll_record_fn fn, void *ctx)
+{
+    int rc = each_spilled(s, s->spill_bytes, fn, ctx);
+    return rc ? rc : each_in(s, s->buf, s->pos, fn, ctx);
+}
+
 int cll_store_each_(cll_record_fn fn, void *ctx)
 {
     for (cll_slot *s = __atomic_load_n(&slots, __ATOMIC_ACQUIRE); s; s = s->next) {
-        int rc = each_spilled(s, fn, ctx);
-        if (!rc)
-            rc = each_in(s, s->buf, s->pos, fn, ctx);
+        int rc = each_of_slot(s, fn, ctx);
         if (rc)
             return rc;
     }
@@ -489,21 +495,18 @@ void cll_store_mark_(void)
 /* The records of slot `s` up to its mark: the spilled chunks before the mark, then the first
  * `pos` bytes of the buffer, which are still in the buffer if the slot has not spilled since,
  * and else the start of the chunk it spilled first (a buffer is spilled whole, then refilled
- * from its start). */
+ * from its start; a slot without a spill file at the mark spills its first chunk at
+ * spill_start, after the file's header). */
 static int each_marked(const cll_slot *s, uint64_t spill_bytes, size_t pos, cll_record_fn fn, void *ctx)
 {
-    if (s->spill_fd >= 0 && spill_bytes > s->spill_start) {
-        cll_slot upto = *s;
-        upto.spill_bytes = spill_bytes;
-        int rc = each_spilled(&upto, fn, ctx);
-        if (rc)
-            return rc;
-    }
+    int rc = each_spilled(s, spill_bytes, fn, ctx);
+    if (rc)
+        return rc;
     if (__atomic_load_n(&s->spill_bytes, __ATOMIC_RELAXED) == spill_bytes)
         return each_in(s, s->buf, pos, fn, ctx);
-    uint64_t n;
-    if (pread(s->spill_fd, &n, sizeof n, (off_t)spill_bytes) != (ssize_t)sizeof n || n < pos
-        || pread(s->spill_fd, s->readback, pos, (off_t)(spill_bytes + sizeof n)) != (ssize_t)pos) {
+    uint64_t n, at = spill_bytes ? spill_bytes : s->spill_start;
+    if (pread(s->spill_fd, &n, sizeof n, (off_t)at) != (ssize_t)sizeof n || n < pos
+        || pread(s->spill_fd, s->readback, pos, (off_t)(at + sizeof n)) != (ssize_t)pos) {
         errno = errno ? errno : EIO;
         return -1;
     }
@@ -517,11 +520,8 @@ int cll_store_each_marked_(cll_record_fn fn, void *ctx)
         int rc = 0;
         if (i < nmarks)
             rc = each_marked(s, marks[i].spill_bytes, marks[i].pos, fn, ctx);
-        else if (i >= CLL_MARKED_SLOTS) {     /* (a thread that began after the mark has none) */
-            rc = each_spilled(s, fn, ctx);
-            if (!rc)
-                rc = each_in(s, s->buf, s->pos, fn, ctx);
-        }
+        else if (i >= CLL_MARKED_SLOTS)       /* (a thread that began after the mark has none) */
+            rc = each_of_slot(s, fn, ctx);
         if (rc)
             return rc;
     }
