@@ -470,8 +470,8 @@ def probes(place: int) -> np.ndarray:
     for a place on every call and shared with no other place (`N - M` is 0 at none of them; a
     rotation of one list of 8 made the ninth variable the first again, and the product of eight
     variables a constant)."""
-    used = {v for p in _probes for v in p}
     while len(_probes) <= place:        # each place from its own seed: the same whatever the order of calls
+        used = {v for p in _probes for v in p}
         rng, chosen = np.random.default_rng(len(_probes)), []
         while len(chosen) < PROBE_COUNT:
             v = float(np.round(np.exp(rng.uniform(np.log(2), np.log(65537)))))

@@ -123,9 +123,9 @@ class MachineDB:
             raise MachineDBError(f"{self.path}: {problem}")
         if self.path.is_dir():
             raise MachineDBError(f"{self.path}: is a folder, not a database file")
-        if create and self.path.exists() and not (os.access(self.path, os.W_OK)
-                                                 and os.access(self.path.parent, os.W_OK)):
-            what = "the file" if not os.access(self.path, os.W_OK) else "its folder (SQLite writes a journal beside it)"
+        file_writable = create and self.path.exists() and os.access(self.path, os.W_OK)
+        if create and self.path.exists() and not (file_writable and os.access(self.path.parent, os.W_OK)):
+            what = "its folder (SQLite writes a journal beside it)" if file_writable else "the file"
             raise MachineDBError(f"{self.path}: cannot write it: {what} is read-only; reading it works "
                                  f"(llac's machine commands), or set ${ENVIRONMENT_VARIABLE} to another database")
         try:

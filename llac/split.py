@@ -140,12 +140,9 @@ def _over_budget(search: _Search, node: _Node) -> tuple[Cut, str] | None:
     the acceptable cut on a variable whose intervals are used up (searched with a fresh random
     stream, so the model does not change), or None. The fit's warning then blames the setting,
     not the statistics."""
-    if not search.settings.split or node.fit.median_rel_error <= search.settings.threshold \
-            or len(_allowed(search)) == len(search.variables):
+    if len(_allowed(search)) == len(search.variables):
         return None
-    fresh = replace(search, rng=np.random.default_rng(search.settings.seed))
-    proposal = _propose(fresh, node, list(search.variables))
-    return (proposal.cut, "maxintervals") if proposal is not None else None
+    return _kept_out(search, node, "maxintervals")
 
 
 def _too_few_points(search: _Search, node: _Node) -> tuple[Cut, str] | None:
@@ -153,12 +150,20 @@ def _too_few_points(search: _Search, node: _Node) -> tuple[Cut, str] | None:
     the acceptable cut with sides of the fewest points a fit needs (searched with a fresh
     random stream), when `minpoints` asks for more; else None."""
     fewest = search.design.shape[1] + 1
-    if not search.settings.split or node.fit.median_rel_error <= search.settings.threshold \
-            or search.minpoints <= fewest or len(node.rows) >= 2 * search.minpoints + 2:
+    if search.minpoints <= fewest or len(node.rows) >= 2 * search.minpoints + 2:
         return None
-    fresh = replace(search, rng=np.random.default_rng(search.settings.seed), minpoints=fewest)
+    return _kept_out(search, node, "minpoints", minpoints=fewest)
+
+
+def _kept_out(search: _Search, node: _Node, setting: str, **relaxed) -> tuple[Cut, str] | None:
+    """The acceptable cut of a finished piece whose error is above the threshold, on any
+    variable, with the search's `relaxed` fields (searched with a fresh random stream, so the
+    model does not change), blamed on `setting`; None when there is none."""
+    if not search.settings.split or node.fit.median_rel_error <= search.settings.threshold:
+        return None
+    fresh = replace(search, rng=np.random.default_rng(search.settings.seed), **relaxed)
     proposal = _propose(fresh, node, list(search.variables))
-    return (proposal.cut, "minpoints") if proposal is not None else None
+    return (proposal.cut, setting) if proposal is not None else None
 
 
 @dataclass(frozen=True)

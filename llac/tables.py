@@ -74,13 +74,16 @@ def merge_experiments(experiments: list[Experiment]) -> Experiment:
 
 
 def _by_file(sources: list[Source]) -> tuple[Source, ...]:
-    """One Source per file and header, its records summed (two subsets of one trace merged are
-    that trace's records, not two files')."""
-    records: dict[tuple, int] = {}
+    """The sources, neighbours of one file and header made one with their records summed (two
+    subsets of one trace merged are that trace's records, not two files'). Only neighbours:
+    the sources stay in the order of the records, which `Experiment.select` counts by."""
+    merged: list[Source] = []
     for s in sources:
-        key = (s.origin, tuple(s.header.items()))
-        records[key] = records.get(key, 0) + s.records
-    return tuple(Source(origin, dict(header), count) for (origin, header), count in records.items())
+        if merged and (merged[-1].origin, dict(merged[-1].header)) == (s.origin, dict(s.header)):
+            merged[-1] = Source(s.origin, s.header, merged[-1].records + s.records)
+        else:
+            merged.append(s)
+    return tuple(merged)
 
 
 def agreed_fields(headers: list) -> dict[str, str]:

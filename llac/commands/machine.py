@@ -187,10 +187,11 @@ def _lacking(tag: str, run, other) -> list[str]:
                for kind, name in RANDOM_CURVES),
              ("basic operations", lambda r: any(o.seconds > 0 for o in r.operations)),
              ("BSP parameters (g, L: call probe --procs)", lambda r: bool(r.bsp))]
-    missing = [what for what, has in parts if has(other) and not has(run)]
-    said = [f"no {what}" for what in missing]
-    listed = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1] if said else ""
-    return [f"{tag} has {listed}: those rows are left out"] if missing else []
+    said = [f"no {what}" for what, has in parts if has(other) and not has(run)]
+    if not said:
+        return []
+    listed = ", ".join(said[:-1]) + " and " + said[-1] if len(said) > 1 else said[0]
+    return [f"{tag} has {listed}: those rows are left out"]
 
 
 def _mountain_chart(name: str, run) -> str:
