@@ -68,7 +68,7 @@ def check_together(programs: list[Program]) -> None:
                                          (Diagnostic("note", known.file, known.line, known.column,
                                                      f"and {there} here, in another file of the same program"),)))
     if errors:
-        raise CallError(errors)
+        raise CallError(errors, {program.file: program.lines for program in programs})
 
 
 def _clash(first: Begin, later: Begin) -> tuple[str, str, str] | None:
@@ -111,6 +111,8 @@ class _Checker:
                 self.order.code()
                 if _near_miss(item.namespace):
                     self.balance.near_miss(item)
+                for string in item.operators:
+                    self.pragma_operator(string)
             self.context.directive(item)
         self.close_function(None)
         self.sync_needs_machine()
@@ -177,6 +179,9 @@ class _Checker:
         previous = self.context.previous
         self.context.token(token)
         self.order.code()
+        if token.kind == "STRING" and previous is not None and previous.text == "(" \
+                and self.context.parens[-1:] == ["_Pragma"]:
+            self.pragma_operator(token)
         if token.text == "}" and self.context.depth == 0:
             self.close_function(token)
         elif token.text == "return" and token.kind == "IDENT":
@@ -188,6 +193,16 @@ class _Checker:
         elif token in self.targets:
             self.balance.label(token, self.targets[token])
         self.wraps.code(token)
+
+    def pragma_operator(self, token: CodeToken):
+        """`_Pragma("cll ...")` (in a macro, say): call reads only `#pragma cll` lines, so it
+        would be ignored without a word; a warning says so (a near miss `ll` too)."""
+        words = token.text.partition('"')[2].rstrip('"').split()
+        if words and (words[0] == "cll" or _near_miss(words[0])):
+            self.findings.warn(token.line, token.column,
+                               f"_Pragma(\"{words[0]} ...\") is not read by call (nor is a pragma a "
+                               f"macro expands to): write '#pragma cll {' '.join(words[1:])}' on a "
+                               f"line of its own")
 
     def close_function(self, token: CodeToken | None):
         """The end of a function or of the file: nothing stays open across it."""
@@ -219,6 +234,11 @@ class _Checker:
             self.order.code()
         if not isinstance(pragma, PLACED) or self.placement_ok(pragma, following):
             self.program.sites.append((directive, pragma))
+        elif self.context.depth <= 0 or self.context.aggregate:
+            # outside any function nothing opens or ends: its `end` is no second error
+            if isinstance(pragma, (Begin, End)):
+                self.balance.reject([pragma.name])
+            return
         handlers = {Begin: self.begin, End: self.balance.end, For: self.sampling_loop,
                     EndFor: self.end_loop, Parallel: self.parallel, Report: self.report}
         handlers[type(pragma)](pragma)
@@ -235,6 +255,10 @@ class _Checker:
         if context.depth <= 0:
             self.findings.error(pragma, f"{what} at file scope: it becomes a statement, so it must "
                                         f"stand inside a function body")
+        elif context.aggregate:
+            self.findings.error(pragma, f"{what} among the members of a {context.aggregate} definition: "
+                                        f"it becomes a statement, so it must stand inside a function "
+                                        f"body, where a statement can begin")
         elif context.parens:
             self.findings.error(pragma, f"{what} inside parentheses: it must stand where a statement "
                                         f"can begin")

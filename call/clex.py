@@ -38,6 +38,7 @@ class Directive:
     namespace_column: int
     body: str
     positions: tuple[tuple[int, int], ...]
+    operators: tuple[CodeToken, ...] = ()   # the strings of `_Pragma("...")` in a #define's body
 
     def position(self, index: int) -> tuple[int, int]:
         """(line, column) in the file of body character `index` (clamped to the body's end)."""
@@ -100,7 +101,7 @@ def _directive(text: str, tokens, end: int, place) -> Directive:
     last_line = place(max(end - 1, words[0].start_pos))[0]
     is_pragma = len(words) >= 3 and str(words[1]) == "pragma" and words[2].type == "IDENT"
     if not is_pragma:
-        return Directive(hash_line, hash_col, last_line, None, 0, "", ())
+        return Directive(hash_line, hash_col, last_line, None, 0, "", (), _pragma_operators(words))
     namespace = words[2]
     chars, positions = [], []
     cursor = namespace.end_pos
@@ -121,3 +122,10 @@ def _take(text, start, stop, chars, positions, place):
     for offset in range(start, stop):
         chars.append(text[offset])
         positions.append(place(offset))
+
+
+def _pragma_operators(words) -> tuple[CodeToken, ...]:
+    """The string tokens of `_Pragma ( "..." )` among a directive's tokens (a macro that
+    would expand to a pragma call never sees)."""
+    return tuple(CodeToken(c.type, str(c), c.line, c.column) for a, b, c in zip(words, words[1:], words[2:])
+                 if str(a) == "_Pragma" and str(b) == "(" and c.type == "STRING")

@@ -5,6 +5,8 @@ from dataclasses import dataclass, field
 
 from cll_grammar.span import Span, excerpt
 
+Sources = list[str] | dict[str, list[str]] | None    # one file's lines, or each file's by name
+
 
 @dataclass(frozen=True)
 class Diagnostic:
@@ -16,12 +18,14 @@ class Diagnostic:
     message: str
     notes: tuple["Diagnostic", ...] = field(default=())
 
-    def render(self, lines: list[str] | None = None) -> str:
-        """The message as a C compiler prints it, with the source line and a caret when known."""
+    def render(self, lines: Sources = None) -> str:
+        """The message as a C compiler prints it, with the source line and a caret when known
+        (`lines`: the file's lines, or each file's by name when the messages span files)."""
         where = f"{self.file}:{self.line}:{self.column}" if self.line else self.file
         out = [f"{where}: {self.severity}: {self.message}"]
-        if lines and 0 < self.line <= len(lines):
-            out.append(excerpt(lines[self.line - 1], Span.point(self.line, self.column)))
+        mine = lines.get(self.file) if isinstance(lines, dict) else lines
+        if mine and 0 < self.line <= len(mine):
+            out.append(excerpt(mine[self.line - 1], Span.point(self.line, self.column)))
         out += [note.render(lines) for note in self.notes]
         return "\n".join(out)
 
@@ -29,7 +33,7 @@ class Diagnostic:
 class CallError(Exception):
     """Errors that stop `call`; each a Diagnostic (the command prints them and exits 1)."""
 
-    def __init__(self, diagnostics: list[Diagnostic], lines: list[str] | None = None):
+    def __init__(self, diagnostics: list[Diagnostic], lines: Sources = None):
         super().__init__("; ".join(d.message for d in diagnostics))
         self.diagnostics = diagnostics
         self.lines = lines

@@ -16,6 +16,12 @@ from cll_grammar.span import nearest, quoted, suggest
 from cll_grammar.workingset import WorkingSet, parse_working_set
 
 KEYWORDS = ("end", "for", "sync", "parallel", "report")
+RESERVED_PREFIX = "cll_"          # the generated code's names (cll_v, cll_exp_NAME, ...)
+# `end end[0] + ...`: a begin whose name is a keyword (its constants name it again)
+RESERVED_NAME = re.compile(r"\s*(?:sync\s+)?(?P<name>\w+)\s+(?P=name)\s*\[")
+# the first token of the text a syntax error stopped at (the pragma grammar's catch-all
+# token of `for` headers can hold the rest of the line)
+FIRST_TOKEN = re.compile(r"\s*([A-Za-z_]\w*|[0-9.]+|->|\*\*|[<>=!]=|\S)")
 MODELS = ("MPI", "OpenMP", "PUB")
 
 
@@ -82,6 +88,11 @@ def parse_pragma(directive: Directive, file: str) -> Pragma:
         tree = open_grammar("pragma.lark").parse(directive.body).children[0]
     except UnexpectedInput as err:
         reader.unknown_directive()
+        reserved = RESERVED_NAME.match(directive.body)
+        if reserved and reserved["name"] in KEYWORDS:
+            reader.fail(reserved.start("name"), f"{reserved['name']!r} is a word of the '#pragma cll' language "
+                                                f"and cannot name an experiment: rename it (the reserved words: "
+                                                f"{', '.join(KEYWORDS)})")
         at_end = isinstance(err, UnexpectedEOF) or getattr(err, "token", None) == ""
         index = len(directive.body.rstrip()) if at_end or err.column < 1 else err.column - 1
         reader.fail(index, _syntax_message(err, directive.body))
@@ -101,7 +112,7 @@ def _syntax_message(err: UnexpectedInput, body: str) -> str:
         return "this '#pragma cll' line ends too early"
     if isinstance(err, UnexpectedCharacters):
         return f"unexpected character {quoted(body[err.pos_in_stream])} in '#pragma cll' line"
-    word = str(err.token)
+    word = FIRST_TOKEN.match(str(err.token))[0] if str(err.token).strip() else str(err.token)
     if words[:1] == ["report"] and err.token.type == "NAME" and "COMMA" in err.expected:
         return f"unexpected {quoted(word)} in '#pragma cll' line (separate experiment names with commas)"
     before = body[:err.token.start_pos]
@@ -162,9 +173,14 @@ class _Reader:
         if clause:
             working_set = self.expression(clause[0].children[1], f"working set ('bytes') of experiment "
                                                                  f"{str(name)!r}", parse_working_set)
+        places = self.variable_places([formula_tree, *(c.children[1] for c in clause)])
+        for variable, (line, column) in places:
+            if variable.startswith(RESERVED_PREFIX):
+                raise CallError([Diagnostic("error", self.file, line, column, (
+                    f"variable {variable!r}: names beginning with {RESERVED_PREFIX!r} belong to the code "
+                    f"call generates, where this one would not be the program's; rename it"))])
         return Begin(**self.place, name=str(name), formula=formula, sync=bool(sync),
-                     working_set=working_set,
-                     places=self.variable_places([formula_tree, *(c.children[1] for c in clause)]))
+                     working_set=working_set, places=places)
 
     def variable_places(self, trees: list[Tree]) -> tuple[tuple[str, Place], ...]:
         """Where in the file each program variable of these formula or expression trees first

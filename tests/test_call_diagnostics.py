@@ -122,12 +122,15 @@ def test_two_formulas_under_one_name_in_two_files_of_one_program_point_at_both(t
     status, _, err = call(*command, cwd=tmp_path)
     assert status == 1 and not (tmp_path / "ab").exists()
     assert err == ("b.c:3:5: error: experiment 'f' has two different formulas: 'f[0] + f[1]*N*N' here\n"
-                   "a.c:4:5: note: and 'f[0] + f[1]*N' here, in another file of the same program\n")
+                   "    #pragma cll f f[0] + f[1]*N*N\n    ^\n"
+                   "a.c:4:5: note: and 'f[0] + f[1]*N' here, in another file of the same program\n"
+                   "    #pragma cll f f[0] + f[1]*N\n    ^\n")
     (tmp_path / "b.c").write_text((tmp_path / "b.c").read_text().replace("f[1]*N*N", "f[1]*N bytes 8*N"))
     status, _, err = call(*command, cwd=tmp_path)          # the clauses as written: none is no 'None'
     assert status == 1 and err == ("b.c:3:5: error: experiment 'f' has two different working sets: 'bytes 8*N' "
-                                   "here\na.c:4:5: note: and no 'bytes' clause here, in another file of the same "
-                                   "program\n")
+                                   "here\n    #pragma cll f f[0] + f[1]*N bytes 8*N\n    ^\n"
+                                   "a.c:4:5: note: and no 'bytes' clause here, in another file of the same "
+                                   "program\n    #pragma cll f f[0] + f[1]*N\n    ^\n")
 
 
 def test_same_formula_at_two_sites_is_fine(tmp_path):
