@@ -118,6 +118,7 @@ class _Checker:
         self.sync_needs_machine()
         self.sync_reaches_team()
         self.mpi_include_needs_parallel(stream)
+        self.reports_name_experiments()
 
     def mpi_include_needs_parallel(self, stream):
         """A warning at `#include "pub.h"` (or <mpi.h>) in a file without a `parallel PUB` (or
@@ -240,7 +241,8 @@ class _Checker:
                 self.balance.reject([pragma.name])
             return
         handlers = {Begin: self.begin, End: self.balance.end, For: self.sampling_loop,
-                    EndFor: self.end_loop, Parallel: self.parallel, Report: self.report}
+                    EndFor: self.end_loop, Parallel: self.parallel,
+                    Report: lambda _: None}    # its names: reports_name_experiments, at the file's end
         handlers[type(pragma)](pragma)
 
     def placement_ok(self, pragma: Pragma, following: CodeToken | None) -> bool:
@@ -322,13 +324,16 @@ class _Checker:
                                 [self.findings.note(known, "the first is here")])
         self.program.parallel = known or pragma
 
-    def report(self, pragma: Report):
-        """A report naming experiments: warn about those not begun before it."""
-        for name in pragma.names or ():
-            if name not in self.program.experiments:
-                self.findings.warn(pragma.line, pragma.column,
-                                   f"report names {name!r}, which no '#pragma cll' before it in "
-                                   f"this file begins")
+    def reports_name_experiments(self):
+        """A warning for each name a report gives that no begin of this file has (at the
+        file's end: a function above the one that begins an experiment may report it)."""
+        for _, pragma in self.program.sites:
+            for name in (pragma.names or ()) if isinstance(pragma, Report) else ():
+                if name not in self.program.experiments:
+                    self.findings.warn(pragma.line, pragma.column,
+                                       f"report names {name!r}, which no '#pragma cll' in this file "
+                                       f"begins: unless another file of the program begins it, the "
+                                       f"trace holds nothing of it")
 
 
 def _malformed_for(words: list[str]) -> bool:

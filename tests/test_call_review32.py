@@ -109,3 +109,27 @@ def test_pragma_operator_with_cll_is_warned_about_in_code_and_in_a_macro(tmp_pat
             "expands to): write '#pragma cll b b[0] + b[1]*N' on a line of its own") in err, err
     assert "p.c:4:13: warning: _Pragma(\"cll ...\") is not read by call" in err
     assert err.count("warning:") == 2
+
+
+REPORT_ABOVE = """void finish(void) {
+    #pragma cll report b, k
+}
+int main(void) {
+    int n = 3;
+    #pragma cll b b[0] + b[1]*n
+    n++;
+    #pragma cll end b
+    finish();
+    return 0;
+}
+"""
+
+
+def test_a_report_above_the_function_that_begins_its_experiment_is_not_warned_about(tmp_path):
+    """Only `k`, which no begin of the file has, is warned about; `b` begins below the report."""
+    (tmp_path / "p.c").write_text(REPORT_ABOVE)
+    status, err = call_check("p.c", cwd=tmp_path)
+    assert status == 0
+    assert err.count("warning:") == 1, err
+    assert err.startswith("p.c:2:5: warning: report names 'k', which no '#pragma cll' in this file begins: "
+                          "unless another file of the program begins it, the trace holds nothing of it"), err
