@@ -12,6 +12,13 @@ lies in the span of the formula's terms (at the run's P, terms that only depend 
 constants). The fit is the project's relative least squares, its constants non-negative
 unless `set constants free` (llac.fit, as `fit` does); g and L then give each superstep's
 communication, as the model says.
+
+When the experiment states its working set and its model has a memory term
+(llac.cache_aware), the replay is also made machine-aware: what the predicted working set
+costs more per access than the largest training one, as `predict`'s machine-aware column
+adds it to the whole experiment (seconds per processor, the memory term's β fitted over all
+the experiment's points), is added to each processor's W, shared among its supersteps as the
+formula's lead term's part of their fitted W is (the work the memory term is made of).
 """
 from __future__ import annotations
 
@@ -80,15 +87,18 @@ class Prediction:
     the fitted steps (W, bytes and messages predicted), ready for `llac.obsp.evaluate`."""
     template: int
     steps: Supersteps
+    aware: Supersteps | None = None     # the machine-aware replay (a memory extra was given)
 
 
 def predict_run(experiment: Experiment, trace: Supersteps, training: list[RunGroup],
-                values: tuple[float, ...], settings: FitSettings) -> Prediction:
+                values: tuple[float, ...], settings: FitSettings,
+                memory: tuple[int, float] | None = None) -> Prediction:
     """The supersteps of a run of `experiment` at P = trace.procs and these variable values,
     from the training groups' runs of `trace` (each group's repetitions summarised by
-    `settings.aggregate`, the constants bounded as `settings.constants` says). Raises
-    ObspError when the training runs do not share one superstep structure or are too few for
-    the formula."""
+    `settings.aggregate`, the constants bounded as `settings.constants` says), and with
+    `memory` (the formula's lead term, the seconds its memory term adds per processor at the
+    target) the machine-aware replay beside them. Raises ObspError when the training runs do
+    not share one superstep structure or are too few for the formula."""
     runs = trace.runs()
     missing = [r for group in training for r in group.runs if r not in runs]
     if missing:
@@ -100,16 +110,37 @@ def predict_run(experiment: Experiment, trace: Supersteps, training: list[RunGro
         if _structure(steps) != shape:
             raise ObspError(f"at P={trace.procs}, run {number} has other supersteps than run {template} "
                             f"(who sends to whom, how they end): a prediction replays one structure")
-    design, target = _designs(experiment, trace.procs, training, values)
+    design, target, kept = _designs(experiment, trace.procs, training, values)
     bounded = bounded_columns(design, settings)
-    fitted = {}
+    fitted, lead_parts = {}, {}
     for key in shape:
-        fitted[key] = {field: _fit_amount(design, target, bounded,
-                                          [summary([getattr(places[r][key], field) for r in group.runs],
-                                                   settings.aggregate) for group in training])
-                       for field in REPLAYED}
+        for field in REPLAYED:
+            measured = [summary([getattr(places[r][key], field) for r in group.runs], settings.aggregate)
+                        for group in training]
+            constants = _fit_amount(design, bounded, measured)
+            fitted.setdefault(key, {})[field] = _at(target, constants)
+            if field == "W" and memory is not None and memory[0] in kept:
+                lead_parts[key] = max(0.0, float(target[kept.index(memory[0])] * constants[kept.index(memory[0])]))
     steps = tuple(replace(step, **fitted[_key(step)], end=0.0) for step in runs[template])
-    return Prediction(template, replace(trace, steps=steps))
+    aware = None if memory is None else replace(trace, steps=_with_memory(steps, lead_parts, memory[1]))
+    return Prediction(template, replace(trace, steps=steps), aware)
+
+
+def _with_memory(steps: tuple[Step, ...], lead_parts: dict[tuple, float], seconds: float) -> tuple[Step, ...]:
+    """The replayed steps with `seconds` added to each processor's W, shared among its steps
+    as their lead-term parts are (as their W, where no step has one)."""
+    by_rank: dict[int, list[Step]] = {}
+    for step in steps:
+        by_rank.setdefault(step.rank, []).append(step)
+    share = {}
+    for mine in by_rank.values():
+        weights = np.array([lead_parts.get(_key(s), 0.0) for s in mine])
+        if not weights.sum():
+            weights = np.array([s.W for s in mine])
+        total = weights.sum()
+        for step, weight in zip(mine, weights):
+            share[_key(step)] = weight / total if total > 0 else 0.0
+    return tuple(replace(step, W=step.W + seconds * share[_key(step)]) for step in steps)
 
 
 def _key(step: Step) -> tuple:
@@ -125,7 +156,8 @@ def _structure(places: dict[tuple, Step]) -> dict[tuple, tuple]:
 def _designs(experiment: Experiment, procs: int, training: list[RunGroup], values: tuple[float, ...]):
     """The formula's terms at P = procs for the training groups and the target, keeping only
     the terms that are independent there, the target included (a term of P alone is a
-    constant; one that vanishes on the training sizes is dropped)."""
+    constant; one that vanishes on the training sizes is dropped); and the kept terms'
+    numbers in the formula."""
     names = training[0].names
     rows = [group.values for group in training] + [values]
     columns = {n: np.array([row[i] for row in rows]) for i, n in enumerate(names)}
@@ -144,18 +176,24 @@ def _designs(experiment: Experiment, procs: int, training: list[RunGroup], value
                         f"{experiment.name}'s formula need{'s' if terms == 1 else ''} runs at {terms + 1} "
                         f"training sizes or more (one more than the terms, so that the fit can be "
                         f"checked), and there {'is' if sizes == 1 else 'are'} {sizes}: measure more sizes")
-    return full[:-1, kept], full[-1, kept]
+    return full[:-1, kept], full[-1, kept], kept
 
 
-def _fit_amount(design: np.ndarray, target: np.ndarray, bounded: np.ndarray, measured: list[float]) -> float:
-    """One superstep amount (W or bytes) at the target, fitted over the training values by the
-    formula's terms, the `bounded` constants non-negative; amounts that are always ~0 stay 0,
-    and an amount is never predicted below 0."""
+def _fit_amount(design: np.ndarray, bounded: np.ndarray, measured: list[float]) -> np.ndarray | float:
+    """One superstep amount (W or bytes) fitted over the training values by the formula's
+    terms, the `bounded` constants non-negative: the constants, or the amount itself when it
+    is always ~0 (0) or never changes (_at reads either)."""
     amounts = np.array(measured)
     if amounts.max() < TIMER_FLOOR:
         return 0.0
     if amounts.min() == amounts.max():
         return float(amounts[0])
     positive = np.maximum(amounts, TIMER_FLOOR)
-    fit = relative_fit(design, positive, bounded)
-    return max(0.0, float(target @ fit.constants))
+    return relative_fit(design, positive, bounded).constants
+
+
+def _at(target: np.ndarray, constants: np.ndarray | float) -> float:
+    """A fitted amount at the target's terms (a fixed amount stays itself), never below 0."""
+    if isinstance(constants, float):
+        return constants
+    return max(0.0, float(target @ constants))

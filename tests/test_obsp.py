@@ -2,6 +2,7 @@
 rules of records, formulas (2) and (3) of the CALL paper on hand-computed runs (Figure 1, a
 partition), plain BSP beside them, and the `obsp` command with g and L given or probed."""
 import os
+import re
 import subprocess
 import sys
 from dataclasses import replace
@@ -483,3 +484,44 @@ def test_a_pub_program_that_recorded_no_superstep_is_not_called_another_kind_of_
     done = llac(tmp_path, 'load "fft_pub.cll.3.dat"; obsp fft_pub')
     assert done.returncode == 1 and ("the traces of fft_pub, a PUB program, hold no supersteps: it recorded none "
                                      "(its trace's status: exit with status 2; 0 records") in done.stderr, done.stderr
+
+
+def test_table3_is_machine_aware_where_the_working_set_leaves_the_training_runs_cache(tmp_path):
+    """W per unit of N follows the synthetic machine's mountain at the working set 8·N (0.3 ns
+    of computation plus 0.9 sequential reads): trained in L1 and L2, predicted in L3, the plain
+    replay keeps L2's cost and falls short; the machine-aware one adds the memory term of f's
+    model at the predicted working set and comes close. Without a probe there is no such column."""
+    from support.machines import step_cost
+    sizes = (1000, 2000, 3000, 4000, 6000, 8000, 12000, 16000, 32000, 64000, 128000, 256000)
+    g, latency = 1e-12, 1e-7               # communication small beside the work
+    rows, records = figure1_sweep(sizes, g=g, L=latency, unit=lambda n: 0.3e-9 + 0.9 * step_cost(8 * n))
+    write_sweep_trace(tmp_path / "fig1.cll.2.dat", rows, records)
+    trace = tmp_path / "fig1.cll.2.dat"
+    trace.write_text(trace.read_text().replace("#  formula: f[0] + f[1]*N\n", "#  formula: f[0] + f[1]*N\n#  bytes: 8*N\n"))
+    with MachineDB(tmp_path / "machines.sqlite") as db:
+        db.store(probe_run())
+    script = (f'load "fig1.cll.2.dat"; small = f where N <= 64000; big = f where N > 64000; '
+              f'obsp small at big with g={g}, L={latency}')
+    done = llac(tmp_path, script, tmp_path / "machines.sqlite")
+    assert done.returncode == 0, done.stderr
+    headers = next(line for line in done.stdout.splitlines() if line.startswith("P  "))
+    assert re.split(" {2,}", headers)[5:10] == ["OBSP* [s]", "OBSP* ERROR %", "MACHINE-AWARE OBSP* [s]",
+                                                 "ERROR %", "BSP [s]"], headers
+    rows = table(done.stdout, "OBSP* and BSP predictions of big from the runs of small")
+    assert [r[1] for r in rows] == ["128000", "256000"]
+    for row in rows:
+        plain, aware = float(row[6]), float(row[8])
+        assert plain < -30                     # L2's cost per unit, where L3's is paid
+        assert abs(aware) < abs(plain) / 3, (plain, aware)
+    assert "machine-aware OBSP*: |error| median" in done.stdout
+    assert "each processor's W plus what the memory term of small's model adds" in done.stdout
+    unprobed = llac(tmp_path, script)
+    assert unprobed.returncode == 0 and "MACHINE-AWARE" not in unprobed.stdout, unprobed.stdout
+    # the formula's own Table 3 (`predict ... by VAR`) has the machine-aware column `predict` has
+    by = llac(tmp_path, 'load "fig1.cll.2.dat"; small = f where N <= 64000; big = f where N > 64000; '
+                        'predict small at big by N; predict small at big', tmp_path / "machines.sqlite")
+    assert by.returncode == 0, by.stderr
+    grouped, plain = by.stdout.split("prediction by the model of small")
+    assert "PREDICTED [s]  ERROR %  MACHINE-AWARE [s]  ERROR %  interval" in grouped, grouped
+    summary = [line for line in by.stdout.splitlines() if line.startswith("machine-aware: |error|")]
+    assert len(summary) == 2 and summary[0] == summary[1], summary      # the same figures both ways

@@ -10,9 +10,9 @@ import numpy as np
 from cll_grammar.span import suggest
 from llac import ast
 from llac.bsp_whatif import SMALL_MESSAGE_BYTES, message_cost, nearest_bsp
-from llac.cache_aware import leaving_notes, measured_on
+from llac.cache_aware import aware_prediction, leaving_notes, measured_on, memory_view
 from llac.commands import command
-from llac.commands.modeling import SECONDS
+from llac.commands.modeling import SECONDS, error_summary, fitted
 from llac.commands.parallel import oversubscription_note
 from llac.commands.results import Table
 from llac.errors import LlacError
@@ -38,7 +38,9 @@ from llac.obsp_runs import RunGroup, predict_run, representative, run_groups
          3: the runs of NAME are the training data, and each size of DATA is predicted without
          its own measurements, from the supersteps of NAME's largest run at the same P with
          every processor's W, bytes and messages in and out fitted over NAME's sizes by the experiment's
-         formula. h is each processor's bytes in and out combined by max, or by + with
+         formula; when that model has a memory term (the experiment's `bytes` and a probed machine),
+         a MACHINE-AWARE OBSP* column follows, with each processor's W plus what the memory term
+         adds at the predicted working set (docs/parallel-analysis.md). h is each processor's bytes in and out combined by max, or by + with
          `sum` (a network interface that cannot send and receive at once). g and L are the
          probe's for the trace's host and CPU at the nearest P (large messages; for P >= 2
          never those of P = 1, where nothing is communicated), those of another machine with
@@ -140,7 +142,8 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
     except ObspError as err:
         raise LlacError(err.message, (statement.data or statement.obj).span) from None
     names = targets[0].names
-    rows, footer, parameters, replays, failures = [], [], {}, {}, []
+    memory, aware_note = _memory_view(session, experiment) if statement.data else (None, None)
+    rows, footer, parameters, replays, failures, aware = [], [], {}, {}, [], {}
     for group in targets:
         label = (group.procs, *group.values)
         trace = traces.get(group.procs)
@@ -162,9 +165,13 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
             same_p = [t for t in training if t.procs == group.procs]
             if not same_p:
                 raise ObspError(f"{statement.obj.text} has no runs at P={group.procs} to learn from")
-            predicted = predict_run(experiment, trace, same_p, group.values, settings)
+            extra = _memory_extra(*memory, group) if memory is not None else None
+            predicted = predict_run(experiment, trace, same_p, group.values, settings, extra)
             result = evaluate(predicted.steps, predicted.template, g, L, statement.combine, o)
             rows.append((*label, used, *_figures(result, chosen.measured), g, L, o))
+            if predicted.aware is not None:
+                obsp = evaluate(predicted.aware, predicted.template, g, L, statement.combine, o).obsp
+                aware[len(rows) - 1] = (obsp, _error(obsp, chosen.measured))
             replays[group.procs] = (f"; replayed run {predicted.template} with W, bytes and messages fitted over "
                                     f"{len(same_p)} sizes" + (" (constants free)" if settings.constants == "free" else ""))
         except ObspError as err:     # the measured run, when known, keeps its supersteps and time
@@ -182,8 +189,48 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
     title = (f"OBSP* and BSP predictions of {statement.data.text} from the runs of {statement.obj.text} "
              f"(the CALL paper's Table 3)" if statement.data else
              f"OBSP* and BSP predictions of {experiment.name}'s runs from their supersteps")
-    return [Table(title, ("P", *names, "runs", "supersteps", *FIGURES, *PARAMETERS),
-                  tuple(rows), tuple(footer))]
+    headers = ("P", *names, "runs", "supersteps", *FIGURES, *PARAMETERS)
+    if aware:      # the machine-aware OBSP* beside the plain one
+        at = headers.index("OBSP* ERROR %") + 1
+        headers = (*headers[:at], f"MACHINE-AWARE OBSP* {SECONDS}", "ERROR %", *headers[at:])
+        rows = [(*row[:at], *aware.get(i, (None, None)), *row[at:]) for i, row in enumerate(rows)]
+        errors = np.array([error for _, error in aware.values()])
+        footer.insert(0, f"machine-aware OBSP*: |error| {error_summary(errors)}; {aware_note}")
+    elif aware_note and replays:
+        footer.insert(0, aware_note)
+    return [Table(title, headers, tuple(rows), tuple(footer))]
+
+
+def _memory_view(session, experiment: Experiment):
+    """The model of a sync experiment, fitted now on its runs with the session's settings,
+    and its memory term (llac.cache_aware), for a machine-aware replay, with the footer's
+    words for it; (None, why not) when the experiment states no working set, cannot be fitted
+    or has no memory term."""
+    if not experiment.working_set:
+        return None, None
+    try:
+        model = fitted(session, experiment)
+    except LlacError as err:
+        return None, f"no machine-aware OBSP*: {err.message}"
+    view, reason = memory_view(model)
+    if view is None or view.access is None:
+        return None, reason or (f"no machine-aware OBSP*: no memory term explains {experiment.name}'s runs "
+                                f"(`fit {experiment.name}` says why)")
+    return (model, view), (f"each processor's W plus what the memory term of {experiment.name}'s model adds at "
+                           f"the predicted working set (per unit of {model.formula.terms[view.term].factor}, "
+                           f"{view.access.text}, at what {view.machine}'s memory mountain costs beyond the fitted "
+                           f"working sets; `predict` shows it as the machine-aware column), shared among its "
+                           f"supersteps by their part of that work (docs/parallel-analysis.md)")
+
+
+def _memory_extra(model, view, target: RunGroup) -> tuple[int, float] | None:
+    """The lead term and the seconds per processor that the model's memory term adds at the
+    target (`predict`'s machine-aware column less its plain one); None where there is none."""
+    points = _points([target], target.procs)
+    prediction = model.predict(points)
+    aware, _ = aware_prediction(model, view, points, prediction.values, prediction.piece)
+    extra = float(aware[0] - prediction.values[0])
+    return (view.term, extra) if np.isfinite(extra) and extra > 0 else None
 
 
 def _cache_notes(experiment: Experiment, training: list[RunGroup], targets: list[RunGroup]) -> list[str]:

@@ -149,12 +149,13 @@ def comm(session, statement: ast.Comm):
          of VAR, usually P; another VAR heads the column with its name), the other variables, TIME (measured: the aggregate of the records at
          that point, as `set aggregate` says), PREDICTED (both in seconds) and ERROR % = 100
          (PREDICTED - TIME) / TIME, the sign of every error llac prints: positive when the model
-         predicts more than measured (the paper's Table 3 has the opposite sign). Rows
+         predicts more than measured (the paper's Table 3 has the opposite sign); with a memory
+         term in the model, `predict`'s machine-aware column and its error follow. Rows
          whose P exceeds the cores of the host that ran them are flagged as oversubscribed
          (the trace header's `cores`, or this machine's when the trace was made here).""",
          ["predict f at big by P"], ast.PredictTable, starts_statement=False)
 def table3(session, statement: ast.PredictTable):
-    from llac.commands.modeling import across_note, interval_fields, model_for
+    from llac.commands.modeling import _aware, across_note, interval_fields, model_for
     model, notes = model_for(session, statement.obj)
     variables = model.formula.variables
     procs = statement.procs.text
@@ -178,6 +179,8 @@ def table3(session, statement: ast.PredictTable):
     measured = data.columns["time"][order]
     prediction = model.predict(points)
     error = 100 * (prediction.values - measured) / measured
+    aware, aware_notes, aware_name = _aware(model, points, prediction, None)
+    aware_error = 100 * (aware[0] - measured) / measured if aware is not None else None
     processors = points.get(PROCESSORS)      # oversubscription is judged on P, whatever VAR is
     cores, _ = cores_of(experiment)
     oversubscribed = [bool(cores and processors is not None and processors[i] > cores) for i in range(len(measured))]
@@ -187,13 +190,16 @@ def table3(session, statement: ast.PredictTable):
         flags += ["extrapolated"] * bool(prediction.extrapolated[i])
         flags += ["oversubscribed"] * oversubscribed[i]
         rows.append((points[procs][i], *(points[v][i] for v in others), measured[i],
-                     prediction.values[i], error[i], " ".join(flags)))
+                     prediction.values[i], error[i],
+                     *((aware[0][i], aware_error[i]) if aware is not None else ()), " ".join(flags)))
     footer = [f"TIME: the {model.settings.aggregate} of the records at each point (as in the fit); "
               f"ERROR % = 100 (PREDICTED - TIME) / TIME",
               f"|error|: {error_summary(error)}" if len(rows) else "no points",
+              *([f"{aware_name}: |error| {error_summary(aware_error)}"] if aware is not None and len(rows) else []),
               *([oversubscription_note(processors, experiment, PROCESSORS)] if processors is not None else []),
-              *prediction.notes]
-    headers = ("PROCS" if procs == PROCESSORS else procs, *others, f"TIME {SECONDS}", f"PREDICTED {SECONDS}", "ERROR %", "interval")
+              *prediction.notes, *aware_notes]
+    headers = ("PROCS" if procs == PROCESSORS else procs, *others, f"TIME {SECONDS}", f"PREDICTED {SECONDS}", "ERROR %",
+               *((f"{aware_name.upper()} {SECONDS}", "ERROR %") if aware is not None else ()), "interval")
     machine = interval_fields(headers, rows, prediction.piece, {"extrapolated": prediction.extrapolated,
                                                                 "oversubscribed": oversubscribed})
     return [*notes, *across_note(session, model, experiment),

@@ -96,14 +96,15 @@ MPI_ZEROS = "0 0 0 0 0 0 0"      # the seven MPI columns of a record that moved 
 
 def figure1_sweep(sizes, reps=2, g=G, L=L, unit=1e-7, slow=(), offset=0):
     """The runs of Figure 1 at each size N, `reps` times (runs numbered in that order): w =
-    unit·(N - offset), exchanges of 8·N bytes, and a last superstep ending in `end` after 0.1 w; every END
-    simulated by formula (2), so that OBSP* is exact. A run whose number is in `slow` is 1.5 times
-    slower everywhere (a disturbed repetition). Returns (step rows with their run, f records)."""
+    unit·(N - offset) (`unit` may be a function of N: seconds per unit at that size), exchanges of
+    8·N bytes, and a last superstep ending in `end` after 0.1 w; every END simulated by formula
+    (2), so that OBSP* is exact. A run whose number is in `slow` is 1.5 times slower everywhere
+    (a disturbed repetition). Returns (step rows with their run, f records)."""
     rows, records, run = [], [], 0
     for N in sizes:
         for _ in range(reps):
             run += 1
-            w, h = unit * (N - offset) * (1.5 if run in slow else 1), 8 * N
+            w, h = (unit(N) if callable(unit) else unit) * (N - offset) * (1.5 if run in slow else 1), 8 * N
             c = g * h + L
             ends = [(w + c, 2 * w + c), (3 * w + 2 * c, 3 * w + 2 * c)]
             rows += [(run, 0, "0", 1, "obl", w, 0, h, ends[0][0], "-"),
