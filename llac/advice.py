@@ -51,10 +51,13 @@ TREND_FLOOR = 1e-3        # residuals all below 0.1% have no trend worth a warni
 ADVICE = "is probably wrong; try: suggest"   # every finding's warning ends with it and the experiment's name
 
 
-def formula_warnings(experiment, points, pieces, design: np.ndarray, threshold: float) -> list[str]:
+def formula_warnings(experiment, points, pieces, design: np.ndarray, threshold: float,
+                     unit: float = 1.0) -> list[str]:
     """The warnings of the three tests for `pieces` fitted to `points` (the aggregated sample
     points, with `design` their design matrix) of `experiment` (its raw records give the
-    repetitions' spread; `threshold` is the fit's error threshold). One warning per finding."""
+    repetitions' spread; `threshold` is the fit's error threshold). One warning per finding.
+    `unit`: the seconds of the points' time unit (the fit divides times by it), so that the
+    constants a warning shows are those `fit` prints."""
     formula = experiment.formula
     if not formula.variables or len(points) < 3:
         return []
@@ -67,7 +70,7 @@ def formula_warnings(experiment, points, pieces, design: np.ndarray, threshold: 
     relative = (points.time - fitted) / points.time
     blocky = _runs_p(points, relative) < LACK_OF_FIT_RUNS_ALPHA
     findings = [lack_of_fit(experiment, points, fitted, pieces) if blocky else None,
-                *(drift(formula, points, fitted, pieces, design, v, threshold) for v in formula.variables),
+                *(drift(formula, points, fitted, pieces, design, v, threshold, unit) for v in formula.variables),
                 *(trend(points, relative, pieces, v) for v in formula.variables)]
     if not any(findings):
         findings += [smooth_alternative(formula, points, fitted, pieces, design, v, threshold)
@@ -123,10 +126,11 @@ def leading_term(design: np.ndarray, x: np.ndarray) -> int | None:
 
 
 def drift(formula, points, fitted: np.ndarray, pieces, design: np.ndarray, variable: str,
-          threshold: float) -> str | None:
+          threshold: float, unit: float = 1.0) -> str | None:
     """The drift finding on `variable`, or None (see the module's docstring): the smooth
     alternative must also be a good fit (median error within `threshold`), or the data is too
-    noisy to tell a drift from noise."""
+    noisy to tell a drift from noise. The constants are shown in seconds (`unit`: the seconds
+    of the pieces' time unit)."""
     chain = _chain(pieces, variable)
     x = points.variables[variable]
     lead = leading_term(design, x) if len(chain) >= 3 else None
@@ -145,7 +149,7 @@ def drift(formula, points, fitted: np.ndarray, pieces, design: np.ndarray, varia
         return None
     name = formula.constants[lead]
     way = "grows" if steps[0] > 0 else "shrinks"
-    shown = ", ".join(f"{v:.3g}" for v in values)
+    shown = ", ".join(f"{v * unit:.3g}" for v in values)
     return (f"{name} {way} from interval to interval along {variable} ({shown}), smoothly: the "
             f"formula misses a {'higher' if steps[0] > 0 else 'lower'}-order term")
 

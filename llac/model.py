@@ -462,7 +462,7 @@ def _fit_points(name: str, formula: Formula, points: SamplePoints, settings: Fit
     warnings = (_warnings(formula, points, pieces, cuts, settings, [leaf.blocked for leaf in leaves]) + notes + _bound_notes(pieces)
                 + _dropped_notes(formula, pieces))
     if experiment is not None:
-        warnings += formula_warnings(experiment, points, pieces, design, settings.threshold)
+        warnings += formula_warnings(experiment, points, pieces, design, settings.threshold, unit)
     data = {**points.variables, "time": points.time * unit, "count": points.count}
     return Model(name, formula, settings, tuple(_in_unit(p, unit) for p in pieces), tuple(cuts),
                  tuple(warnings), insignificant, points.excluded, data, median(errors),

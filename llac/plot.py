@@ -170,11 +170,11 @@ def _model_figure(model, vs, by, scale, residuals, canvas: Canvas, levels=()):
                     None if value is None else g, residuals) for g, value in enumerate(groups)]
     for group in drawn:          # every line before any point: a later series' line covers no point
         group.draw_lines(figure, canvas.color)
-    shared = _coinciding(drawn, axes, canvas.height)
+    shared, merged = _coinciding(drawn, axes, canvas.height)
     for group, together in zip(drawn, shared):
         group.draw_points(figure, canvas.color, together)
     if by:
-        axes.legend += _coinciding_note(drawn, shared, [f"{by}={value:g}" for value in groups], residuals)
+        axes.legend += _coinciding_note(drawn, shared, merged, [f"{by}={value:g}" for value in groups], residuals)
     for cut in model.cuts:
         if cut.variable == x_name and not residuals and (cut.value > 0 or not axes.logx):
             figure.line(float(axes.x(np.array(cut.value))), orientation="vertical", style="dotted")
@@ -470,14 +470,16 @@ class _Group:
                                       marker=marker))
 
 
-def _coinciding(groups: list[_Group], axes: _Axes, height: int) -> list[np.ndarray]:
+def _coinciding(groups: list[_Group], axes: _Axes, height: int) -> tuple[list[np.ndarray], list[list]]:
     """Per group, at each point, how many series' points (its own included) lie within one
     character row of it at the same x (0 where it stands alone): drawn there, the last
     series' marker would hide the others'. The rows are the figure's plot area (its `height`
-    less title, frame and x labels) over the span of the points drawn."""
+    less title, frame and x labels) over the span of the points drawn. Also the runs of
+    points so merged, each a list of (series, index)."""
     counts = [np.zeros(len(g.x), int) for g in groups]
+    merged: list[list] = []
     if len(groups) < 2:
-        return counts
+        return counts, merged
     ys = np.concatenate([axes.y(g.y[g.keep]) for g in groups])
     row = (ys.max() - ys.min()) / max(height - 5, 1) if len(ys) else 0.0
     points = [(axes.y(g.y[i]), s, i) for s, g in enumerate(groups) for i in np.flatnonzero(g.keep)]
@@ -487,32 +489,32 @@ def _coinciding(groups: list[_Group], axes: _Axes, height: int) -> list[np.ndarr
     for members in at_x.values():
         members.sort()
         start = 0
-        for end in range(1, len(members) + 1):    # runs of points each within a row of the next
-            if end == len(members) or members[end][0] - members[end - 1][0] > row:
+        for end in range(1, len(members) + 1):    # runs of points within one row of their lowest
+            if end == len(members) or members[end][0] - members[start][0] > row:
                 run = members[start:end]
                 series = len({s for _, s, _ in run})
                 for _, s, i in run if series > 1 else ():
                     counts[s][i] = series
+                if series > 1:
+                    merged.append([(s, i) for _, s, i in run])
                 start = end
-    return counts
+    return counts, merged
 
 
-def _coinciding_note(groups: list[_Group], shared: list[np.ndarray], names: list[str],
+def _coinciding_note(groups: list[_Group], shared: list[np.ndarray], merged: list[list], names: list[str],
                      residuals: bool) -> list[str]:
     """The legend's line for the digits `_coinciding` drew: which series, at how many values
-    of x, and how far apart their times (errors) are there at most."""
+    of x, and how far apart the times (errors) merged into one digit are at most."""
     involved = [name for name, together in zip(names, shared) if together.any()]
     if not involved:
         return []
-    values = sorted({float(g.x[i]) for g, together in zip(groups, shared) for i in np.flatnonzero(together)})
+    values = {float(groups[s].x[i]) for run in merged for s, i in run}
     apart = 0.0
-    for value in values:
-        here = [float(g.y[i]) for g, together in zip(groups, shared)
-                for i in np.flatnonzero((together > 0) & (g.x == value))]
+    for run in merged:
+        here = [float(groups[s].y[i]) for s, i in run]
         apart = max(apart, max(here) - min(here) if residuals else max(here) / min(here) - 1)
     how = (f"their relative errors at most {apart:.2%} apart" if residuals else
-           f"their times within {apart:.1%} of each other; their model lines cover each other too, "
-           f"{involved[-1]}'s on top")
+           f"their times within {apart:.1%} of each other; where model lines meet, {involved[-1]}'s is on top")
     digits = ", ".join(str(min(int(c), 9)) for c in np.unique(np.concatenate(shared)) if c)
     return [f"{digits} measured: that many series in one place (one series' marker would hide the others'): "
             f"{', '.join(involved)} at {len(values)} value{'s' * (len(values) != 1)} of "

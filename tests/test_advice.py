@@ -71,6 +71,19 @@ def test_the_warning_names_the_constant_and_ends_with_the_suggestion():
     assert "f[1] grows" in drift[0] and "higher-order term" in drift[0]
 
 
+def test_the_drift_warning_shows_the_constants_fit_prints():
+    """Its values are the model's constants in seconds (they were those of the fit's internal
+    time unit: 8192 times the printed ones on matinit's rowinit)."""
+    for seed in range(10):
+        model = fit_experiment(experiment(case("N fitted to N*log(N)"), seed))
+        drift = [w for w in advised(model) if "from interval to interval" in w]
+        if drift:
+            break
+    shown = re.search(r"f\[1\] grows from interval to interval along N \(([^)]*)\)", drift[0])[1]
+    values = [float(v) for v in shown.split(", ")]
+    assert values == pytest.approx([float(f"{p.constants[1]:.3g}") for p in model.pieces], rel=1e-9)
+
+
 def test_lack_of_fit_compares_the_residuals_with_the_repetitions_spread():
     n = np.repeat(2.0 ** np.arange(4, 14), 4)
     rng = np.random.default_rng(0)
