@@ -4,15 +4,17 @@ something it was made from changed)."""
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from call import manifest
 from cll_grammar.outputs import missing_folder
-from call.check import Program, check_file, check_together
+from call.check import Program, check_file, check_together, settle_reports
 from call.conditions import macros_of
 from call.diagnostics import CallError, Diagnostic
 from call.generate import instrumented_header, instrumented_source
@@ -29,6 +31,7 @@ def read_source(path: str) -> str:
 
 
 Warn = Callable[[Program], None] | None   # what shows a checked file's warnings (None: nothing)
+Notify = Callable[[Diagnostic], None] | None   # what shows call cc's notes (None: nothing)
 
 
 def translate(source: str, out_dir: str | Path | None = None, warn: Warn = None,
@@ -54,41 +57,167 @@ def translate(source: str, out_dir: str | Path | None = None, warn: Warn = None,
     return output, program
 
 
+# gcc options whose value is the next argument (`-o FILE`, `-I DIR`, `-MF FILE`): that
+# argument is no input file
+VALUE_OPTIONS = {"-o", "-x", "-I", "-L", "-l", "-D", "-U", "-MF", "-MT", "-MQ", "-include",
+                 "-imacros", "-isystem", "-iquote", "-idirafter", "-iprefix", "-iwithprefix",
+                 "-iwithprefixbefore", "-isysroot", "-imultilib", "-Xlinker", "-Xassembler",
+                 "-Xpreprocessor", "-T", "-u", "-e", "-z", "-A", "-aux-info", "-dumpbase",
+                 "-dumpdir", "--param"}
+NOT_LINKING = ("-c", "-S", "-E", "-fsyntax-only")   # the compiler stops before the link
+# the runtime functions that an object compiled from a `parallel` file calls, by model: what
+# a link of objects alone needs beyond the sequential runtime follows from them
+MODEL_SYMBOLS = {"PUB": b"cll_pub_", "MPI": b"cll_mpi_", "OpenMP": b"cll_set_thread_id_function"}
+# set in the environment of the compiler call cc runs: a call cc started under it (a $CC that
+# runs call cc by a route call cannot see) refuses instead of starting itself again
+COMPILER_MARKER = "CALL_CC_COMPILER"
+
+
+def input_files(arguments: list[str]) -> list[str]:
+    """The input files among compiler arguments, once each: neither options nor the value of
+    an option that takes the next argument (VALUE_OPTIONS: the file of `-o`, the folder of
+    `-I`, ...)."""
+    return list(dict.fromkeys(a for i, a in enumerate(arguments) if not a.startswith("-")
+                              and (i == 0 or arguments[i - 1] not in VALUE_OPTIONS)))
+
+
 def c_sources(arguments: list[str]) -> list[str]:
-    """The `.c` files among compiler arguments (not options, not the value of -o), once each."""
-    return list(dict.fromkeys(a for i, a in enumerate(arguments) if a.endswith(".c")
-                              and not a.startswith("-") and (i == 0 or arguments[i - 1] != "-o")))
+    """The `.c` files among compiler arguments (input_files), which call cc translates."""
+    return [a for a in input_files(arguments) if a.endswith(".c")]
+
+
+def links(arguments: list[str]) -> bool:
+    """Whether compiler arguments make a link (none of -c, -S, -E, -fsyntax-only): only then
+    does call cc add the runtime library."""
+    return not any(a in NOT_LINKING for a in arguments)
+
+
+def object_files(arguments: list[str]) -> list[str]:
+    """The object files and libraries among compiler arguments' input files: `.o`, `.a`,
+    `.so` and `.so.N`, which a link step of call cc links with the runtime."""
+    return [a for a in input_files(arguments) if a.endswith((".o", ".a", ".so")) or ".so." in a]
+
+
+def object_models(arguments: list[str]) -> set[str]:
+    """The parallel models of the object files and archives (`.o`, `.a`) among compiler
+    arguments, read from the runtime functions they call (MODEL_SYMBOLS: an object that
+    `call cc -c` made from a `parallel MPI` file calls cll_mpi_begin, ...): so a link of
+    objects alone gets the compiler, layers and -fopenmp that a build from the sources would.
+    A file that cannot be read adds nothing (the compiler then says what is wrong with it)."""
+    models = set()
+    for name in object_files(arguments):
+        if name.endswith((".o", ".a")):
+            try:
+                data = Path(name).read_bytes()
+            except OSError:
+                continue
+            models |= {model for model, symbol in MODEL_SYMBOLS.items() if symbol in data}
+    return models
+
+
+def _runs_call(word: str) -> bool:
+    """Whether the program `word` (a name found on $PATH, or a path) is call itself: its real
+    path (symbolic links resolved) is named `call`, or is the script running now."""
+    path = os.path.realpath(shutil.which(word) or word)
+    if Path(path).name == "call":
+        return True
+    try:
+        return os.path.samefile(path, sys.argv[0])
+    except (OSError, ValueError):
+        return False
+
+
+def flags_after_call(command: list[str]) -> list[str] | None:
+    """When `command` runs call itself (`call cc FLAGS`, `/path/to/call cc FLAGS`, `python -m
+    call cc FLAGS`), the FLAGS after it; None for any other command."""
+    if command and _runs_call(command[0]):
+        rest = command[1:]
+    elif command[1:3] == ["-m", "call"]:
+        rest = command[3:]
+    else:
+        return None
+    rest = rest[1:] if rest[:1] == ["--debug"] else rest
+    return rest[1:] if rest[:1] == ["cc"] else rest
+
+
+def c_compiler() -> tuple[list[str], str | None]:
+    """The C compiler of a program that is not MPI, as words: $CC split as the shell splits it
+    (default cc), and None; but when $CC runs call itself (`make CC="call cc"` exports CC so),
+    running it would start call cc again and again, so cc with the flags that follow `call cc`
+    in $CC, and the note that says so."""
+    try:
+        command = shlex.split(os.environ.get("CC", "")) or ["cc"]
+    except ValueError as err:    # an unbalanced quote
+        raise CallError([Diagnostic("error", "call cc", 0, 0,
+                                    f"$CC ({os.environ['CC']}) cannot be split into words: {err}")]) from None
+    flags = flags_after_call(command)
+    if flags is None:
+        return command, None
+    return ["cc", *flags], (f"$CC ({os.environ['CC']}) is call itself: compiling with "
+                            f"{shlex.join(['cc', *flags])}")
+
+
+class Command(NamedTuple):
+    """The compiler command of `call cc ARGS` in parts: what runs, the flags call adds before
+    the user's arguments and after them, and a note to show before it runs."""
+    compiler: list[str]
+    before: list[str]           # -iquote per source, -fopenmp, the runtime's -I
+    after: list[str]            # when linking: the layers' sources and the runtime library
+    note: str | None = None     # $CC was call itself (c_compiler)
+
+    def line(self, arguments: list[str], translated: dict[str, tuple[Path, Program]]) -> list[str]:
+        """The whole command, each source in `translated` replaced by its translation."""
+        return self.compiler + self.before + [str(translated[a][0]) if a in translated else a
+                                              for a in arguments] + self.after
+
+
+def command_parts(arguments: list[str], translated: dict[str, tuple[Path, Program]]) -> Command:
+    """The compiler command of `call cc ARGS` (translations in `translated`), in parts: $CC
+    (c_compiler; $MPICC for a `parallel MPI` or `parallel PUB` file, with cll_mpi.h's
+    directory and, when linking, the MPI layer's source, and for PUB the BSP library's and the
+    PUB layer's), -iquote for each source's directory, the runtime's include directory,
+    -fopenmp for a `parallel OpenMP` file and, when linking, the runtime library. The models
+    are those of the translated files and, when linking, of the objects (object_models)."""
+    from call.runtime_paths import (RuntimeMissing, include_dir, link_flags, mpi_include_dir,
+                                    mpi_layer_source, pub_layer_source, pub_source)
+    linking = links(arguments)
+    models = {program.parallel.model for _, program in translated.values() if program.parallel}
+    models |= object_models(arguments) if linking else set()
+    try:
+        runtime = ["-I", str(include_dir())]
+        libraries = link_flags() if linking else []
+        extra = [flag for source in translated for flag in ("-iquote", str(Path(source).parent))]
+        if "OpenMP" in models and "-fopenmp" not in arguments:
+            extra.append("-fopenmp")
+        if models & {"MPI", "PUB"}:
+            compiler, note = mpi_compiler(needs="a 'parallel MPI' or 'parallel PUB' program"), None
+            extra += ["-I", str(mpi_include_dir())]
+            layers = [mpi_layer_source()] + ([pub_source(), pub_layer_source()] if "PUB" in models else [])
+            libraries = [str(layer) for layer in layers] + libraries if libraries else []
+        else:
+            compiler, note = c_compiler()
+    except RuntimeMissing as err:
+        raise CallError([Diagnostic("error", "call cc", 0, 0, str(err))]) from None
+    return Command(compiler, extra + runtime, libraries, note)
 
 
 def build_command(arguments: list[str], translated: dict[str, tuple[Path, Program]]) -> list[str]:
     """The compiler command of `call cc ARGS`, each source in `translated` replaced by its
-    translation: $CC (default cc; $MPICC for a `parallel MPI` or `parallel PUB` file, with
-    cll_mpi.h's directory and, when linking, the MPI layer's source, and for PUB the BSP
-    library's and the PUB layer's), -iquote for each source's
-    directory, the runtime's include directory, -fopenmp for a `parallel OpenMP` file and,
-    when linking, the runtime library."""
-    from call.runtime_paths import (RuntimeMissing, include_dir, link_flags, mpi_include_dir,
-                                    mpi_layer_source, pub_layer_source, pub_source)
-    programs = [program for _, program in translated.values()]
-    try:
-        runtime = ["-I", str(include_dir())]
-        linking = ["-c", "-S", "-E", "-fsyntax-only"]
-        libraries = [] if any(a in linking for a in arguments) else link_flags()
-        extra = [flag for source in translated for flag in ("-iquote", str(Path(source).parent))]
-        if any(p.parallel and p.parallel.model == "OpenMP" for p in programs) \
-                and "-fopenmp" not in arguments:
-            extra.append("-fopenmp")
-        compiler = os.environ.get("CC", "cc").split()
-        models = {p.parallel.model for p in programs if p.parallel}
-        if models & {"MPI", "PUB"}:
-            compiler = mpi_compiler(needs="a 'parallel MPI' or 'parallel PUB' program")
-            extra += ["-I", str(mpi_include_dir())]
-            layers = [mpi_layer_source()] + ([pub_source(), pub_layer_source()] if "PUB" in models else [])
-            libraries = [str(layer) for layer in layers] + libraries if libraries else []
-    except RuntimeMissing as err:
-        raise CallError([Diagnostic("error", "call cc", 0, 0, str(err))]) from None
-    return compiler + extra + runtime + [str(translated[a][0]) if a in translated else a
-                                         for a in arguments] + libraries
+    translation (command_parts)."""
+    return command_parts(arguments, translated).line(arguments, translated)
+
+
+def added_flags(arguments: list[str]) -> list[str]:
+    """`call cc --print-flags [ARGS]`: the flags call cc adds to a compiler command with the
+    options ARGS (and objects, whose models count), for a build that cannot run through call
+    cc, such as a link by a C++ or Fortran compiler: the runtime's -I and, when linking, the
+    runtime library and what it needs."""
+    if sources := c_sources(arguments):
+        raise CallError([Diagnostic("error", "call cc", 0, 0,
+                                    f"--print-flags compiles nothing: drop {sources[0]} (the flags "
+                                    f"for a .c file are those of its translation by `call translate`)")])
+    parts = command_parts(arguments, {})
+    return parts.before + parts.after
 
 
 def output_path(arguments: list[str]) -> str | None:
@@ -101,26 +230,64 @@ def output_path(arguments: list[str]) -> str | None:
     return None
 
 
+def _refuse_recursion() -> None:
+    """A CallError when this call cc was started by the compiler a call cc runs
+    (COMPILER_MARKER): a $CC that runs call cc by a route c_compiler cannot see (a wrapper
+    script of the user's) would otherwise start call cc within call cc without end."""
+    if COMPILER_MARKER in os.environ:
+        raise CallError([Diagnostic("error", "call cc", 0, 0,
+                                    f"started by the compiler that call cc runs "
+                                    f"({os.environ[COMPILER_MARKER]}), which runs call cc again: "
+                                    f"set $CC to a C compiler such as gcc, not to a command that "
+                                    f"runs call")])
+
+
+def _run(command: Command, arguments: list[str], translated: dict[str, tuple[Path, Program]],
+         notify: Notify = None) -> int:
+    """Run `command` on `arguments` (its note first, to `notify`) with COMPILER_MARKER in the
+    compiler's environment, and $CC set to the compiler when $CC was call itself (for a
+    compiler wrapper that reads $CC); the compiler's exit status."""
+    environment = dict(os.environ, **{COMPILER_MARKER: shlex.join(command.compiler)})
+    if command.note:
+        if notify is not None:
+            notify(Diagnostic("note", "call cc", 0, 0, command.note))
+        environment["CC"] = shlex.join(command.compiler)
+    return subprocess.run(command.line(arguments, translated), env=environment).returncode
+
+
 def compile_program(arguments: list[str], warn: Warn = None,
-                    work: str | Path | None = None) -> int:
+                    work: str | Path | None = None, notify: Notify = None) -> int:
     """`call cc ARGS`: translate every `.c` in ARGS (into `work`, default a temporary
-    directory; each checked file's warnings to `warn`), then run the command of
-    build_command. The folder of `-o FILE` must exist (cll_grammar.outputs). Returns the
+    directory; each checked file's warnings to `warn`, once every file is checked, so that a
+    report's name that another file begins is no warning; call cc's notes to `notify`), then run the command of
+    command_parts. Each translation is named as its source (in a folder of its own), so the
+    compiler's default outputs are those of a plain build: `call cc -c a.c` writes a.o. ARGS
+    without a `.c` file that link objects (`call cc a.o b.o -o prog`) link them with the
+    runtime. The folder of `-o FILE` must exist (cll_grammar.outputs). Returns the
     compiler's exit status."""
+    _refuse_recursion()
     sources = c_sources(arguments)
-    if not sources:
-        raise CallError([Diagnostic("error", "call cc", 0, 0, "no .c file to compile")])
+    if not sources and not (links(arguments) and object_files(arguments)):
+        what = " and no object file to link" if links(arguments) else ""
+        raise CallError([Diagnostic("error", "call cc", 0, 0, f"no .c file to compile{what}")])
     output = output_path(arguments)
     if output not in (None, "-") and (problem := missing_folder(output)):
         raise CallError([Diagnostic("error", f"-o {output}", 0, 0, problem)])
     with tempfile.TemporaryDirectory(prefix="call-", dir=work) as directory:
         translated = {}
-        for number, source in enumerate(sources):
-            (Path(directory) / str(number)).mkdir()
-            translated[source] = translate(source, Path(directory) / str(number), warn,
-                                           macros_of(arguments))
-        check_together([program for _, program in translated.values()])
-        return subprocess.run(build_command(arguments, translated)).returncode
+        try:
+            for number, source in enumerate(sources):
+                folder = Path(directory) / str(number)
+                folder.mkdir()
+                translation, program = translate(source, folder, None, macros_of(arguments))
+                translated[source] = (translation.rename(folder / Path(source).name), program)
+        finally:        # the warnings of the files checked, also when a later one has errors
+            programs = [program for _, program in translated.values()]
+            settle_reports(programs)
+            for program in programs if warn is not None else ():
+                warn(program)
+        check_together(programs)
+        return _run(command_parts(arguments, translated), arguments, translated, notify)
 
 
 def build_path(source: Path) -> Path:

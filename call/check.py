@@ -71,6 +71,17 @@ def check_together(programs: list[Program]) -> None:
         raise CallError(errors, {program.file: program.lines for program in programs})
 
 
+def settle_reports(programs: list[Program]) -> None:
+    """Files built into one program: a report's name that another of them begins is no
+    cause for a warning (`call check main.c util.c`, where util.c begins what main.c
+    reports), so that warning is dropped from its program."""
+    for program in programs:
+        begun = {name for other in programs if other is not program for name in other.experiments}
+        settled = [warning for name, warning in program.unbegun if name in begun]
+        program.warnings = [w for w in program.warnings if not any(w is s for s in settled)]
+        program.unbegun = [(name, w) for name, w in program.unbegun if name not in begun]
+
+
 def _clash(first: Begin, later: Begin) -> tuple[str, str, str] | None:
     """What two begins of one experiment disagree on, and how each states it, for the messages:
     ("formulas", "'LATER'", "'FIRST'") or the same of their working sets (`bytes` clauses);
@@ -334,6 +345,7 @@ class _Checker:
                                        f"report names {name!r}, which no '#pragma cll' in this file "
                                        f"begins: unless another file of the program begins it, the "
                                        f"trace holds nothing of it")
+                    self.program.unbegun.append((name, self.program.warnings[-1]))
 
 
 def _malformed_for(words: list[str]) -> bool:

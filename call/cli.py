@@ -9,14 +9,16 @@ import signal
 import sys
 import traceback
 
-from call.build import compile_program, read_source, translate
-from call.check import Program, check_file, check_together
+from call.build import added_flags, compile_program, read_source, translate
+from call.check import Program, check_file, check_together, settle_reports
 from call.conditions import macros_of
 from call.diagnostics import CallError, Diagnostic
 from cll_grammar.span import printable, suggest
 
 USAGE = """call translate PROG.c [-o DIR]     write PROG.cll.c and PROG.cll.h
 call cc [CC ARGS...] PROG.c ...    translate and compile with the tracing runtime ($CC, default cc)
+call cc [CC ARGS...] A.o B.o ...   link objects made by `call cc -c` with the tracing runtime
+call cc --print-flags [-c]         the flags call cc adds (to link with another compiler)
 call run PROG.c [--procs A:B:F] [--cflags FLAGS] [--no-oversubscribe] [-- ARGS]
                                    build if needed, run (MPI: mpirun -np P), print trace paths
 call check PROG.c ... [--cflags FLAGS]
@@ -50,16 +52,20 @@ def check_files(sources: list[str], macros) -> list[Program] | None:
     """Check every file of `call check`, each file's errors or warnings printed in turn (an
     error in one file must not hide the next one's, nor an earlier one's warnings); the checked
     programs, or None when some file had errors."""
-    programs, failed = [], False
+    checked: list[Program | CallError] = []
     for source in sources:
         try:
-            programs.append(check_file(source, read_source(source), macros))
+            checked.append(check_file(source, read_source(source), macros))
         except CallError as err:
-            print(err.render(), file=sys.stderr)
-            failed = True
-            continue
-        print_warnings(programs[-1])
-    return None if failed else programs
+            checked.append(err)
+    programs = [item for item in checked if isinstance(item, Program)]
+    settle_reports(programs)
+    for item in checked:
+        if isinstance(item, CallError):
+            print(item.render(), file=sys.stderr)
+        else:
+            print_warnings(item)
+    return None if len(programs) < len(checked) else programs
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -234,7 +240,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = argv[1:] if debug else argv
     try:
         if argv[:1] == ["cc"]:
-            return compile_program(argv[1:], warn=print_warnings)
+            if "--print-flags" in argv:
+                print(shlex.join(added_flags([a for a in argv[1:] if a != "--print-flags"])))
+                return 0
+            return compile_program(argv[1:], warn=print_warnings,
+                                   notify=lambda note: print(note.render(), file=sys.stderr))
         program_args = argv[argv.index("--") + 1:] if "--" in argv else []
         parser = _parser()
         args = _parse_arguments(parser, argv[:argv.index("--")] if "--" in argv else argv)

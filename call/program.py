@@ -20,6 +20,9 @@ class Program:
     experiments: dict[str, Begin] = field(default_factory=dict)
     parallel: Parallel | None = None
     warnings: list[Diagnostic] = field(default_factory=list)
+    # the warnings about a report's names that no begin of this file has, by name: another
+    # file of the same program may begin them (call.check.settle_reports)
+    unbegun: list[tuple[str, Diagnostic]] = field(default_factory=list)
     # sites of the begins and ends of experiments that are the unbraced body of a control
     # header: the generated code opens a brace with such a begin and closes it after such an end
     wrapped: set[str] = field(default_factory=set)

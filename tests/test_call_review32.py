@@ -133,3 +133,20 @@ def test_a_report_above_the_function_that_begins_its_experiment_is_not_warned_ab
     assert err.count("warning:") == 1, err
     assert err.startswith("p.c:2:5: warning: report names 'k', which no '#pragma cll' in this file begins: "
                           "unless another file of the program begins it, the trace holds nothing of it"), err
+
+
+@pytest.mark.parametrize("command", ["check", "cc"])
+def test_a_report_of_an_experiment_another_file_of_the_program_begins_is_not_warned_about(tmp_path, command):
+    """`call check main.c util.c` and `call cc main.c util.c`: util.c begins K, which main.c
+    reports; M is begun nowhere and is still warned about, once."""
+    (tmp_path / "main.c").write_text("void work(int n);\nint main(void) {\n    work(5);\n"
+                                     "    #pragma cll report K, M\n    return 0;\n}\n")
+    (tmp_path / "util.c").write_text("void work(int n) {\n    #pragma cll K K[0] + K[1]*n\n    n++;\n"
+                                     "    #pragma cll end K\n}\n")
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    extra = ["-o", "prog"] if command == "cc" else []
+    done = subprocess.run([sys.executable, "-m", "call", command, "main.c", "util.c", *extra], cwd=tmp_path,
+                          env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("warning:") == 1, done.stderr
+    assert "report names 'M'" in done.stderr and "'K'" not in done.stderr
