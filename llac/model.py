@@ -129,7 +129,7 @@ class Model:
         with np.errstate(invalid="ignore", over="ignore"):   # 0 with an infinite spread: no bounds (nan)
             bounds = np.sort(np.stack([values * np.exp(-spread), values * np.exp(spread)]), axis=0)
         bounds[:, ~np.all(np.isfinite(bounds), axis=0)] = np.nan     # none (said in a note), not 0 .. inf
-        floor_notes = self._measured_floor(columns, design, values, bounds)
+        floor_notes = self._measured_floor(columns, design, values, bounds, piece)
         extrapolated, notes = self._extrapolation(columns, piece)
         return Prediction(values, bounds[0], bounds[1], piece, extrapolated,
                           tuple(notes + self._drift_notes(columns) + floor_notes + self._wide_notes(columns, bounds)
@@ -137,7 +137,7 @@ class Model:
                                 + self._no_time_notes(columns, design, values, piece)))
 
     def _measured_floor(self, columns: dict, design: np.ndarray, values: np.ndarray,
-                        bounds: np.ndarray) -> list[str]:
+                        bounds: np.ndarray, piece: np.ndarray) -> list[str]:
         """Beyond the data, raise the low bounds (`bounds[0]`, in place) to what was measured
         at a smaller point, with the notes that say so. With every term >= 0 and its constant
         >= 0 (the default `constants nonnegative`), a point where each term is at least its
@@ -147,7 +147,10 @@ class Model:
         point), less the fit's noise there (its piece's interval for a new measurement,
         e^(-q·σ)). The interval is multiplicative: far beyond the data its low end would
         otherwise fall below times measured at smaller inputs, and go on falling as the input
-        grows. Inside the data the interval is the noise's, which this leaves alone."""
+        grows. Inside the data the interval is the noise's, which this leaves alone. The
+        argument holds for one set of constants: only sample points of the interval that
+        predicts the point (`piece`) count, and the low bound never rises above the prediction
+        (a note says when the prediction is below such a time)."""
         data = self.sample_points
         if self.settings.constants == "free" or not self.formula.variables or not len(data["time"]):
             return []
@@ -161,16 +164,19 @@ class Model:
             return []
         model_value, floor_of = np.full(len(data["time"]), -np.inf), np.full(len(data["time"]), -np.inf)
         placed = np.zeros(len(data["time"]), dtype=bool)
-        for p in self.pieces:
+        sample_piece = np.full(len(data["time"]), -1)
+        for index, p in enumerate(self.pieces):
             inside = p.contains(sample)
             rows = inside & ~placed & (p.df > 0)
+            sample_piece[inside & ~placed] = index
             placed |= inside
             model_value[rows] = measured[rows] @ p.constants
             floor_of[rows] = data["time"][rows] * np.exp(-student_t.quantile(self.settings.alpha / 2, p.df) * p.scale)
         target = np.where(usable[:, None], design, 0.0)[:, None, :]        # no inf or nan in the sums
         slack = 1e-12 * np.abs(target)
         dominated = (np.all(measured[None, :, :] <= target + slack, axis=2)      # target x sample
-                     & np.any(measured[None, :, :] < target - slack, axis=2) & usable[:, None])
+                     & np.any(measured[None, :, :] < target - slack, axis=2) & usable[:, None]
+                     & (sample_piece[None, :] == piece[:, None]))
         # the largest model value among the dominated points; of equal ones (terms whose constants
         # are 0), the one whose terms are largest, the nearest below: never chosen by its time,
         # which would pick the noisiest point
@@ -179,7 +185,8 @@ class Model:
         nearest = np.argmax(np.where(tied, measured.sum(axis=1)[None, :], -np.inf), axis=1)
         floor = np.where(dominated.any(axis=1), floor_of[nearest], -np.inf)
         raised = usable & (floor > bounds[0])
-        bounds[0, raised] = floor[raised]
+        bounds[0, raised] = np.minimum(floor[raised], values[raised])
+        raised &= floor <= values
         notes = []
         below = usable & dominated.any(axis=1) & (values < data["time"][nearest])
         for points, said in ((np.flatnonzero(raised), "the low bound at {at} is the time measured at a smaller "
