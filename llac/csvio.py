@@ -13,6 +13,7 @@ import os
 
 import numpy as np
 
+from cll_grammar.columns import MPI_COLUMNS, PUB_COLUMNS, RECORD_COLUMNS
 from cll_grammar.formula import parse_formula
 from llac.errors import InputError
 from llac.experiment import Experiment
@@ -60,8 +61,19 @@ def read_csv(path: str | os.PathLike, formula: str, name: str | None = None,
             good[i] = False
     columns = {("time" if c == time else c): table[c][good] for c in table}
     problems.sort(key=lambda p: p.line)
-    header = {"formula": parsed.text, "columns": " ".join(columns), "experiment": parsed.name}
+    # declared as a trace declares them: the record's columns, the formula's variables, then
+    # the columns each record measures; any other column is a program variable
+    declared = [c for c in columns if c in RECORD_COLUMNS] + list(parsed.variables) + \
+        [c for c in columns if _measured(c) and c not in parsed.variables]
+    header = {"formula": parsed.text, "columns": " ".join(declared), "experiment": parsed.name}
     return Experiment(parsed.name, parsed, columns, origin=where, header=header), tuple(problems)
+
+
+def _measured(column: str) -> bool:
+    """Whether a CSV column is one that a trace's records measure rather than a program
+    variable: the MPI and PUB layers' columns and hardware counters (perf_..., PAPI_...), as
+    an exported experiment writes them."""
+    return column in (*MPI_COLUMNS, *PUB_COLUMNS) or column.startswith(("perf_", "PAPI_"))
 
 
 def _check_names(where: str, names: list[str], time: str, variables) -> None:

@@ -23,7 +23,7 @@ from llac.fit import (CONSTANT_BOUNDS, FitError, FitSettings, bounded_columns, f
                       noise_factors, relative_fit)
 from llac.fit_data import SamplePoints, aggregate_points, check_identifiable
 from llac.extrapolation import drift_rates, log_distance
-from llac.noise import descheduled_warning, spread_warning
+from llac.noise import descheduled_warning, spread_warning, unit_warning
 from llac.numbers import number_text
 from llac.split import Cut, Leaf, split_points
 
@@ -357,9 +357,12 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
         except FitError:
             return None
     noise = noise_factors(points.spread)
+    unmodelled, units = _unmodelled_notes(experiment), unit_warning(experiment, settings.aggregate)
+    cause = ("a variable the formula lacks" if unmodelled else None) or \
+        ("the records of different threads differ" if units else None)
     return replace(model, sample_points={**model.sample_points, "spread": points.spread},
-                   warnings=model.warnings + _unmodelled_notes(experiment) + _timer_notes(experiment, points)
-                   + tuple(spread_warning(points.spread, settings.aggregate, settings.threshold))
+                   warnings=model.warnings + unmodelled + tuple(units) + _timer_notes(experiment, points)
+                   + tuple(spread_warning(points.spread, settings.aggregate, settings.threshold, cause))
                    + tuple(descheduled_warning(experiment, settings.aggregate)),
                    drift=drift_rates(points.variables, points.time, noise, refit))
 
@@ -385,12 +388,22 @@ def _extra_variables(experiment: Experiment) -> dict[str, np.ndarray]:
             if v in experiment.columns and v not in experiment.formula.variables}
 
 
+def _unmodelled_columns(experiment: Experiment) -> dict[str, np.ndarray]:
+    """The program variables among the experiment's columns that its formula lacks: those of
+    the working set, and any column that is not measured by each record (time, rank, thread,
+    the MPI and PUB columns, counters), as after `formula` or a CSV load."""
+    measured = set(experiment.measured_columns)
+    return {**{v: c for v, c in experiment.columns.items()
+               if v not in measured and v not in experiment.formula.variables},
+            **_extra_variables(experiment)}
+
+
 def _unmodelled_notes(experiment: Experiment) -> tuple[str, ...]:
-    """A warning per variable of the working set that the formula lacks and that takes
-    several values within one sample point: its records are fitted as repetitions of the
-    point, and their spread is that variable's effect, not noise."""
-    extra = _extra_variables(experiment)
-    if not extra:
+    """A warning per program variable that the formula lacks and that takes several values
+    within one sample point: its records are fitted as repetitions of the point, and their
+    spread is that variable's effect, not noise."""
+    extra = _unmodelled_columns(experiment)
+    if not extra or not len(experiment):
         return ()
     notes = []
     points = np.column_stack([experiment.columns[v] for v in experiment.formula.variables] or
@@ -400,7 +413,8 @@ def _unmodelled_notes(experiment: Experiment) -> tuple[str, ...]:
         if len(pairs) > len(np.unique(points, axis=0)):
             values = np.unique(column)
             shown = ", ".join(f"{number_text(x)}" for x in values[:4]) + (", ..." if len(values) > 4 else "")
-            notes.append(f"{v} (of the working set) takes several values within a sample point "
+            notes.append(f"{v}{' (of the working set)' * (v in _extra_variables(experiment))} takes several "
+                         f"values within a sample point "
                          f"({shown}) but is not a variable of the formula: those records are fitted as "
                          f"repetitions of one point, and their spread is {v}'s effect, not noise; add {v} to "
                          f"the formula, or fit one value at a time (`where {v} == {number_text(values[0])}`)")

@@ -27,6 +27,7 @@ NAMED = 5               # a line names at most this many noisy points
 CPU_CLOCKS = ("cll_CPU_TIME", "perf_TASK_CLOCK")   # CLL_COUNTERS=cll::CPU-TIME or perf::TASK-CLOCK: ns on the CPU
 DESCHEDULED = 0.10      # the wall time above the CPU time by more than this: time off the CPU
 COUNTED_FROM = 1e-3     # points faster than this (s) are left out: the counter reads count there
+UNEQUAL_UNITS = 1.25    # threads (ranks) whose fastest records differ more than this are not repetitions
 
 
 def point_spread(points: Mapping[str, np.ndarray], columns: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -93,15 +94,18 @@ def with_noise(variables: Sequence[str], data: dict, columns: Mapping[str, np.nd
                                                                  settings.threshold)
 
 
-def spread_warning(spread: np.ndarray, aggregate: str, threshold: float) -> list[str]:
+def spread_warning(spread: np.ndarray, aggregate: str, threshold: float, cause: str | None = None) -> list[str]:
     """A warning when the typical spread is above the split threshold (never below
     WARN_FLOOR): a regime change of the threshold's size is then within the noise of one
-    sample point, and splitting cannot tell the two apart."""
+    sample point, and splitting cannot tell the two apart. `cause`: what another warning
+    found the spread to be made of (a variable the formula lacks, the threads' unequal
+    shares), said instead of advice against noise."""
     usual, bound = typical(spread), max(threshold, WARN_FLOOR)
     if not usual > bound:
         return []
-    advice = "measure on a quieter machine or spread each point's repetitions over the run " \
-             "(docs/pragma-language.md)" + (", or `set aggregate min`" if aggregate != "min" else "")
+    advice = f"it is not noise: {cause} (see the warning above)" if cause else \
+        "measure on a quieter machine or spread each point's repetitions over the run " \
+        "(docs/pragma-language.md)" + (", or `set aggregate min`" if aggregate != "min" else "")
     return [f"repetitions vary by {usual:.0%} at a typical sample point, more than the {bound:.0%} "
             f"threshold: interval splitting cannot tell a regime change of that size from noise "
             f"(the fit takes the {aggregate} of each point's repetitions); {advice}"]
@@ -143,6 +147,53 @@ def spread_summary(points: Mapping[str, np.ndarray], spread: np.ndarray) -> list
         lines.append(f"noisy (spread > {NOISY_FACTOR:g}x the median and > {NOISY_FLOOR:.0%}): "
                      f"{len(marked)} of {len(spread)} sample points")
     return lines
+
+
+def unit_warning(experiment, aggregate: str) -> list[str]:
+    """A warning when the records of different OpenMP threads at one sample point differ
+    systematically: at a typical point with several, the slowest one's fastest record
+    takes more than UNEQUAL_UNITS times the fastest one's. They are fitted as repetitions of
+    the point, so the fit's estimator (the min: the fastest thread) models neither the
+    parallel part's time (its slowest thread) nor any one thread; interference is not what
+    spreads them. Runs with more units than their host's cores (the header's `cores`) are
+    not judged: their units took turns on the cores. MPI ranks are not judged yet: on a quiet
+    2-core machine the ranks of fft_pub at P = 2 differed by 1.5-2.6 times in every experiment,
+    which needs its own look before it is called a cause (a review's triangular loop under `schedule(static)`: thread 1 three
+    times thread 0, fitted 6 times below the region's time)."""
+    columns, variables = experiment.columns, experiment.formula.variables
+    unit = "thread"
+    if unit not in columns or not len(experiment) or len(np.unique(columns[unit])) < 2:
+        return []
+    time = np.asarray(columns["time"], dtype=float)
+    valid = np.isfinite(time) & (time > 0)
+    cores = [float(c) for c in experiment.header_values("cores", "") if c.replace(".", "", 1).isdigit()]
+    if "P" in columns and cores:        # oversubscribed runs share cores: their units differ by that
+        valid &= np.asarray(columns["P"], dtype=float) <= min(cores)
+    if not valid.any():
+        return []
+    keys = [np.asarray(columns[v], dtype=float)[valid] for v in variables]
+    units = np.asarray(columns[unit], dtype=float)[valid]
+    point, _ = group_rows(keys, int(valid.sum()))
+    pair, first = group_rows([point.astype(float), units], int(valid.sum()))
+    fastest = np.full(len(first), np.inf)
+    np.minimum.at(fastest, pair, time[valid])
+    of_point = point[first]
+    low, high = np.full(of_point.max() + 1, np.inf), np.zeros(of_point.max() + 1)
+    np.minimum.at(low, of_point, fastest)
+    np.maximum.at(high, of_point, fastest)
+    several = np.bincount(of_point) > 1
+    if not several.any():
+        return []
+    ratio = float(np.median(high[several] / low[several]))
+    if ratio <= UNEQUAL_UNITS:
+        return []
+    slowest = units[first][np.argmax(np.where(several[of_point], fastest / low[of_point], 0))]
+    return [f"the records of different {unit}s at one sample point differ: at a typical point the slowest "
+            f"{unit}'s fastest record takes {ratio:.2g}x the fastest {unit}'s ({unit} {number_text(slowest)} "
+            f"the slowest at the most unequal point); they are fitted as repetitions of the point, so the "
+            f"{aggregate} of them models neither the parallel part's time (its slowest {unit}'s) nor any one "
+            f"{unit}'s: fit one {unit} (`where {unit} == {number_text(slowest)}`), or time the whole parallel "
+            f"part in an experiment around it (docs/parallel-analysis.md)"]
 
 
 def descheduled_warning(experiment, aggregate: str) -> list[str]:

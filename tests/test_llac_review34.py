@@ -36,3 +36,66 @@ def test_every_prediction_lies_inside_its_interval(seed, points):
     finite = np.isfinite(p.lower) & np.isfinite(p.upper)
     assert np.all(p.lower[finite] <= p.values[finite] * (1 + 1e-12))
     assert np.all(p.values[finite] <= p.upper[finite] * (1 + 1e-12))
+
+
+def llac(workdir, script):
+    """`llac -c script` in `workdir`: (exit status, stdout)."""
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "llac", "-c", script], cwd=workdir, capture_output=True,
+                          text=True, timeout=120)
+    assert "Traceback" not in done.stderr
+    return done.returncode, done.stdout
+
+
+def write_grid_csv(path, seed=0):
+    """A stencil's records over N x M (3 repetitions), 1.9 ns per element, 1% noise."""
+    rng = np.random.default_rng(seed)
+    rows = ["rank,thread,time,N,M"]
+    for rep in range(3):
+        for n in (64, 128, 256, 512):
+            for m in (64, 256, 1024):
+                rows.append(f"0,0,{2e-6 + 1.9e-9 * n * m * (1 + 0.01 * rng.random())!r},{n},{m}")
+    path.write_text("\n".join(rows) + "\n")
+
+
+def test_a_variable_the_formula_leaves_out_is_named_not_blamed_on_noise(tmp_path):
+    """`load ... formula` (and `formula`) without M on N x M data fitted the M = 64 slice with
+    R² 0.9998 and blamed the 569% spread on a noisy machine."""
+    write_grid_csv(tmp_path / "g.csv")
+    for script in ('load "g.csv" as g formula "g[0] + g[1]*N"; fit g',
+                   'load "g.csv" as g formula "g[0] + g[1]*N*M"; h = g formula "h[0] + h[1]*N"; fit h'):
+        status, out = llac(tmp_path, script)
+        assert status == 0, out
+        assert ("warning: M takes several values within a sample point (64, 256, 1024) but is not a variable "
+                "of the formula") in out, out
+        assert "it is not noise: a variable the formula lacks (see the warning above)" in out
+        assert "quieter machine" not in out
+    status, out = llac(tmp_path, 'load "g.csv" as g formula "g[0] + g[1]*N*M"; fit g')
+    assert status == 0 and "takes several values" not in out, out
+
+
+def threads(ratio: float, seed: int = 0):
+    """An OpenMP sync experiment's records at P = 2: each thread's share of N*N work per
+    execution, thread 1's `ratio` times thread 0's, 3 repetitions, 2% one-sided noise."""
+    from cll_grammar.formula import parse_formula
+    from llac.experiment import Experiment
+    rng = np.random.default_rng(seed)
+    n = np.repeat([500.0, 1000, 2000, 4000], 6)
+    thread = np.tile([0.0, 1.0], 12)
+    time = 1e-9 * n * n / 2 * np.where(thread == 1, ratio, 1.0) * (1 + 0.02 * rng.random(len(n)))
+    columns = {"rank": np.zeros(len(n)), "thread": thread, "time": time, "N": n, "P": np.full(len(n), 2.0)}
+    return Experiment("share", parse_formula("share[0] + share[1]*N*N/P"), columns,
+                      header={"parallel": "OpenMP", "cores": "2", "columns": "rank thread time N P"})
+
+
+def test_threads_of_unequal_shares_are_said_to_be_no_repetitions():
+    """A triangular loop under schedule(static): thread 1 three times thread 0. The min of
+    the point's records is the fastest thread's: the fit says so, and not that the machine is noisy."""
+    model = fit_experiment(threads(3.0))
+    [unequal] = [w for w in model.warnings if w.startswith("the records of different threads")]
+    assert "the slowest thread's fastest record takes 3x the fastest thread's (thread 1 the slowest" in unequal
+    assert "`where thread == 1`" in unequal
+    assert any("it is not noise: the records of different threads differ" in w for w in model.warnings)
+    balanced = fit_experiment(threads(1.05))
+    assert not any("records of different threads" in w for w in balanced.warnings), balanced.warnings
