@@ -635,9 +635,12 @@ def _warnings(formula: Formula, points: SamplePoints, pieces: tuple[Piece, ...],
             warnings.append(f"{count} intervals on {v}: the formula is probably wrong")
     for i, (p, stopped) in enumerate(zip(pieces, blocked)):
         where = f"interval {i + 1}" if len(pieces) > 1 else "the fit"
+        side = max(settings.minpoints, k + 1)       # the fewest points on each side of a cut (llac.split)
         if p.median_rel_error > settings.threshold:
             why = "splitting is off" if not settings.split else \
-                _budget_text(stopped, settings) if stopped else "no statistically real cut lowers it"
+                _budget_text(stopped, settings) if stopped else \
+                (f"its {p.npoints} sample points are too few to try a cut (each side needs {side}); measure "
+                 f"more sizes there" if p.npoints < 2 * side else "no statistically real cut lowers it")
             warnings.append(f"median relative error {p.median_rel_error:.1%} in {where} is above "
                             f"the threshold {settings.threshold:.1%}: {why}")
         if p.df == 0:

@@ -44,14 +44,14 @@ def spill_files_for(trace_path: str) -> list[str]:
     return sorted(p for p in glob.glob(pattern) if is_spill_file(p))
 
 
-def expand_with_spills(paths_or_globs: Sequence[str]) -> list[str]:
-    """`trace.expand_paths`, except that a trace path that does not exist but has spill files
-    next to it stands for those spill files."""
+def expand_with_spills(paths_or_globs: Sequence[str], set_aside: list[str] | None = None) -> list[str]:
+    """`trace.expand_paths` (the traces its globs leave out go into `set_aside`), except that
+    a trace path that does not exist but has spill files next to it stands for those spill files."""
     expanded = []
     for pattern in paths_or_globs:
         spills = [] if glob.has_magic(pattern) or os.path.exists(pattern) else spill_files_for(pattern)
         expanded += spills or [pattern]
-    return expand_paths(expanded)
+    return expand_paths(expanded, set_aside)
 
 
 def read_input(path: str) -> Trace:

@@ -393,12 +393,26 @@ def _check_count(path: str, decl: _Declared, loaded: int, left_out: int, problem
                                 f"{announced} records but {loaded} were loaded{also}"))
 
 
-def expand_paths(paths_or_globs: Sequence[str]) -> list[str]:
-    """Each argument as a path, or a glob expanded and sorted. A glob that matches nothing, or
-    a name that is not a file, raises TraceError naming it (before anything is read)."""
+SET_ASIDE = ".previous"    # call run keeps the earlier run's trace under this suffix (docs/call.md)
+
+
+def expand_paths(paths_or_globs: Sequence[str], set_aside: list[str] | None = None) -> list[str]:
+    """Each argument as a path, or a glob expanded and sorted. A glob leaves out the traces
+    that `call run` set aside (`PROG.cll.1.dat.previous`: an earlier run, which must not pass
+    for this one's), unless its pattern names them; those left out go into `set_aside`. A
+    glob that matches nothing, or a name that is not a file, raises TraceError naming it
+    (before anything is read)."""
     paths = []
     for pattern in paths_or_globs:
         matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+        if glob.has_magic(pattern) and not pattern.endswith(SET_ASIDE):
+            earlier = [m for m in matches if m.endswith(SET_ASIDE)]
+            if earlier and len(earlier) == len(matches):
+                raise TraceError(f"only traces that call run set aside match {quoted(pattern)} "
+                                 f"({quoted(earlier[0])}: an earlier run); name one to load it")
+            matches = [m for m in matches if not m.endswith(SET_ASIDE)]
+            if set_aside is not None:
+                set_aside += earlier
         if not matches:
             raise TraceError(f"no file matches {quoted(pattern)}")
         for path in matches:

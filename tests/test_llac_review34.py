@@ -99,3 +99,38 @@ def test_threads_of_unequal_shares_are_said_to_be_no_repetitions():
     assert any("it is not noise: the records of different threads differ" in w for w in model.warnings)
     balanced = fit_experiment(threads(1.05))
     assert not any("records of different threads" in w for w in balanced.warnings), balanced.warnings
+
+
+def test_an_interval_too_small_to_cut_says_so_not_that_no_cut_helps():
+    """Four sample points and two constants: a cut needs 3 points on each side, so none was
+    tried; the warning said "no statistically real cut lowers it"."""
+    from cll_grammar.formula import parse_formula
+    from llac.experiment import Experiment
+    n = np.repeat([100.0, 200, 400, 800], 3)
+    model = fit_experiment(Experiment("f", parse_formula("f[0] + f[1]*N"), {"time": 1e-9 * n ** 2, "N": n}))
+    [warning] = [w for w in model.warnings if w.startswith("median relative error")]
+    assert warning.endswith("is above the threshold 5.0%: its 4 sample points are too few to try a cut (each "
+                            "side needs 3); measure more sizes there"), warning
+
+
+def test_a_glob_leaves_out_the_trace_call_run_set_aside_and_says_so(tmp_path):
+    """After an interrupted re-run, `load "prog.cll.*"` merged `prog.cll.1.dat.previous` (the
+    earlier run, set aside "so that it cannot pass for this run's") as repetitions."""
+    from support.traces import write_matinit
+    write_matinit(tmp_path / "matinit.cll.1.dat")
+    write_matinit(tmp_path / "matinit.cll.1.dat.previous", seed=2)
+    status, out = llac(tmp_path, 'load "matinit.cll.*"; list')
+    assert status == 0, out
+    assert out.startswith("left out matinit.cll.1.dat.previous: the earlier run that call run set aside "
+                          "(docs/call.md); name it to load it\n"), out
+    alone = llac(tmp_path, 'load "matinit.cll.1.dat"; list')[1]
+    assert out.split("\n", 1)[1] == alone                 # the same records as this run's trace alone
+    for named in ('load "matinit.cll.1.dat.previous"', 'load "*.previous"'):
+        status, out = llac(tmp_path, named)
+        assert status == 0 and "left out" not in out and "created rowinit" in out, out
+    (tmp_path / "matinit.cll.1.dat").unlink()
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "llac", "-c", 'load "matinit.cll.*"'], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode == 1 and "only traces that call run set aside match" in done.stderr, done.stderr

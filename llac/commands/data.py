@@ -28,7 +28,8 @@ EXPORT_SUFFIXES = {"extrap": "txt"}        # a file name's suffix by format, whe
 
 
 @command("load", 'load "FILE" [, "FILE" ...] [as NAME] [formula "FORMULA"]',
-         """Read trace files (globs allowed; "-" is standard input) or a CSV file. Each experiment in a trace becomes an
+         """Read trace files (globs allowed, which leave out, with a note, the traces `call run` set
+         aside, PROG.cll.P.dat.previous, unless they name them; "-" is standard input) or a CSV file. Each experiment in a trace becomes an
          object named after it; experiments of the same name in the files of one load are merged
          when one program wrote them (the trace's #program: e.g. its runs for P = 1, 2, 4); those
          of different programs are kept apart as NAME@PROGRAM, with a warning. A name already in use gets a qualified name
@@ -49,7 +50,18 @@ EXPORT_SUFFIXES = {"extrap": "txt"}        # a file name's suffix by format, whe
           'load "data.csv" as f formula "f[0] + f[1]*N"', 'load "colinit.json" as m',
           'load "colinit.txt" as c'], ast.Load)
 def load(session, statement: ast.Load):
-    files = _expand(statement)
+    set_aside: list[str] = []
+    files = _expand(statement, set_aside)
+    if set_aside:
+        return [Note(f"left out {', '.join(set_aside)}: the earlier run{'s' * (len(set_aside) > 1)} that "
+                     f"call run set aside (docs/call.md); name {'them' if len(set_aside) > 1 else 'it'} "
+                     f"to load {'them' if len(set_aside) > 1 else 'it'}"),
+                *_load_files(session, statement, files)]
+    return _load_files(session, statement, files)
+
+
+def _load_files(session, statement: ast.Load, files: list[str]) -> list:
+    """Load the expanded `files` of a load statement: a model, a CSV, an Extra-P file or traces."""
     if any(_is_model_file(f) for f in files):       # first: a model exported under a .csv name too
         return _load_model(session, statement, files)
     if any(Path(f).suffix.lower() == ".csv" for f in files):
@@ -211,12 +223,14 @@ def stdin_traces():
     return read_stream(STDIN, sys.stdin.buffer)
 
 
-def _expand(statement: ast.Load) -> list[str]:
-    """The files a load names: globs expanded, "-" (standard input) kept as it is, a missing
-    trace with spill files next to it replaced by them."""
+def _expand(statement: ast.Load, set_aside: list[str]) -> list[str]:
+    """The files a load names: globs expanded (the traces call run set aside that they leave
+    out go into `set_aside`), "-" (standard input) kept as it is, a missing trace with spill
+    files next to it replaced by them."""
     from llac.spill import expand_with_spills
     from llac.trace import named_once
-    return named_once([f for path in statement.paths for f in (["-"] if path == "-" else expand_with_spills([path]))])
+    return named_once([f for path in statement.paths
+                       for f in (["-"] if path == "-" else expand_with_spills([path], set_aside))])
 
 
 def _load_csv(session, statement: ast.Load, files):
