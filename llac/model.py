@@ -94,6 +94,7 @@ class Model:
     mixed_machines: str | None = None       # data merged from several machines: which (Experiment)
     communicates: bool = False              # its records moved data (h > 0): g and L enter its time
     procs: int | None = None                # the one P its data were measured with (None: several)
+    timer_cost: float | None = None         # seconds its traces' timing costs (overhead or resolution)
 
     def predict(self, points: Mapping[str, np.ndarray | float]) -> Prediction:
         """Predict the time at `points` (variable -> values, broadcast together) with the
@@ -132,7 +133,8 @@ class Model:
         floor_notes = self._measured_floor(columns, design, values, bounds, piece)
         extrapolated, notes = self._extrapolation(columns, piece)
         return Prediction(values, bounds[0], bounds[1], piece, extrapolated,
-                          tuple(notes + self._drift_notes(columns) + floor_notes + self._wide_notes(columns, bounds)
+                          tuple(notes + self._drift_notes(columns) + floor_notes + self._timer_notes(columns, values)
+                                + self._wide_notes(columns, bounds)
                                 + self._no_value_notes(columns, design, values, bounds, intervals)
                                 + self._no_time_notes(columns, design, values, piece)))
 
@@ -275,6 +277,22 @@ class Model:
         return [f"{head}: there {cause}" + (f" ({'; '.join(outside)})" if outside else "") +
                 ": the formula describes the time only near the measured range; predict there"]
 
+    def _timer_notes(self, columns: dict, values: np.ndarray) -> list[str]:
+        """A warning when predictions are below TIMER_FLOOR_FACTOR times what timing costs in
+        the model's traces (`timer_cost`): a measurement there would time the timer, so no
+        measured time can check such a prediction (a review's N=5, fitted from N >= 250,
+        predicted 1.9e-8 s where timing costs 5.1e-8 s, and measured 6 times that)."""
+        if self.timer_cost is None:
+            return []
+        low = np.flatnonzero(np.isfinite(values) & (values < TIMER_FLOOR_FACTOR * self.timer_cost))
+        if not len(low):
+            return []
+        more = f" (and {len(low) - 1} more point{'s' * (len(low) > 2)})" if len(low) > 1 else ""
+        return [f"warning: at {self._point_text(columns, int(low[0]))}{more} the prediction "
+                f"({number_text(values[low[0]])} s) is below {TIMER_FLOOR_FACTOR}x what timing costs in its traces "
+                f"({self.timer_cost:.3g} s): a measurement there would time the timer, and the fit's fixed cost "
+                f"decides the prediction; time a loop of many executions to compare"]
+
     def _wide_notes(self, columns: dict, bounds: np.ndarray) -> list[str]:
         """A warning when the prediction interval spans more than USELESS_SPAN (high over low)
         somewhere: honest (the backtests' error beyond the data, a model that fits badly), but
@@ -297,10 +315,15 @@ class Model:
         for v, rate in self.drift.items():
             data = self.sample_points[v]
             if rate > 0 and np.any(log_distance(columns[v], data.min(), data.max()) > 0):
-                where = "beyond" if np.any(columns[v] > data.max()) else "below"
-                notes.append(f"{where} the measured {v} the interval includes the extrapolation error that "
-                             f"backtests on the data show (one standard deviation: ±{np.expm1(rate * np.log(2)):.1%} "
-                             f"at twice the largest measured {v}; docs/method.md §6)")
+                shown = f"±{np.expm1(rate * np.log(2)):.1%} at twice the largest measured {v}"
+                if np.any(columns[v] > data.max()):
+                    notes.append(f"beyond the measured {v} the interval includes the extrapolation error that "
+                                 f"backtests on the data show (one standard deviation: {shown}; docs/method.md §6)")
+                else:
+                    notes.append(f"below the measured {v} the interval includes the extrapolation error that "
+                                 f"backtests show upward (one standard deviation: {shown}), taken as the same per "
+                                 f"halving: no backtest measures it downward, where a fixed cost weighs more "
+                                 f"(docs/method.md §6)")
         return notes
 
     def _extrapolation(self, columns: dict, piece: np.ndarray) -> tuple[np.ndarray, list[str]]:
@@ -345,7 +368,7 @@ def fit_experiment(experiment: Experiment, settings: FitSettings = FitSettings()
     model = replace(model, working_set=_model_working_set(experiment), machine=experiment.machine,
                     mixed_machines=experiment.mixed_machines,
                     communicates=bool("h" in experiment.columns and np.nanmax(experiment.columns["h"], initial=0) > 0),
-                    procs=_single_procs(experiment))
+                    procs=_single_procs(experiment), timer_cost=timer_cost(experiment))
     if quick:
         return model
 
@@ -424,11 +447,9 @@ def _unmodelled_notes(experiment: Experiment) -> tuple[str, ...]:
 TIMER_FLOOR_FACTOR = 10   # times below this many times the timer's own cost measure the timer
 
 
-def _timer_notes(experiment: Experiment, points: SamplePoints) -> tuple[str, ...]:
-    """A warning when sample points' times are within TIMER_FLOOR_FACTOR of what timing costs
-    (the trace header's `overhead` of a begin/end pair, or the timer's resolution; of merged
-    files, the largest any states): such a fit describes the timer, and its tiny errors and
-    p-values are no evidence for the formula."""
+def timer_cost(experiment: Experiment) -> float | None:
+    """What timing costs in the experiment's traces: the header's `overhead` of a begin/end
+    pair, or the timer's resolution; of merged files, the largest any states (None: unknown)."""
     floors = []
     for key in ("overhead", "timer_resolution"):
         for value in experiment.header_values(key, "nan"):
@@ -436,7 +457,14 @@ def _timer_notes(experiment: Experiment, points: SamplePoints) -> tuple[str, ...
                 floors.append(float(value))
             except ValueError:
                 continue
-    floor = max((f for f in floors if np.isfinite(f) and f > 0), default=None)
+    return max((f for f in floors if np.isfinite(f) and f > 0), default=None)
+
+
+def _timer_notes(experiment: Experiment, points: SamplePoints) -> tuple[str, ...]:
+    """A warning when sample points' times are within TIMER_FLOOR_FACTOR of what timing costs
+    (timer_cost): such a fit describes the timer, and its tiny errors and p-values are no
+    evidence for the formula."""
+    floor = timer_cost(experiment)
     if floor is None:
         return ()
     low = int(np.sum(points.time < TIMER_FLOOR_FACTOR * floor))

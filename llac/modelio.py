@@ -64,6 +64,7 @@ def model_document(model, name: str) -> dict:
         "machine": list(model.machine) if model.machine else None,
         **({"mixed_machines": model.mixed_machines} if model.mixed_machines else {}),
         "communicates": model.communicates, "procs": model.procs,
+        **({"timer_cost": model.timer_cost} if model.timer_cost is not None else {}),
         "error": "relative error = |predicted - measured| / measured; times in seconds",
     }
 
@@ -183,7 +184,15 @@ def _model(document: dict):
                  _working_set(document.get("working_set")), _machine(document.get("machine")),
                  mixed_machines=_optional_text(document.get("mixed_machines")),
                  communicates=bool(document.get("communicates", False)),
-                 procs=_optional_count(document.get("procs")))
+                 procs=_optional_count(document.get("procs")),
+                 timer_cost=_optional_cost(document.get("timer_cost")))
+
+
+def _optional_cost(value) -> float | None:
+    """A positive number of seconds that older files lack (the timer's cost)."""
+    if value is not None and (type(value) not in (int, float) or not value > 0 or not np.isfinite(value)):
+        raise TypeError(f"expected seconds > 0, found {value!r}")
+    return value
 
 
 def _optional_text(value) -> str | None:

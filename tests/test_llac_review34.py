@@ -134,3 +134,23 @@ def test_a_glob_leaves_out_the_trace_call_run_set_aside_and_says_so(tmp_path):
     done = subprocess.run([sys.executable, "-m", "llac", "-c", 'load "matinit.cll.*"'], cwd=tmp_path,
                           capture_output=True, text=True)
     assert done.returncode == 1 and "only traces that call run set aside match" in done.stderr, done.stderr
+
+
+def test_a_prediction_below_what_timing_costs_is_warned_about_and_the_cost_survives_export(tmp_path):
+    """Fitted on N >= 250, predicted at N = 5: 1.9e-8 s where timing costs 5.1e-8 s, with a
+    95% interval of a few percent and no word; and the note about downward extrapolation
+    quoted an upward backtest as if it measured it."""
+    from support.traces import trace_text
+    n = np.repeat([250.0, 400, 630, 1000, 1600, 1896], 3)
+    records = [(7.8e-10 * x * x, x) for x in n]
+    text = trace_text({"pairs": ("pairs[0] + pairs[1]*N*N", ["N"], records)})
+    (tmp_path / "p.cll.1.dat").write_text(text.replace("#status: complete", "#status: complete\n#overhead: 5.14e-08"))
+    status, out = llac(tmp_path, 'load "p.cll.1.dat"; fit pairs; predict pairs N=5,10,100; export pairs.model "m.json"')
+    assert status == 0, out
+    warning = ("warning: at N=5 (and 1 more point) the prediction (1.95e-08 s) is below 10x what timing costs in "
+               "its traces (5.14e-08 s): a measurement there would time the timer")
+    assert warning in out, out
+    assert "below the measured N the interval includes the extrapolation error that backtests show upward" in out \
+        or "backtests" not in out
+    status, again = llac(tmp_path, 'load "m.json" as m; predict m N=5')
+    assert status == 0 and "warning: at N=5 the prediction (1.95e-08 s) is below 10x" in again, again
