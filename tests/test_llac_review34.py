@@ -39,13 +39,14 @@ def test_every_prediction_lies_inside_its_interval(seed, points):
 
 
 def llac(workdir, script):
-    """`llac -c script` in `workdir`: (exit status, stdout)."""
+    """`llac -c script` in `workdir`: (exit status, stdout and then stderr, where warnings of
+    notes go)."""
     import subprocess
     import sys
     done = subprocess.run([sys.executable, "-m", "llac", "-c", script], cwd=workdir, capture_output=True,
                           text=True, timeout=120)
     assert "Traceback" not in done.stderr
-    return done.returncode, done.stdout
+    return done.returncode, done.stdout + done.stderr
 
 
 def write_grid_csv(path, seed=0):
@@ -154,3 +155,18 @@ def test_a_prediction_below_what_timing_costs_is_warned_about_and_the_cost_survi
         or "backtests" not in out
     status, again = llac(tmp_path, 'load "m.json" as m; predict m N=5')
     assert status == 0 and "warning: at N=5 the prediction (1.95e-08 s) is below 10x" in again, again
+
+
+def test_fit_says_when_its_runs_were_oversubscribed(tmp_path):
+    """`predict ... by P` flagged P = 4, 8 on 2 cores; `fit` took them in without a word."""
+    from support.parallel import write_sweep
+    write_sweep(tmp_path)
+    status, out = llac(tmp_path, 'load "prog.cll.*.dat"; fit f')
+    assert status == 0, out
+    assert ("warning: P = 4, 8 exceed the 2 cores of host node-a: those runs were oversubscribed (processes "
+            "took turns on the cores), so their times are not those of P processors; the fit takes them as "
+            "such: `where P <= 2` fits the runs on dedicated cores") in out, out
+    status, out = llac(tmp_path, 'load "prog.cll.*.dat"; g = f where P <= 2; fit g')
+    assert status == 0 and "oversubscribed" not in out, out
+    write_sweep(tmp_path, procs=(1, 2, 4), prefix="one")
+    assert "P = 4 exceeds the 2 cores" in llac(tmp_path, 'load "one.cll.*.dat"; fit f')[1]

@@ -121,7 +121,21 @@ def fit(session, source):
     experiment = session.experiment(source.obj)
     model = fitted(session, experiment)
     return Produced(model, (ModelReport(source.obj.text, model, droppable(model, experiment)),
-                            *_memory_notes(model)))
+                            *_memory_notes(model), *_oversubscribed_notes(experiment, model)))
+
+
+def _oversubscribed_notes(experiment: Experiment, model) -> tuple:
+    """A warning when fitted runs had more processes (P) than their host's cores: their times
+    are not those of P processors, and the fit takes them as such."""
+    from llac.commands.parallel import cores_of, oversubscription_note
+    if "P" not in model.formula.variables or experiment.mixed_machines:
+        return ()
+    cores, _ = cores_of(experiment)
+    procs = model.sample_points["P"]
+    if cores is None or not np.any(procs > cores):
+        return ()
+    return (Note(f"{oversubscription_note(procs, experiment, 'P')}; the fit takes them as such: "
+                 f"`where P <= {cores}` fits the runs on dedicated cores", warning=True),)
 
 
 def _memory_notes(model) -> tuple:

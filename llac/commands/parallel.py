@@ -323,6 +323,6 @@ def oversubscription_note(procs, experiment, name) -> str:
     over = sorted({float(p) for p in procs if p > cores})
     if not over:
         return f"every run had at most the {cores} cores of {where}"
-    return (f"{name} = {', '.join(f'{p:g}' for p in over)} exceed the {cores} cores of {where}: those "
+    return (f"{name} = {', '.join(f'{p:g}' for p in over)} exceed{'s' * (len(over) == 1)} the {cores} cores of {where}: those "
             f"runs were oversubscribed (processes took turns on the cores), so their times are not "
             f"those of {name} processors")
