@@ -122,19 +122,27 @@ def _checked(model, says_constants: bool):
     except LlacError as error:
         raise NoFitWrites(f"its settings: {error.message}") from None
     if not model.pieces:
-        raise ValueError("no intervals")
-    for piece in model.pieces:
-        shapes = [a.shape for a in (piece.constants, piece.stderr, piece.pvalues)]
-        if shapes != [(k,)] * 3 or piece.cov.shape != (k, k) or \
-                set(piece.region) != variables or set(piece.measured_range) != variables:
-            raise ValueError("an interval does not match the formula")
+        raise NoFitWrites("it has no intervals")
+    for number, piece in enumerate(model.pieces, 1):
+        for field in ("constants", "stderr", "pvalues"):
+            if getattr(piece, field).shape != (k,):
+                raise NoFitWrites(f"interval {number}: its {field} hold {getattr(piece, field).size} values, "
+                                  f"where {model.formula} has {k} terms")
+        if piece.cov.shape != (k, k):
+            raise NoFitWrites(f"interval {number}: its cov is not {k} x {k}, the terms of {model.formula}")
+        for field in ("region", "measured_range"):
+            if set(getattr(piece, field)) != variables:
+                raise NoFitWrites(f"interval {number}: its {field} is over {sorted(getattr(piece, field))}, "
+                                  f"where {model.formula} has the variables {sorted(variables)}")
         strangers = set(piece.dropped + piece.at_bound) - set(model.formula.constants)
         if strangers:
             raise NoFitWrites(f"an interval names {sorted(strangers)[0]!r} among its dropped or bounded "
                               f"constants, which is not one of {model.formula}")
-    if not variables | {"time", "count"} <= set(model.sample_points) or \
-            len({len(v) for v in model.sample_points.values()}) > 1:
-        raise ValueError("the sample points do not match the formula")
+    lacking = sorted((variables | {"time", "count"}) - set(model.sample_points))
+    if lacking:
+        raise NoFitWrites(f"its sample points lack {lacking[0]!r}, which {model.formula} needs")
+    if len({len(v) for v in model.sample_points.values()}) > 1:
+        raise NoFitWrites("its sample points' columns differ in length")
     _check_sense(model, says_constants)
     return model
 
@@ -267,9 +275,9 @@ def _formula(data: dict) -> Formula:
     try:
         parsed = parse_formula(" + ".join(renumbered))
     except FormulaError as err:
-        raise ValueError(f"bad formula: {err.message}") from None
+        raise NoFitWrites(f"its formula's terms do not parse: {err.message}") from None
     terms = tuple(dataclasses.replace(t, constant=Constant(name, i)) for t, i in zip(parsed.terms, indices))
     formula = Formula(data["text"], name, terms, parsed.variables)
     if str(formula) != data["text"]:
-        raise ValueError(f"the terms do not give the formula {data['text']!r}")
+        raise NoFitWrites(f"its formula's terms give {str(formula)!r}, not its text {data['text']!r}")
     return formula

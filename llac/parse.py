@@ -254,6 +254,13 @@ class StatementBuilder(Transformer):
         return ast.Point(_name(children[0]), children[1])
 
     def value_list(self, meta, children):
+        # `N=1,000`, `N=2,048`: a list of 1 and 0? A value with a leading zero after a comma
+        # is a thousands separator's group, never a size anyone lists
+        grouped = next((t for t in children[1:] if re.fullmatch(r"0\d{2}", str(t))), None)
+        if grouped is not None:
+            before = children[children.index(grouped) - 1]
+            raise LlacError(f"'{before},{grouped}' would be a list of {_number(before):g} and {_number(grouped):g}: "
+                            f"numbers have no thousands separator in llac; write {before}{grouped}", span_of(grouped))
         return tuple(map(_number, children))
 
     def geometric(self, meta, children):

@@ -170,3 +170,38 @@ def test_fit_says_when_its_runs_were_oversubscribed(tmp_path):
     assert status == 0 and "oversubscribed" not in out, out
     write_sweep(tmp_path, procs=(1, 2, 4), prefix="one")
     assert "P = 4 exceeds the 2 cores" in llac(tmp_path, 'load "one.cll.*.dat"; fit f')[1]
+
+
+def test_a_thousands_separator_is_refused_at_its_group_and_a_plain_list_still_reads():
+    from llac.errors import LlacError
+    from llac.parse import parse
+    import pytest
+    with pytest.raises(LlacError) as err:
+        parse("predict f N=1,000")
+    assert err.value.message == "'1,000' would be a list of 1 and 0: numbers have no thousands separator in llac; write 1000"
+    assert err.value.span.column == 15
+    [statement] = parse("predict f N=100,200,500")
+    assert statement.points[0].values == (100.0, 200.0, 500.0)
+
+
+def test_a_damaged_model_file_names_what_does_not_fit_together(tmp_path):
+    """They said only "a field has the wrong type or value"."""
+    import json
+    from support.traces import write_matinit
+    write_matinit(tmp_path / "m.cll.1.dat")
+    assert llac(tmp_path, 'load "m.cll.1.dat"; fit rowinit; export rowinit.model "r.json"')[0] == 0
+    good = json.loads((tmp_path / "r.json").read_text())
+    damages = {
+        "its constants hold 1 values, where rowinit[0] + rowinit[1]*N*N has 2 terms":
+            lambda d: d["pieces"][0].update(constants=d["pieces"][0]["constants"][:1]),
+        "its formula's terms give 'rowinit[0] + rowinit[1]*N*N', not its text":
+            lambda d: d["formula"].update(text="rowinit[0] + rowinit[1]*N*Q"),
+        "its sample points lack 'N', which rowinit[0] + rowinit[1]*N*N needs":
+            lambda d: d["sample_points"].pop("N"),
+    }
+    for message, damage in damages.items():
+        document = json.loads(json.dumps(good))
+        damage(document)
+        (tmp_path / "bad.json").write_text(json.dumps(document))
+        status, out = llac(tmp_path, 'load "bad.json"')
+        assert status == 1 and "'bad.json' is a damaged llac model file: " in out and message in out, out

@@ -331,7 +331,8 @@ def _beyond_note(found, far: str) -> list[str]:
 
 @command("predict", "predict [NAME [VAR=VALUES ...] [on MACHINE] [with g=G, L=L]]  |  predict NAME at EXPERIMENT [on MACHINE]", """Predict
          times with the model of NAME (fitted first if needed). VALUES is a number, a list
-         `1,2,4`, a range `1024..65536 *2` (multiply) or `100..1000 step 100`; several
+         `1,2,4` (no thousands separators: `1,000` is refused), a range `1024..65536 *2`
+         (multiply) or `100..1000 step 100` (`100..1000` alone: step 1); several
          variables give every combination, at most 100,000 points. With no values: at the fitted sample points, against
          the measurements. `predict` alone: the last model fitted, at its sample points. `at
          EXPERIMENT`: at that experiment's sample points, with the measured time (aggregated as in the fit);
@@ -533,8 +534,9 @@ def _aware(model, points: dict, prediction, machine: ast.Name | None, parameters
             raise error.at(machine.span) from None
     values, notes = aware_prediction(model, view, points, prediction.values, prediction.piece,
                                      run if machine is not None else None, target)
-    # no cache level beside a prediction the formula cannot give (nan)
-    levels = [level_of(run, w) if np.isfinite(v) else "" for w, v in
+    # no cache level beside a prediction the formula cannot give (nan), nor for a working
+    # set that is no size (<= 0 bytes)
+    levels = [level_of(run, w) if np.isfinite(v) and w > 0 else "" for w, v in
               zip(working_set_bytes(model, points), prediction.values)]
     name = f"on {target}" if machine is not None else "machine-aware"
     text = memory_text(model, view, target, run if machine is not None else None)
