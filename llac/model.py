@@ -130,10 +130,12 @@ class Model:
         with np.errstate(invalid="ignore", over="ignore"):   # 0 with an infinite spread: no bounds (nan)
             bounds = np.sort(np.stack([values * np.exp(-spread), values * np.exp(spread)]), axis=0)
         bounds[:, ~np.all(np.isfinite(bounds), axis=0)] = np.nan     # none (said in a note), not 0 .. inf
+        self._widen_in_gaps(columns, design, piece, bounds)
         floor_notes = self._measured_floor(columns, design, values, bounds, piece)
         extrapolated, notes = self._extrapolation(columns, piece)
         return Prediction(values, bounds[0], bounds[1], piece, extrapolated,
-                          tuple(notes + self._drift_notes(columns) + floor_notes + self._timer_notes(columns, values)
+                          tuple(notes + self._gap_notes(columns) + self._drift_notes(columns) + floor_notes
+                                + self._timer_notes(columns, values)
                                 + self._wide_notes(columns, bounds)
                                 + self._no_value_notes(columns, design, values, bounds, intervals)
                                 + self._no_time_notes(columns, design, values, piece)))
@@ -276,6 +278,50 @@ class Model:
             cause = f"the term{'s' * (len(negative) > 1)} {terms} {'is' if len(negative) == 1 else 'are'} negative"
         return [f"{head}: there {cause}" + (f" ({'; '.join(outside)})" if outside else "") +
                 ": the formula describes the time only near the measured range; predict there"]
+
+    def _gaps(self, columns: dict):
+        """Per cut: the cut, the measured values next to it on either side, and which points
+        lie strictly between those (where the regime change was not measured)."""
+        for cut in self.cuts:
+            measured = self.sample_points[cut.variable]
+            below, above = measured[measured <= cut.value], measured[measured > cut.value]
+            if len(below) and len(above):
+                low, high = below.max(), above.min()
+                x = columns[cut.variable]
+                yield cut, low, high, (x > low) & (x < high)
+
+    def _widen_in_gaps(self, columns: dict, design: np.ndarray, piece: np.ndarray, bounds: np.ndarray) -> None:
+        """Between the measured values on either side of a cut either interval's constants may
+        hold: the interval (`bounds`, in place) reaches the other side's prediction too."""
+        for cut, low, high, inside in self._gaps(columns):
+            for side in (low, high):
+                moved = {**columns, cut.variable: np.full(len(piece), side)}
+                other = np.full(len(piece), -1)
+                for i, p in enumerate(self.pieces):
+                    other[(other < 0) & p.contains(moved)] = i
+                for i in np.unique(other[inside & (other >= 0) & (other != piece)]):
+                    rows = inside & (other == i) & (other != piece) & np.all(np.isfinite(bounds), axis=0)
+                    with np.errstate(invalid="ignore", over="ignore"):
+                        alternative = design[rows] @ self.pieces[i].constants
+                    bounds[0, rows] = np.fmin(bounds[0, rows], alternative)
+                    bounds[1, rows] = np.fmax(bounds[1, rows], alternative)
+
+    def _gap_notes(self, columns: dict) -> list[str]:
+        """One note per cut with predicted points between the measured values on either side
+        of it (_gaps): the regime changes somewhere there, unmeasured, and the cut (their
+        midpoint) is a guess (a review's M = 100 and 128, between the measured 64 and 256, were
+        35% above the interval of M <= 128 that predicted them)."""
+        notes = []
+        for cut, low, high, gap in self._gaps(columns):
+            inside = np.unique(columns[cut.variable][gap])
+            if len(inside):
+                shown = ", ".join(f"{cut.variable}={number_text(v)}" for v in inside[:3]) + (", ..." if len(inside) > 3 else "")
+                notes.append(f"{shown}: between the measured {cut.variable}={number_text(low)} and "
+                             f"{cut.variable}={number_text(high)}, where the fit cuts (at {number_text(cut.value)}, "
+                             f"between them): where the regime changes there was not measured, so either "
+                             f"interval's constants may hold, and the interval reaches both; measure there to "
+                             f"place the cut")
+        return notes
 
     def _timer_notes(self, columns: dict, values: np.ndarray) -> list[str]:
         """A warning when predictions are below TIMER_FLOOR_FACTOR times what timing costs in

@@ -205,3 +205,18 @@ def test_a_damaged_model_file_names_what_does_not_fit_together(tmp_path):
         (tmp_path / "bad.json").write_text(json.dumps(document))
         status, out = llac(tmp_path, 'load "bad.json"')
         assert status == 1 and "'bad.json' is a damaged llac model file: " in out and message in out, out
+
+
+def test_between_the_measured_values_around_a_cut_the_interval_reaches_both_intervals():
+    """M = 100 and 128 lie between the measured 64 and 256, around the cut at 160: the
+    regime change there was not measured, and the ±2.5% interval of M <= 160 missed by up to
+    35%. The interval now reaches the other interval's prediction, and a note says why."""
+    model = two_regimes()
+    [cut] = model.cuts
+    n, m = np.array([1024.0, 1024, 1024]), np.array([100.0, 128, 64])
+    p = model.predict({"N": n, "M": m})
+    other = 2e-6 + 1.27e-8 * n * m                         # the larger constant's time
+    assert np.all(p.upper[:2] >= other[:2] * 0.98), (p.upper, other)
+    assert p.upper[2] < other[2] * 0.7                      # at a measured M the interval is the noise's
+    [note] = [n for n in p.notes if "where the fit cuts" in n]
+    assert note.startswith("M=100, M=128: between the measured M=64 and M=256, where the fit cuts"), note

@@ -36,7 +36,11 @@ def test_predict_outside_the_measured_range_is_flagged(split_model):
     assert prediction.notes == (
         "N=5000: outside the measured range 16..4096 of N in interval 1",
         "N=10000000: outside the measured range 8192..1048576 of N in interval 2 "
-        "and beyond all measured data")
+        "and beyond all measured data",
+        "N=5000: between the measured N=4096 and N=8192, where the fit cuts (at 5792.62, between them): "
+        "where the regime changes there was not measured, so either interval's constants may hold, and the "
+        "interval reaches both; measure there to place the cut")
+    assert prediction.upper[0] >= (3e-5 + 4e-9 * 5000) * 0.97   # interval 2's time is within it
     assert prediction.values[1] == pytest.approx(3e-5 + 4e-9 * 1e7, rel=0.03)
 
 
