@@ -4,11 +4,13 @@ something it was made from changed)."""
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Callable, NamedTuple
 
@@ -287,7 +289,41 @@ def compile_program(arguments: list[str], warn: Warn = None,
             for program in programs if warn is not None else ():
                 warn(program)
         check_together(programs)
-        return _run(command_parts(arguments, translated), arguments, translated, notify)
+        started = time.time()
+        status = _run(command_parts(arguments, translated), arguments, translated, notify)
+        if status == 0:
+            _own_dependencies(arguments, translated, directory, started)
+        return status
+
+
+def _own_dependencies(arguments: list[str], translated: dict[str, tuple[Path, Program]], directory: str,
+                      started: float) -> None:
+    """With -MD or -MMD the compiler writes a make rule naming what it read: the translation
+    in the temporary `directory`, which is gone when make next reads the rule (`No rule to make
+    target /tmp/call-...`). Each rule written since `started` gets the source instead of its
+    translation, and loses the generated header (made again by every call cc)."""
+    if not any(a in ("-MD", "-MMD") for a in arguments):
+        return
+    output = output_path(arguments)
+    written = [a[3:] if len(a) > 3 else arguments[i + 1] for i, a in enumerate(arguments)
+               if a.startswith("-MF") and (len(a) > 3 or i + 1 < len(arguments))]
+    written += [str(Path(output).with_suffix(".d"))] if output not in (None, "-") else []
+    written += [f"{Path(source).stem}.d" for source in translated]
+    written += [str(Path(output).parent / f"{Path(output).stem}-{Path(source).stem}.d")
+                for source in translated if output not in (None, "-")]
+    temporary = re.compile(r"(?m)^" + re.escape(directory) + r"\S*:.*\n?|[ \t]+" + re.escape(directory) + r"\S*")
+    for rule in dict.fromkeys(written):
+        path = Path(rule)
+        try:
+            if path.stat().st_mtime < started:
+                continue
+            text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        except OSError:
+            continue
+        for source, (translation, _) in translated.items():      # the whole name, not a prefix of main.cll.h
+            text = re.sub(re.escape(str(translation)) + r"(?=[\s:]|$)", lambda _: source, text)
+        text = re.sub(r"(?m)[ \t]*\\\n(?=[ \t]*\\?\n|\Z)", "\n", temporary.sub("", text))
+        path.write_text(text, encoding="utf-8", errors="surrogateescape")
 
 
 def build_path(source: Path) -> Path:

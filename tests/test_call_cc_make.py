@@ -11,6 +11,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -133,6 +134,26 @@ def test_make_with_cc_set_to_call_cc_builds_a_two_file_program_that_writes_its_t
     assert "source: util.c:3:5" in described and "source: main.c:9:9" in described
     again = run("make", "CC=call cc", cwd=work)                        # the objects are main.o, util.o
     assert again.returncode == 0 and "'prog' is up to date" in again.stdout, again.stdout
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_with_generated_dependencies_names_the_sources_not_the_translations(work):
+    """CFLAGS += -MMD -MP: the rules gcc writes named the temporary translation
+    (/tmp/call-.../0/main.c), so the next make stopped with `No rule to make target`."""
+    (work / "util.h").write_text("double work(int n);\n")
+    (work / "main.c").write_text(MAIN.replace("double work(int n);\n", '#include "util.h"\n'))
+    (work / "Makefile").write_text(MAKEFILE.replace("CFLAGS = -O2 -Wall", "CFLAGS = -O2 -Wall -MMD -MP")
+                                   + "-include main.d util.d\n")
+    assert run("make", "CC=call cc", cwd=work).returncode == 0
+    rule = (work / "main.d").read_text()
+    assert rule.startswith("main.o: main.c") and "util.h" in rule and "/tmp/call-" not in rule, rule
+    assert "cll.h" in rule and "main.cll.h" not in rule, rule      # the runtime's header, not the generated one
+    again = run("make", "CC=call cc", cwd=work)
+    assert again.returncode == 0 and "'prog' is up to date" in again.stdout, again.stdout + again.stderr
+    (work / "util.h").touch()
+    os.utime(work / "util.h", (time.time() + 5, time.time() + 5))
+    rebuilt = run("make", "CC=call cc", cwd=work)
+    assert rebuilt.returncode == 0 and "-c -o main.o main.c" in rebuilt.stdout, rebuilt.stdout
 
 
 def test_separate_compilation_then_a_link_of_the_objects_alone(work):
