@@ -127,7 +127,7 @@ def fit(session, source):
 def _oversubscribed_notes(experiment: Experiment, model) -> tuple:
     """A warning when fitted runs had more processes (P) than their host's cores: their times
     are not those of P processors, and the fit takes them as such."""
-    from llac.commands.parallel import cores_of, oversubscription_note
+    from llac.cores import cores_of, oversubscription_note
     if "P" not in model.formula.variables or experiment.mixed_machines:
         return ()
     cores, _ = cores_of(experiment)

@@ -13,8 +13,8 @@ from llac.bsp_whatif import SMALL_MESSAGE_BYTES, message_cost, nearest_bsp
 from llac.cache_aware import aware_prediction, leaving_notes, measured_on, memory_view
 from llac.commands import command
 from llac.commands.modeling import SECONDS, error_summary, fitted
-from llac.commands.parallel import oversubscription_note
 from llac.commands.results import Table
+from llac.cores import oversubscription_note
 from llac.errors import LlacError
 from llac.experiment import Experiment, NoWorkingSet, working_set_bytes
 from llac.machines import open_machines, resolve_bsp

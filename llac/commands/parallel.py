@@ -3,9 +3,7 @@ rank, thread or P) and `predict NAME at EXPERIMENT by P` (the CALL paper's Table
 The parameters themselves are computed in `llac.parallel`."""
 from __future__ import annotations
 
-import os
 import re
-import socket
 
 import numpy as np
 
@@ -14,6 +12,7 @@ from llac import ast
 from llac.commands import command
 from llac.commands.modeling import SECONDS, error_summary
 from llac.commands.results import Note, Table, Text
+from llac.cores import cores_of, oversubscription_note
 from llac.errors import LlacError
 from llac.parallel import (UNITS, ParallelError, default_unit, distribution, groups,
                            require_comm)
@@ -294,35 +293,3 @@ def _uncounted(experiment) -> list[Note]:
                  f"of calls not wrapped counts as computation (docs/mpi.md)", warning=True)]
 
 
-def cores_of(experiment) -> tuple[int | None, str]:
-    """How many cores the host that wrote the trace has: the `cores` its files state (an MPI
-    trace's, rank 0's host; a `.rank<r>` file states none), or this machine's count when the
-    trace's `host` is this machine; None when unknown or when its files come from several
-    machines (`Experiment.mixed_machines`: no one count applies). With the host's name."""
-    if experiment.mixed_machines:
-        return None, ""
-    host = experiment.header.get("host", "")
-    stated = {int(c) for c in experiment.header_values("cores", "") if c.isdigit() and int(c) > 0}
-    if len(stated) == 1:
-        return stated.pop(), host
-    if host and host == socket.gethostname():
-        return os.cpu_count(), host
-    return None, host
-
-
-def oversubscription_note(procs, experiment, name) -> str:
-    """One line saying which of the runs with `procs` processes had more of them than the
-    cores of the host `experiment` was measured on (or that it is unknown)."""
-    cores, host = cores_of(experiment)
-    if experiment.mixed_machines:
-        return f"{experiment.mixed_machines}: which runs were oversubscribed (more processes than cores) is not judged"
-    where = f"host {host}" if host else "its host"
-    if cores is None:
-        return (f"the trace does not say how many cores {where} has: runs with more processes "
-                f"than cores were oversubscribed (processes took turns on the cores)")
-    over = sorted({float(p) for p in procs if p > cores})
-    if not over:
-        return f"every run had at most the {cores} cores of {where}"
-    return (f"{name} = {', '.join(f'{p:g}' for p in over)} exceed{'s' * (len(over) == 1)} the {cores} cores of {where}: those "
-            f"runs were oversubscribed (processes took turns on the cores), so their times are not "
-            f"those of {name} processors")
