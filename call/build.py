@@ -17,7 +17,7 @@ from typing import Callable, NamedTuple
 from call import manifest
 from cll_grammar.outputs import missing_folder
 from call.check import Program, check_file, check_together, settle_reports
-from call.conditions import macros_of
+from call.conditions import compiler_macros, macros_of
 from call.diagnostics import CallError, Diagnostic
 from call.generate import instrumented_header, instrumented_source
 from call.progress import Progress
@@ -34,6 +34,14 @@ def read_source(path: str) -> str:
 
 Warn = Callable[[Program], None] | None   # what shows a checked file's warnings (None: nothing)
 Notify = Callable[[Diagnostic], None] | None   # what shows call cc's notes (None: nothing)
+
+
+def known_macros(flags: list[str]) -> dict[str, str | None]:
+    """The macros that decide `#if` for compiler `flags`: the C compiler's identity macros
+    (call.conditions.compiler_macros; for MPI, mpicc wraps the same compiler), then those of
+    the flags' -D/-U (macros_of), which win."""
+    compiler, _ = c_compiler()
+    return {**compiler_macros(tuple(compiler), tuple(flags)), **macros_of(flags)}
 
 
 def translate(source: str, out_dir: str | Path | None = None, warn: Warn = None,
@@ -281,7 +289,7 @@ def compile_program(arguments: list[str], warn: Warn = None,
             for number, source in enumerate(sources):
                 folder = Path(directory) / str(number)
                 folder.mkdir()
-                translation, program = translate(source, folder, None, macros_of(arguments))
+                translation, program = translate(source, folder, None, known_macros(arguments))
                 translated[source] = (translation.rename(folder / Path(source).name), program)
         finally:        # the warnings of the files checked, also when a later one has errors
             programs = [program for _, program in translated.values()]

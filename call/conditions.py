@@ -4,14 +4,18 @@
 A condition is decided when it is an integer constant expression once each macro in it is
 known: `#define`d or `#undef`ined earlier in the file's kept code, or given with `-D`/`-U`
 in the compiler flags (`call run --cflags`, `call cc`'s arguments, `call check --cflags`).
-`#if 0`, `#ifdef X` with X given by -DX or defined above, `#if defined(X) && N > 1` are.
+`#if 0`, `#ifdef X` with X given by -DX or defined above, `#if defined(X) && N > 1` are, and
+so are the compiler's identity macros (`#ifdef __GNUC__`, `#if defined(_MSC_VER)`), taken from
+the compiler call builds with (`compiler_macros`).
 The pragmas and code of an arm the compiler drops are not checked (nor translated: the
 compiler never sees them). A condition on a macro call cannot know (one that a header may
 define, such as `_OPENMP`) is undecided: all its arms count, as if each were kept.
 """
 from __future__ import annotations
 
+import functools
 import re
+import subprocess
 from dataclasses import dataclass
 
 from call.clex import CodeToken, Directive
@@ -43,6 +47,37 @@ def macros_of(flags: list[str]) -> dict[str, str | None]:
         elif word.startswith("-U") and len(word) > 2:
             macros[word[2:]] = None
     return macros
+
+
+# The compiler's own macros that call takes as the compiler has them (compiler_macros): which
+# compiler it is, the platform, the sizes of the types; none depends on what a file includes
+# or on optimisation flags
+COMPILER_IDENTITY = re.compile(r"__(GNUC|GNUC_MINOR|GNUC_PATCHLEVEL|clang|clang_major|clang_minor|"
+                               r"STDC|STDC_HOSTED|STDC_VERSION|linux|unix|x86_64|i386|aarch64|arm|LP64|"
+                               r"ILP32|CHAR_BIT|SIZEOF_\w+|BYTE_ORDER|ORDER_\w+_ENDIAN)__")
+# other compilers' and platforms' identity macros: undefined when the compiler does not define them
+OTHER_COMPILERS = ("__clang__", "__INTEL_COMPILER", "__INTEL_LLVM_COMPILER", "__NVCOMPILER", "__PGI",
+                   "_MSC_VER", "_WIN32", "_WIN64", "__APPLE__", "__MINGW32__", "__CYGWIN__")
+TARGET_FLAGS = ("-m", "-std=", "-ansi")   # flags that change those macros (-m32, -std=c99, -ansi)
+
+
+@functools.lru_cache(maxsize=16)
+def compiler_macros(compiler: tuple[str, ...], flags: tuple[str, ...] = ()) -> dict[str, str | None]:
+    """The macros that identify `compiler` and its target, as it predefines them with the
+    target `flags` (`cc -dM -E`, COMPILER_IDENTITY), and the other compilers' identity macros
+    it does not define (None): so that `#ifdef __GNUC__` / `#else` is decided as the compiler
+    decides it. Empty when the compiler cannot be asked (call then reads every arm)."""
+    kept = tuple(f for f in flags if f.startswith(TARGET_FLAGS))
+    try:
+        done = subprocess.run([*compiler, *kept, "-dM", "-E", "-x", "c", "-"], stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    if done.returncode:
+        return {}
+    defined = dict(re.findall(r"(?m)^#define (\w+) ?(.*)$", done.stdout))
+    known: dict[str, str | None] = {n: v for n, v in defined.items() if COMPILER_IDENTITY.fullmatch(n)}
+    return {**known, **{n: None for n in OTHER_COMPILERS if n not in defined}}
 
 
 @dataclass

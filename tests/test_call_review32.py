@@ -150,3 +150,35 @@ def test_a_report_of_an_experiment_another_file_of_the_program_begins_is_not_war
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("warning:") == 1, done.stderr
     assert "report names 'M'" in done.stderr and "'K'" not in done.stderr
+
+
+GNUC_ARMS = """int main(void) {
+    int n = 3;
+#ifdef __GNUC__
+    #pragma cll C C[0] + C[1]*n
+#else
+    #pragma cll C C[0] + C[1]*n
+#endif
+    n++;
+    #pragma cll end C
+#if defined(_MSC_VER)
+    #pragma cll D D[0]
+#endif
+    return n - 4;
+}
+"""
+
+
+@pytest.mark.parametrize("command", ["check", "translate"])
+def test_the_compilers_identity_macros_decide_an_if_as_the_compiler_does(tmp_path, command):
+    """`#ifdef __GNUC__` / `#else` with the same begin in both arms: call read both arms, one
+    after the other, and said 'experiment C is never ended'; `_MSC_VER` is no gcc's."""
+    (tmp_path / "g.c").write_text(GNUC_ARMS)
+    status, err = call_check("g.c", cwd=tmp_path) if command == "check" else (None, None)
+    if command == "translate":
+        env = dict(os.environ, PYTHONPATH=str(REPO))
+        done = subprocess.run([sys.executable, "-m", "call", "translate", "g.c"], cwd=tmp_path, env=env,
+                              capture_output=True, text=True)
+        status, err = done.returncode, done.stderr.replace("call: wrote g.cll.c and g.cll.h\n", "")
+        assert "cll_begin(&cll_exp_D" not in (tmp_path / "g.cll.c").read_text()
+    assert (status, err) == (0, ""), err
