@@ -157,9 +157,18 @@ def _check_sense(model, says_constants: bool) -> None:
     point, `constants nonnegative`): predictions from those would contradict what llac says."""
     from llac.fit import bounded_columns
     for number, piece in enumerate(model.pieces, 1):
-        for v, (low, high) in piece.region.items():
-            if not low <= high:
-                raise NoFitWrites(f"interval {number}: its region of {v} runs from {low:g} down to {high:g}")
+        for field in ("region", "measured_range"):
+            for v, (low, high) in getattr(piece, field).items():
+                if not low <= high:
+                    what = "region" if field == "region" else "measured range"
+                    raise NoFitWrites(f"interval {number}: its {what} of {v} runs from {low:g} down to {high:g}")
+        if piece.df > 0 and not (np.isfinite(piece.scale) and piece.scale >= 0):
+            raise NoFitWrites(f"interval {number}: its scale (the residuals' spread) is {piece.scale!r}, "
+                              f"where it has {piece.df} degrees of freedom")
+        for other, earlier in enumerate(model.pieces[:number - 1], 1):
+            if all(max(piece.region[v][0], earlier.region[v][0]) < min(piece.region[v][1], earlier.region[v][1])
+                   for v in piece.region):
+                raise NoFitWrites(f"intervals {other} and {number} overlap: a point would have two sets of constants")
     if not says_constants:
         return
     design = model.formula.design_matrix({v: model.sample_points[v] for v in model.formula.variables})
@@ -172,28 +181,53 @@ def _check_sense(model, says_constants: bool) -> None:
 
 
 def _model(document: dict):
-    from llac.model import Cut, FitSettings, Model, Piece
-    arrays = ("constants", "stderr", "pvalues", "cov")
-    numbers = ("median_rel_error", "max_rel_error", "r2", "scale")
-    pieces = tuple(Piece(**{**p, **{k: _floats(p[k]) for k in arrays}, **{k: _number(p[k]) for k in numbers},
-                            "region": _region(p["region"]), "measured_range": _region(p["measured_range"]),
-                            **{k: _whole(k, p[k], least) for k, least in (("npoints", 1), ("nrecords", 1), ("df", 0))},
-                            "dropped": _texts("dropped", p["dropped"]),
-                            "at_bound": _texts("at_bound", p.get("at_bound", []))})
-                   for p in document["pieces"])
-    cuts = tuple(Cut(**{k: v if k in ("variable", "test") else float(v) for k, v in c.items()})
-                 for c in document["cuts"])
+    from llac.model import Cut, FitSettings, Model
+    get = document.get
+    pieces = tuple(_read(f"interval {i}", p, _piece) for i, p in enumerate(document["pieces"], 1))
+    cuts = _read("cuts", document["cuts"], lambda cs: tuple(
+        Cut(**{k: v if k in ("variable", "test") else float(v) for k, v in c.items()}) for c in cs))
     return Model(document["experiment"], _formula(document["formula"]),
                  FitSettings(**document["settings"]), pieces, cuts, tuple(document["warnings"]),
-                 tuple(document["insignificant"]), int(document["excluded"]),
-                 {k: _floats(v) for k, v in document["sample_points"].items()},
-                 _number(document["median_rel_error"]), _number(document["max_rel_error"]),
-                 {str(v): _number(r) for v, r in document.get("drift", {}).items()},
-                 _working_set(document.get("working_set")), _machine(document.get("machine")),
-                 mixed_machines=_optional_text(document.get("mixed_machines")),
-                 communicates=bool(document.get("communicates", False)),
-                 procs=_optional_count(document.get("procs")),
-                 timer_cost=_optional_cost(document.get("timer_cost")))
+                 tuple(document["insignificant"]), _read("excluded", document["excluded"], int),
+                 _read("sample_points", document["sample_points"], lambda d: {k: _floats(v) for k, v in d.items()}),
+                 _read("median_rel_error", document["median_rel_error"], _number),
+                 _read("max_rel_error", document["max_rel_error"], _number),
+                 _read("drift", get("drift", {}), lambda d: {str(v): _number(r) for v, r in d.items()}),
+                 _read("working_set", get("working_set"), _working_set),
+                 _read("machine", get("machine"), _machine),
+                 mixed_machines=_read("mixed_machines", get("mixed_machines"), _optional_text),
+                 communicates=bool(get("communicates", False)),
+                 procs=_read("procs", get("procs"), _optional_count),
+                 timer_cost=_read("timer_cost", get("timer_cost"), _optional_cost))
+
+
+def _read(field: str, value, convert):
+    """`convert(value)`, the document's `field`; a value it cannot convert is an error that
+    names the field and shows (the start of) the value (NoFitWrites, which says what the file
+    cannot be)."""
+    try:
+        return convert(value)
+    except NoFitWrites:
+        raise
+    except (TypeError, ValueError, AttributeError, IndexError, KeyError):
+        shown = json.dumps(value)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise NoFitWrites(f"its {field} is {shown}, which no export writes there") from None
+
+
+def _piece(p: dict):
+    """One interval of the document, its numbers converted."""
+    from llac.model import Piece
+    arrays = ("constants", "stderr", "pvalues", "cov")
+    numbers = ("median_rel_error", "max_rel_error", "r2", "scale")
+    for k in arrays:
+        if not isinstance(p[k], list):
+            raise NoFitWrites(f"its {k} is {p[k]!r}, not a list of numbers")
+    return Piece(**{**p, **{k: _floats(p[k]) for k in arrays}, **{k: _number(p[k]) for k in numbers},
+                    "region": _region(p["region"]), "measured_range": _region(p["measured_range"]),
+                    **{k: _whole(k, p[k], least) for k, least in (("npoints", 1), ("nrecords", 1), ("df", 0))},
+                    "dropped": _texts("dropped", p["dropped"]),
+                    "at_bound": _texts("at_bound", p.get("at_bound", []))})
 
 
 def _optional_cost(value) -> float | None:

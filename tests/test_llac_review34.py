@@ -95,11 +95,13 @@ def test_threads_of_unequal_shares_are_said_to_be_no_repetitions():
     the point's records is the fastest thread's: the fit says so, and not that the machine is noisy."""
     model = fit_experiment(threads(3.0))
     [unequal] = [w for w in model.warnings if w.startswith("the records of different threads")]
-    assert "the slowest thread's fastest record takes 3x the fastest thread's (thread 1 the slowest" in unequal
+    assert "the slowest thread's fastest record takes 3x the fastest thread's, and thread 1 is the slowest " \
+           "at 4 of 4 points" in unequal, unequal
     assert "`where thread == 1`" in unequal
     assert any("it is not noise: the records of different threads differ" in w for w in model.warnings)
-    balanced = fit_experiment(threads(1.05))
-    assert not any("records of different threads" in w for w in balanced.warnings), balanced.warnings
+    for ratio in (1.05, 1.4):                  # within the slow phases a VM's CPUs go through
+        balanced = fit_experiment(threads(ratio))
+        assert not any("records of different threads" in w for w in balanced.warnings), balanced.warnings
 
 
 def test_an_interval_too_small_to_cut_says_so_not_that_no_cut_helps():
@@ -198,6 +200,15 @@ def test_a_damaged_model_file_names_what_does_not_fit_together(tmp_path):
             lambda d: d["formula"].update(text="rowinit[0] + rowinit[1]*N*Q"),
         "its sample points lack 'N', which rowinit[0] + rowinit[1]*N*N needs":
             lambda d: d["sample_points"].pop("N"),
+        # accepted before (a second review's): a reversed measured range, no scale, an interval twice
+        "interval 1: its measured range of N runs from 2048 down to 16":
+            lambda d: d["pieces"][0].update(measured_range={"N": [2048, 16]}),
+        "interval 1: its scale (the residuals' spread) is nan, where it has":
+            lambda d: d["pieces"][0].update(scale=None),
+        "intervals 1 and 2 overlap: a point would have two sets of constants":
+            lambda d: d["pieces"].append(d["pieces"][0]),
+        'its timer_cost is "x", which no export writes there': lambda d: d.update(timer_cost="x"),
+        "its stderr is None, not a list of numbers": lambda d: d["pieces"][0].update(stderr=None),
     }
     for message, damage in damages.items():
         document = json.loads(json.dumps(good))
