@@ -23,7 +23,7 @@ from llac.fit import (CONSTANT_BOUNDS, FitError, FitSettings, bounded_columns, f
                       noise_factors, relative_fit)
 from llac.fit_data import SamplePoints, aggregate_points, check_identifiable
 from llac.extrapolation import drift_rates, log_distance
-from llac.noise import descheduled_warning, spread_warning, unit_warning
+from llac.noise import descheduled_warning, fastest_by, spread_warning, unit_warning
 from llac.numbers import number_text
 from llac.split import Cut, Leaf, split_points
 
@@ -467,19 +467,24 @@ def _unmodelled_columns(experiment: Experiment) -> dict[str, np.ndarray]:
             **_extra_variables(experiment)}
 
 
+UNMODELLED_EFFECT = 1.25   # a lacking variable whose values' fastest times differ more than this matters
+
+
 def _unmodelled_notes(experiment: Experiment) -> tuple[str, ...]:
     """A warning per program variable that the formula lacks and that takes several values
-    within one sample point: its records are fitted as repetitions of the point, and their
-    spread is that variable's effect, not noise."""
+    within one sample point, each of them repeated, and on which the time depends there (at a
+    typical point its slowest value's fastest record over its fastest one's, above
+    UNMODELLED_EFFECT: llac.noise.fastest_by): its records are fitted as repetitions of the
+    point, and their spread is that variable's effect, not noise. A repetition counter or a
+    time stamp (one record per value), and a variable the time does not follow (P of an
+    experiment whose work does not depend on it), get none."""
     extra = _unmodelled_columns(experiment)
     if not extra or not len(experiment):
         return ()
     notes = []
-    points = np.column_stack([experiment.columns[v] for v in experiment.formula.variables] or
-                             [np.zeros(len(experiment))])
     for v, column in extra.items():
-        pairs = np.unique(np.column_stack([points, column]), axis=0)
-        if len(pairs) > len(np.unique(points, axis=0)):
+        spread = fastest_by(experiment.replace(columns={**experiment.columns, v: column}), v)
+        if spread is not None and spread.repeated and spread.ratio > UNMODELLED_EFFECT:
             values = np.unique(column)
             shown = ", ".join(f"{number_text(x)}" for x in values[:4]) + (", ..." if len(values) > 4 else "")
             notes.append(f"{v}{' (of the working set)' * (v in _extra_variables(experiment))} takes several "

@@ -13,6 +13,7 @@ to the fit's median and min. A point with fewer than two valid repetitions has n
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -150,35 +151,39 @@ def spread_summary(points: Mapping[str, np.ndarray], spread: np.ndarray) -> list
     return lines
 
 
-def unit_warning(experiment, aggregate: str) -> list[str]:
-    """A warning when the records of different OpenMP threads at one sample point differ
-    systematically: at a typical point with several, the slowest one's fastest record takes
-    more than UNEQUAL_UNITS times the fastest one's, and one thread is the slowest at
-    SAME_SLOWEST of those points (at least 3). They are fitted as repetitions of the point, so
-    the fit's estimator (the min: the fastest thread) models neither the parallel part's time
-    (its slowest thread) nor any one thread (a review's triangular loop under
-    `schedule(static)`: thread 1 three times thread 0 at every point, fitted 6 times below the
-    region's time). Runs with more units than their host's cores (the header's `cores`) are not
-    judged: their units took turns on the cores. MPI ranks are not judged: on this 2-core VM the
-    ranks of fft_pub at P = 2 differed by 1.5-2.6 times, the slower one changing from run to run
-    and the same with identical work and no communication (a CPU's slow phases of 0.25-3 s,
-    from outside the VM, and other work on the cores): interference, which the minimum over
-    repetitions rightly discards, and which one run's ranks cannot tell from imbalance."""
+@dataclass(frozen=True)
+class ValueSpread:
+    """How the time depends on a column that the formula lacks, within the sample points
+    (fastest_by): at a typical point with several of its values, the slowest value's fastest
+    record over the fastest value's (`ratio`); the value that is the slowest at the most such
+    points (`slowest`, at `count` of `points`); whether its values repeat there (`repeated`:
+    records of one value at a typical point, more than one; a repetition counter or a time
+    stamp has one record per value, and tells nothing)."""
+    ratio: float
+    slowest: float
+    count: int
+    points: int
+    repeated: bool
+
+
+def fastest_by(experiment, column: str) -> ValueSpread | None:
+    """The spread of the experiment's times by `column` within its sample points (ValueSpread),
+    from the records of runs with no more processes or threads (P) than their host's cores
+    (llac.cores: oversubscribed runs took turns on the cores); None when fewer than 3 points
+    hold several of its values."""
+    from llac.cores import cores_of
     columns, variables = experiment.columns, experiment.formula.variables
-    unit = "thread"
-    if unit not in columns or not len(experiment) or len(np.unique(columns[unit])) < 2:
-        return []
     time = np.asarray(columns["time"], dtype=float)
     valid = np.isfinite(time) & (time > 0)
-    cores = [float(c) for c in experiment.header_values("cores", "") if c.replace(".", "", 1).isdigit()]
-    if "P" in columns and cores:        # oversubscribed runs share cores: their units differ by that
-        valid &= np.asarray(columns["P"], dtype=float) <= min(cores)
-    if not valid.any():
-        return []
+    cores, _ = cores_of(experiment)
+    if "P" in columns and cores:
+        valid &= np.asarray(columns["P"], dtype=float) <= cores
+    if valid.sum() < 2:
+        return None
     keys = [np.asarray(columns[v], dtype=float)[valid] for v in variables]
-    units = np.asarray(columns[unit], dtype=float)[valid]
+    values = np.asarray(columns[column], dtype=float)[valid]
     point, _ = group_rows(keys, int(valid.sum()))
-    pair, first = group_rows([point.astype(float), units], int(valid.sum()))
+    pair, first = group_rows([point.astype(float), values], int(valid.sum()))
     fastest = np.full(len(first), np.inf)
     np.minimum.at(fastest, pair, time[valid])
     of_point = point[first]
@@ -187,17 +192,39 @@ def unit_warning(experiment, aggregate: str) -> list[str]:
     np.maximum.at(high, of_point, fastest)
     several = np.flatnonzero(np.bincount(of_point) > 1)
     if len(several) < 3:
+        return None
+    slowest_at = [values[first][(of_point == i) & (fastest == high[i])][0] for i in several]
+    slowest, count = max(((u, slowest_at.count(u)) for u in set(slowest_at)), key=lambda item: item[1])
+    per_value = np.bincount(pair)
+    return ValueSpread(float(np.median(high[several] / low[several])), float(slowest), count, len(several),
+                       bool(np.median(per_value[np.isin(of_point, several)]) > 1))
+
+
+def unit_warning(experiment, aggregate: str) -> list[str]:
+    """A warning when the records of different OpenMP threads at one sample point differ
+    systematically (fastest_by): at a typical point with several, the slowest one's fastest
+    record takes more than UNEQUAL_UNITS times the fastest one's, and one thread is the
+    slowest at SAME_SLOWEST of those points (at least 3). They are fitted as repetitions of the
+    point, so the fit's estimator (the min: the fastest thread) models neither the parallel
+    part's time (its slowest thread) nor any one thread (a review's triangular loop under
+    `schedule(static)`: thread 1 three times thread 0 at every point, fitted 6 times below the
+    region's time). MPI ranks are not judged: on this 2-core VM the ranks of fft_pub at P = 2
+    differed by 1.5-2.6 times, the slower one changing from run to run and the same with
+    identical work and no communication (a CPU's slow phases of 0.25-3 s, from outside the VM,
+    and other work on the cores): interference, which the minimum over repetitions rightly
+    discards, and which one run's ranks cannot tell from imbalance."""
+    unit = "thread"
+    if unit not in experiment.columns or not len(experiment) or len(np.unique(experiment.columns[unit])) < 2:
         return []
-    ratio = float(np.median(high[several] / low[several]))
-    slowest_at = [units[first][(of_point == i) & (fastest == high[i])][0] for i in several]
-    slowest, count = max(((u, slowest_at.count(u)) for u in set(slowest_at)), key=lambda pair: pair[1])
-    if ratio <= UNEQUAL_UNITS or count < SAME_SLOWEST * len(several):
+    spread = fastest_by(experiment, unit)
+    if spread is None or spread.ratio <= UNEQUAL_UNITS or spread.count < SAME_SLOWEST * spread.points:
         return []
+    slowest = number_text(spread.slowest)
     return [f"the records of different {unit}s at one sample point differ: at a typical point the slowest "
-            f"{unit}'s fastest record takes {ratio:.2g}x the fastest {unit}'s, and {unit} {number_text(slowest)} "
-            f"is the slowest at {count} of {len(several)} points; they are fitted as repetitions of the point, so the "
-            f"{aggregate} of them models neither the parallel part's time (its slowest {unit}'s) nor any one "
-            f"{unit}'s: fit one {unit} (`where {unit} == {number_text(slowest)}`), or time the whole parallel "
+            f"{unit}'s fastest record takes {spread.ratio:.2g}x the fastest {unit}'s, and {unit} {slowest} "
+            f"is the slowest at {spread.count} of {spread.points} points; they are fitted as repetitions of the "
+            f"point, so the {aggregate} of them models neither the parallel part's time (its slowest {unit}'s) nor "
+            f"any one {unit}'s: fit one {unit} (`where {unit} == {slowest}`), or time the whole parallel "
             f"part in an experiment around it (docs/parallel-analysis.md)"]
 
 

@@ -266,11 +266,16 @@ def test_fixed_variables_are_replaced_by_their_values(text, values, expected):
 
 
 def test_an_extra_variable_that_varies_within_a_sample_point_is_a_warning_at_fit(traced):
-    experiment = read_trace(traced).experiments["t"]
-    varied = experiment.with_column("M", np.arange(len(experiment)) % 2 + 1.0)
+    traced_once = read_trace(traced).experiments["t"]
+    # the records twice, once at M = 1 and once at M = 2, which costs twice as much
+    experiment = traced_once.replace(columns={k: np.concatenate([v, v]) for k, v in traced_once.columns.items()})
+    m = np.repeat([1.0, 2.0], len(traced_once))
+    varied = experiment.with_column("M", m).with_column("time", experiment.columns["time"] * m)
     [warning] = [w for w in fit_experiment(varied).warnings if "(of the working set)" in w]
     assert warning.startswith("M (of the working set) takes several values within a sample point (1, 2) "
                               "but is not a variable of the formula")
     assert "`where M == 1`" in warning
     by_size = experiment.with_column("M", experiment.columns["N"] / 16)      # one M per size: fine
     assert not [w for w in fit_experiment(by_size).warnings if "(of the working set)" in w]
+    idle = experiment.with_column("M", m)                   # M varies, the time does not follow it: fine
+    assert not [w for w in fit_experiment(idle).warnings if "(of the working set)" in w]
