@@ -8,6 +8,8 @@ from call.clex import CodeToken, Directive
 
 CONTROL = {"if", "for", "while", "switch"}
 AGGREGATES = {"struct", "union", "enum"}      # keywords whose `{` opens members, not statements
+ATTRIBUTES = {"__attribute__", "__attribute", "__declspec", "_Alignas", "alignas"}   # may stand before a tag
+INITIALIZER = "initializer"                   # the kind of a `{` that opens `= { ... }`
 # pragmas that apply to the statement after them (OpenMP, OpenACC, loop hints)
 STATEMENT_PRAGMAS = {"omp", "acc", "GCC", "clang", "ivdep", "unroll", "simd", "loop"}
 STANDALONE = {"barrier", "flush", "taskwait", "taskyield", "threadprivate", "declare", "requires",
@@ -19,9 +21,10 @@ class CContext:
 
     def __init__(self):
         self.depth = 0
-        self.braces: list[str] = []       # for each open '{', the aggregate keyword it belongs to, or ''
-        self.before_previous: CodeToken | None = None
+        self.braces: list[str] = []       # for each open '{': its aggregate keyword, INITIALIZER, or ''
+        self.tag: tuple[str, int, int] | None = None   # struct/union/enum, its paren level, names after it
         self.parens: list[str] = []       # for each open '(', the word before it
+        self.closed_pragma_operator = False       # the previous ')' closed `_Pragma(...)`
         self.previous: CodeToken | None = None
         self.closed_control: str | None = None  # the keyword, if the previous ')' closed a control header
         self.statement_pragma: str | None = None  # e.g. 'omp' right after '#pragma omp ...'
@@ -29,9 +32,10 @@ class CContext:
     def token(self, token: CodeToken) -> None:
         """Follow one token of C code."""
         text = token.text
+        closed_pragma_operator = False
         if text == "{":
             self.depth += 1
-            self.braces.append(self._aggregate())
+            self.braces.append(self._brace())
         elif text == "}":
             self.depth -= 1
             if self.braces:
@@ -41,22 +45,46 @@ class CContext:
         elif text == ")" and self.parens:
             word = self.parens.pop()
             self.closed_control = word if word in CONTROL else None
-        self.before_previous, self.previous = self.previous, token
+            closed_pragma_operator = word == "_Pragma"
+        self._follow_tag(token)
+        self.previous, self.closed_pragma_operator = token, closed_pragma_operator
         self.statement_pragma = None
 
-    def _aggregate(self) -> str:
-        """The keyword of the struct, union or enum whose body a `{` here opens
-        (`struct {`, `union U {`), or '' for any other brace."""
-        words = [t.text if t else "" for t in (self.before_previous, self.previous)]
-        if words[1] in AGGREGATES:
-            return words[1]
-        named = self.previous is not None and self.previous.kind == "IDENT"
-        return words[0] if named and words[0] in AGGREGATES else ""
+    def _follow_tag(self, token: CodeToken) -> None:
+        """Follow `struct [attributes] [NAME] {`: the keyword, then only attributes (with
+        their parentheses) and at most one name before the brace; anything else (`=`, `;`, a
+        second name as in `struct S f(void) {`) ends it."""
+        if token.text in AGGREGATES:
+            self.tag = (token.text, len(self.parens), 0)
+        elif self.tag is not None and token.text != "{":
+            keyword, level, names = self.tag
+            inside = len(self.parens) > level or token.text in ("(", ")")
+            if inside:
+                return
+            if token.kind == "IDENT" and token.text not in ATTRIBUTES and names == 0:
+                self.tag = (keyword, level, 1)
+            elif token.kind != "IDENT" or token.text not in ATTRIBUTES:
+                self.tag = None
+
+    def _brace(self) -> str:
+        """The kind of a `{` here: the keyword of the struct, union or enum whose body it
+        opens (`struct {`, `union U {`, `struct __attribute__((packed)) P {`), INITIALIZER
+        after `=` or inside another initializer, or '' for a block."""
+        tag, self.tag = self.tag, None
+        if tag is not None:
+            return tag[0]
+        previous = self.previous.text if self.previous else ""
+        return INITIALIZER if previous == "=" or (self.braces[-1:] == [INITIALIZER]) else ""
 
     @property
     def aggregate(self) -> str:
         """The keyword of the struct, union or enum whose members stand here, or ''."""
-        return self.braces[-1] if self.braces else ""
+        return self.braces[-1] if self.braces and self.braces[-1] in AGGREGATES else ""
+
+    @property
+    def initializer(self) -> bool:
+        """Whether the innermost brace is an initializer's (`= { ... }`)."""
+        return self.braces[-1:] == [INITIALIZER]
 
     def directive(self, directive: Directive) -> None:
         """Follow a `#pragma` line: one that applies to the next statement is remembered."""

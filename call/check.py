@@ -246,7 +246,7 @@ class _Checker:
             self.order.code()
         if not isinstance(pragma, PLACED) or self.placement_ok(pragma, following):
             self.program.sites.append((directive, pragma))
-        elif self.context.depth <= 0 or self.context.aggregate:
+        elif self.context.depth <= 0 or self.context.aggregate or self.context.initializer:
             # outside any function nothing opens or ends: its `end` is no second error
             if isinstance(pragma, (Begin, End)):
                 self.balance.reject([pragma.name])
@@ -269,9 +269,13 @@ class _Checker:
             self.findings.error(pragma, f"{what} at file scope: it becomes a statement, so it must "
                                         f"stand inside a function body")
         elif context.aggregate:
-            self.findings.error(pragma, f"{what} among the members of a {context.aggregate} definition: "
+            article = "an" if context.aggregate == "enum" else "a"
+            self.findings.error(pragma, f"{what} among the members of {article} {context.aggregate} definition: "
                                         f"it becomes a statement, so it must stand inside a function "
                                         f"body, where a statement can begin")
+        elif context.initializer:
+            self.findings.error(pragma, f"{what} inside the braces of an initializer (`= {{ ... }}`): it "
+                                        f"becomes a statement, so it must stand where a statement can begin")
         elif context.parens:
             self.findings.error(pragma, f"{what} inside parentheses: it must stand where a statement "
                                         f"can begin")
@@ -289,7 +293,7 @@ class _Checker:
                                         f"line, which applies to the next statement: the inserted "
                                         f"code would become that statement; move the '#pragma cll' "
                                         f"line before it")
-        elif previous not in (";", "{", "}", ":"):
+        elif previous not in (";", "{", "}", ":") and not context.closed_pragma_operator:
             line = context.previous.line if context.previous else pragma.line
             ends_an_expression = previous in (")", "]") or (previous or " ")[0].isalnum() or previous == "_"
             missing = f"; is a ';' missing at the end of line {line}?" if line < pragma.line and ends_an_expression else ""

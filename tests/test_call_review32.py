@@ -53,7 +53,8 @@ def test_inside_a_function_a_struct_union_or_enum_body_is_no_place_for_a_pragma(
     (tmp_path / "p.c").write_text(in_main(opening, f"    {member}", "    #pragma cll report all", "} v;"))
     status, err = call_check("p.c", cwd=tmp_path)
     assert status == 1
-    assert f"p.c:5:9: error: '#pragma cll report' among the members of a {kind} definition" in err, err
+    article = "an" if kind == "enum" else "a"
+    assert f"p.c:5:9: error: '#pragma cll report' among the members of {article} {kind} definition" in err, err
 
 
 def test_a_block_that_follows_a_struct_keyword_elsewhere_is_still_a_function_body(tmp_path):
@@ -182,3 +183,34 @@ def test_the_compilers_identity_macros_decide_an_if_as_the_compiler_does(tmp_pat
         status, err = done.returncode, done.stderr.replace("call: wrote g.cll.c and g.cll.h\n", "")
         assert "cll_begin(&cll_exp_D" not in (tmp_path / "g.cll.c").read_text()
     assert (status, err) == (0, ""), err
+
+
+@pytest.mark.parametrize("lines, message", [
+    (["struct __attribute__((packed)) P {", "    int a;", "    #pragma cll x x[0]", "};"],
+     "p.c:3:5: error: '#pragma cll' experiment begin among the members of a struct definition"),
+    (["int main(void) {", "    int a[] = { 1,", "    #pragma cll y y[0]", "    2 };", "    return a[0];", "}"],
+     "p.c:3:5: error: '#pragma cll' experiment begin inside the braces of an initializer (`= { ... }`)"),
+])
+def test_a_pragma_in_an_attributed_struct_or_an_initializer_is_refused(tmp_path, lines, message):
+    """A second review: both passed call check, and gcc then failed on the translation."""
+    (tmp_path / "p.c").write_text("\n".join(lines) + "\nint f(void) { return 0; }\n")
+    status, err = call_check("p.c", cwd=tmp_path)
+    assert status == 1 and err.startswith(message) and err.count("error:") == 1, err
+
+
+def test_a_function_returning_a_struct_and_a_pragma_operator_statement_are_bodies_as_before(tmp_path):
+    """`struct S make(int n) {` opens a function body, not a struct's members; after a
+    `_Pragma("GCC diagnostic push")` statement a pragma may stand (it was 'is a ; missing?')."""
+    (tmp_path / "p.c").write_text(
+        "struct S { int a; };\n"
+        "struct S make(int n) {\n"
+        "    struct S s = { 0 };\n"
+        "    _Pragma(\"GCC diagnostic push\")\n"
+        "    #pragma cll m m[0] + m[1]*n\n"
+        "    s.a = n;\n"
+        "    #pragma cll end m\n"
+        "    _Pragma(\"GCC diagnostic pop\")\n"
+        "    return s;\n"
+        "}\n"
+        "int main(void) { return make(3).a - 3; }\n")
+    assert call_check("p.c", cwd=tmp_path) == (0, "")
