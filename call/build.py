@@ -115,7 +115,7 @@ def object_models(arguments: list[str]) -> set[str]:
     objects alone gets the compiler, layers and -fopenmp that a build from the sources would.
     A file that cannot be read adds nothing (the compiler then says what is wrong with it)."""
     models = set()
-    for name in object_files(arguments):
+    for name in object_files(arguments) + _archives(arguments):
         if name.endswith((".o", ".a")):
             try:
                 data = Path(name).read_bytes()
@@ -123,6 +123,21 @@ def object_models(arguments: list[str]) -> set[str]:
                 continue
             models |= {model for model, symbol in MODEL_SYMBOLS.items() if symbol in data}
     return models
+
+
+def _archives(arguments: list[str]) -> list[str]:
+    """The static libraries that `-lNAME` finds in the `-L` folders among compiler arguments
+    (`libNAME.a`; `-l:FILE` names the file): a library of the user's made from parallel
+    files is read for its model as a named archive is."""
+    folders, found = [], []
+    for i, argument in enumerate(arguments):
+        value = argument[2:] or (arguments[i + 1] if i + 1 < len(arguments) else "")
+        if argument.startswith("-L"):
+            folders.append(value)
+        elif argument.startswith("-l") and value:
+            name = value[1:] if value.startswith(":") else f"lib{value}.a"
+            found += [str(Path(folder) / name) for folder in folders if (Path(folder) / name).is_file()][:1]
+    return found
 
 
 def _runs_call(word: str) -> bool:
@@ -227,7 +242,9 @@ def added_flags(arguments: list[str]) -> list[str]:
                                     f"--print-flags compiles nothing: drop {sources[0]} (the flags "
                                     f"for a .c file are those of its translation by `call translate`)")])
     parts = command_parts(arguments, {})
-    return parts.before + parts.after
+    # the layers' C sources stay C for a C++ or Fortran driver (`g++ ... $(call cc --print-flags)`)
+    after = [word for flag in parts.after for word in (["-x", "c", flag, "-x", "none"] if flag.endswith(".c") else [flag])]
+    return parts.before + after
 
 
 def output_path(arguments: list[str]) -> str | None:
@@ -277,7 +294,7 @@ def compile_program(arguments: list[str], warn: Warn = None,
     compiler's exit status."""
     _refuse_recursion()
     sources = c_sources(arguments)
-    if not sources and not (links(arguments) and object_files(arguments)):
+    if not sources and not (links(arguments) and (object_files(arguments) or _archives(arguments))):
         what = " and no object file to link" if links(arguments) else ""
         raise CallError([Diagnostic("error", "call cc", 0, 0, f"no .c file to compile{what}")])
     output = output_path(arguments)
@@ -319,7 +336,8 @@ def _own_dependencies(arguments: list[str], translated: dict[str, tuple[Path, Pr
     written += [f"{Path(source).stem}.d" for source in translated]
     written += [str(Path(output).parent / f"{Path(output).stem}-{Path(source).stem}.d")
                 for source in translated if output not in (None, "-")]
-    temporary = re.compile(r"(?m)^" + re.escape(directory) + r"\S*:.*\n?|[ \t]+" + re.escape(directory) + r"\S*")
+    folder = re.escape(_in_make(directory))        # a path in a rule, its spaces escaped as gcc writes them
+    temporary = re.compile(r"(?m)^" + folder + r"(?:\\ |\S)*:.*\n?|[ \t]+" + folder + r"(?:\\ |\S)*")
     for rule in dict.fromkeys(written):
         path = Path(rule)
         try:
@@ -328,10 +346,16 @@ def _own_dependencies(arguments: list[str], translated: dict[str, tuple[Path, Pr
             text = path.read_text(encoding="utf-8", errors="surrogateescape")
         except OSError:
             continue
+        text = re.sub(r"[ \t]*\\\n[ \t]*", " ", text)           # one line per rule
         for source, (translation, _) in translated.items():      # the whole name, not a prefix of main.cll.h
-            text = re.sub(re.escape(str(translation)) + r"(?=[\s:]|$)", lambda _: source, text)
-        text = re.sub(r"(?m)[ \t]*\\\n(?=[ \t]*\\?\n|\Z)", "\n", temporary.sub("", text))
+            text = re.sub(re.escape(_in_make(str(translation))) + r"(?=[\s:]|$)", lambda _: _in_make(source), text)
+        text = temporary.sub("", text)
         path.write_text(text, encoding="utf-8", errors="surrogateescape")
+
+
+def _in_make(path: str) -> str:
+    """`path` as a make rule writes it: spaces escaped with a backslash (as gcc's -MD does)."""
+    return path.replace(" ", "\\ ")
 
 
 def build_path(source: Path) -> Path:

@@ -156,6 +156,23 @@ def test_make_with_generated_dependencies_names_the_sources_not_the_translations
     assert rebuilt.returncode == 0 and "-c -o main.o main.c" in rebuilt.stdout, rebuilt.stdout
 
 
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_generated_dependencies_of_a_source_in_a_folder_with_a_space(work):
+    """The rule named `src dir/main.c` unescaped (make: No rule to make target 'src'), and with
+    a space in TMPDIR it kept the temporary paths."""
+    (work / "src dir").mkdir()
+    (work / "src dir" / "util.h").write_text("double work(int n);\n")
+    (work / "src dir" / "main.c").write_text(MAIN.replace("double work(int n);\n", '#include "util.h"\n'))
+    (work / "Makefile").write_text('main.o: src\\ dir/main.c\n\t$(CC) -MMD -MP -c "$<" -o $@\n-include main.d\n')
+    (work / "t mp").mkdir()
+    env = environment(work, TMPDIR=str(work / "t mp"))
+    assert run("make", "CC=call cc", cwd=work, env=env).returncode == 0
+    rule = (work / "main.d").read_text()
+    assert rule.startswith("main.o: src\\ dir/main.c ") and "t\\ mp" not in rule and "src\\ dir/util.h" in rule, rule
+    again = run("make", "CC=call cc", cwd=work, env=env)
+    assert again.returncode == 0 and "'main.o' is up to date" in again.stdout, again.stdout + again.stderr
+
+
 def test_separate_compilation_then_a_link_of_the_objects_alone(work):
     compiled = call("cc", "-O2", "-c", "main.c", "util.c", cwd=work)
     assert compiled.returncode == 0, compiled.stderr
@@ -208,6 +225,10 @@ def test_objects_of_an_openmp_file_link_with_openmp(work):
     ran = run("./omp", cwd=work, env=environment(work, OMP_NUM_THREADS="2"))
     assert ran.returncode == 0 and ran.stdout == "x 104650\n", ran.stdout + ran.stderr
     assert "#parallel: OpenMP" in (work / "omp.cll.2.dat").read_text()
+    # the same object in a static library linked with -L. -lomp_kern: its model is read too
+    assert run("ar", "rcs", "libomp_kern.a", "omp.o", cwd=work).returncode == 0
+    from_library = call("cc", "-L.", "-lomp_kern", "-o", "omp_lib", cwd=work)
+    assert from_library.returncode == 0, from_library.stderr
 
 
 @pytest.mark.skipif(shutil.which("mpicc") is None or shutil.which("mpirun") is None,
@@ -226,6 +247,12 @@ def test_objects_of_mpi_files_link_with_mpicc_and_the_mpi_layer(work):
     header, records, _ = header_and_records(work / "prog.cll.2.dat")
     assert header["parallel"] == "MPI" and header["procs"] == "2"
     assert [r["bytes_sent"] for r in records["inner"]] == [80, 80]
+    # a C++ driver links them with the printed flags: the layer's C source stays C (-x c)
+    if shutil.which("mpicxx"):
+        flags = call("cc", "--print-flags", "main.o", "helper.o", cwd=work).stdout.split()
+        assert flags[flags.index("-x") : flags.index("-x") + 2] == ["-x", "c"], flags
+        cxx = run("mpicxx", "main.o", "helper.o", *flags, "-o", "prog_cxx", cwd=work)
+        assert cxx.returncode == 0, cxx.stderr
 
 
 def test_print_flags_links_the_objects_with_another_compiler_driver(work):
