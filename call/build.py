@@ -276,7 +276,7 @@ def _run(command: Command, arguments: list[str], translated: dict[str, tuple[Pat
     compiler wrapper that reads $CC); the compiler's exit status."""
     environment = dict(os.environ, **{COMPILER_MARKER: shlex.join(command.compiler)})
     if command.note:
-        if notify is not None:
+        if notify is not None and "MAKELEVEL" not in os.environ:   # under make it is what make CC="call cc" asks
             notify(Diagnostic("note", "call cc", 0, 0, command.note))
         environment["CC"] = shlex.join(command.compiler)
     return subprocess.run(command.line(arguments, translated), env=environment).returncode

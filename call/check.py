@@ -341,10 +341,11 @@ class _Checker:
 
     def reports_name_experiments(self):
         """A warning for each name a report gives that no begin of this file has (at the
-        file's end: a function above the one that begins an experiment may report it)."""
+        file's end: a function above the one that begins an experiment may report it), but
+        none for a begin that did not parse (its error said enough)."""
         for _, pragma in self.program.sites:
             for name in (pragma.names or ()) if isinstance(pragma, Report) else ():
-                if name not in self.program.experiments:
+                if name not in self.program.experiments and name not in self.balance.rejected:
                     self.findings.warn(pragma.line, pragma.column,
                                        f"report names {name!r}, which no '#pragma cll' in this file "
                                        f"begins: unless another file of the program begins it, the "

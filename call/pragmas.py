@@ -21,7 +21,7 @@ RESERVED_PREFIX = "cll_"          # the generated code's names (cll_v, cll_exp_N
 RESERVED_NAME = re.compile(r"\s*(?:sync\s+)?(?P<name>\w+)\s+(?P=name)\s*\[")
 # the first token of the text a syntax error stopped at (the pragma grammar's catch-all
 # token of `for` headers can hold the rest of the line)
-FIRST_TOKEN = re.compile(r"\s*([A-Za-z_]\w*|[0-9.]+|->|\*\*|[<>=!]=|\S)")
+FIRST_TOKEN = re.compile(r"\s*([A-Za-z_]\w*|[0-9.]+(?:[eE][-+]?\d+)?|->|\*\*|[<>=!]=|\S)")
 MODELS = ("MPI", "OpenMP", "PUB")
 
 

@@ -24,18 +24,20 @@ def cores_of(experiment) -> tuple[int | None, str]:
 
 
 def oversubscription_note(procs, experiment, name) -> str:
-    """One line saying which of the runs with `procs` processes had more of them than the
-    cores of the host `experiment` was measured on (or that it is unknown)."""
+    """One line saying which of the runs with `procs` processes (an OpenMP trace's: threads)
+    had more of them than the cores of the host `experiment` was measured on (or that it is
+    unknown)."""
     cores, host = cores_of(experiment)
+    units = "threads" if experiment.header.get("parallel") == "OpenMP" else "processes"
     if experiment.mixed_machines:
-        return f"{experiment.mixed_machines}: which runs were oversubscribed (more processes than cores) is not judged"
+        return f"{experiment.mixed_machines}: which runs were oversubscribed (more {units} than cores) is not judged"
     where = f"host {host}" if host else "its host"
     if cores is None:
-        return (f"the trace does not say how many cores {where} has: runs with more processes "
-                f"than cores were oversubscribed (processes took turns on the cores)")
+        return (f"the trace does not say how many cores {where} has: runs with more {units} "
+                f"than cores were oversubscribed ({units} took turns on the cores)")
     over = sorted({float(p) for p in procs if p > cores})
     if not over:
         return f"every run had at most the {cores} cores of {where}"
-    return (f"{name} = {', '.join(f'{p:g}' for p in over)} exceed{'s' * (len(over) == 1)} the {cores} cores of {where}: those "
-            f"runs were oversubscribed (processes took turns on the cores), so their times are not "
-            f"those of {name} processors")
+    return (f"{name} = {', '.join(f'{p:g}' for p in over)} exceed{'s' * (len(over) == 1)} the {cores} cores of "
+            f"{where}: those runs were oversubscribed ({units} took turns on the cores), so their times are not "
+            f"those of {name} {'threads' if units == 'threads' else 'processors'}")

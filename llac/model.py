@@ -336,8 +336,8 @@ class Model:
         more = f" (and {len(low) - 1} more point{'s' * (len(low) > 2)})" if len(low) > 1 else ""
         return [f"warning: at {self._point_text(columns, int(low[0]))}{more} the prediction "
                 f"({number_text(values[low[0]])} s) is below {TIMER_FLOOR_FACTOR}x what timing costs in its traces "
-                f"({self.timer_cost:.3g} s): a measurement there would time the timer, and the fit's fixed cost "
-                f"decides the prediction; time a loop of many executions to compare"]
+                f"({self.timer_cost:.3g} s): a measurement there would time the timer, so none can check the "
+                f"prediction; time a loop of many executions to compare"]
 
     def _wide_notes(self, columns: dict, bounds: np.ndarray) -> list[str]:
         """A warning when the prediction interval spans more than USELESS_SPAN (high over low)
@@ -386,9 +386,16 @@ class Model:
                 flagged |= out
                 shown = np.unique(x[out])
                 which = ", ".join(f"{v}={number_text(u)}" for u in shown[:3]) + (", ..." if len(shown) > 3 else "")
-                beyond = ((x[out] < data.min()) | (x[out] > data.max())).any()
+                beyond = np.unique(x[out & ((x < data.min()) | (x > data.max()))])
+                if len(beyond) == len(shown):
+                    clause = " and beyond all measured data"
+                elif len(beyond):           # some inside the data (another interval's), some beyond it
+                    clause = (f" ({', '.join(f'{v}={number_text(u)}' for u in beyond[:3])}"
+                              f"{', ...' if len(beyond) > 3 else ''} beyond all measured data)")
+                else:
+                    clause = ""
                 notes.append(f"{which}: outside the measured range {number_text(low)}..{number_text(high)} of {v} in "
-                             f"interval {i + 1}" + (" and beyond all measured data" if beyond else ""))
+                             f"interval {i + 1}{clause}")
         return flagged, notes
 
     def aleph(self) -> dict[str, list[tuple[float, Region]]]:

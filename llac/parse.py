@@ -256,7 +256,7 @@ class StatementBuilder(Transformer):
     def value_list(self, meta, children):
         # `N=1,000`, `N=2,048`: a list of 1 and 0? A value with a leading zero after a comma
         # is a thousands separator's group, never a size anyone lists
-        grouped = next((t for t in children[1:] if re.fullmatch(r"0\d{2}", str(t))), None)
+        grouped = next((t for t in children[1:] if re.match(r"0\d", str(t))), None)
         if grouped is not None:
             before = children[children.index(grouped) - 1]
             raise LlacError(f"'{before},{grouped}' would be a list of {_number(before):g} and {_number(grouped):g}: "

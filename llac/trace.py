@@ -405,7 +405,7 @@ def expand_paths(paths_or_globs: Sequence[str], set_aside: list[str] | None = No
     paths = []
     for pattern in paths_or_globs:
         matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
-        if glob.has_magic(pattern) and not pattern.endswith(SET_ASIDE):
+        if glob.has_magic(pattern) and ".prev" not in Path(pattern).name:     # `x.prev*` asks for them
             earlier = [m for m in matches if m.endswith(SET_ASIDE)]
             if earlier and len(earlier) == len(matches):
                 raise TraceError(f"only traces that call run set aside match {quoted(pattern)} "

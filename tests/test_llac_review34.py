@@ -151,7 +151,7 @@ def test_a_prediction_below_what_timing_costs_is_warned_about_and_the_cost_survi
     status, out = llac(tmp_path, 'load "p.cll.1.dat"; fit pairs; predict pairs N=5,10,100; export pairs.model "m.json"')
     assert status == 0, out
     warning = ("warning: at N=5 (and 1 more point) the prediction (1.95e-08 s) is below 10x what timing costs in "
-               "its traces (5.14e-08 s): a measurement there would time the timer")
+               "its traces (5.14e-08 s): a measurement there would time the timer, so none can check the prediction")
     assert warning in out, out
     assert "below the measured N the interval includes the extrapolation error that backtests show upward" in out \
         or "backtests" not in out
@@ -182,6 +182,9 @@ def test_a_thousands_separator_is_refused_at_its_group_and_a_plain_list_still_re
         parse("predict f N=1,000")
     assert err.value.message == "'1,000' would be a list of 1 and 0: numbers have no thousands separator in llac; write 1000"
     assert err.value.span.column == 15
+    for grouped in ("1,000.5", "10,05", "1,00e3"):
+        with pytest.raises(LlacError):
+            parse(f"predict f N={grouped}")
     [statement] = parse("predict f N=100,200,500")
     assert statement.points[0].values == (100.0, 200.0, 500.0)
 
