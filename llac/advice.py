@@ -182,8 +182,9 @@ def _smoothest(design: np.ndarray, time: np.ndarray, lead: int, x: np.ndarray) -
     """The best one-interval fit of `design` with the leading term's column times a smooth
     factor of x: its median relative error and the factor's name."""
     factors = {"log(x)": np.log(x), "x^(1/2)": np.sqrt(x), "x": x, "x^(-1/2)": 1 / np.sqrt(x)}
-    return min((_median_error(np.column_stack([design, design[:, lead] * column]), time), name)
-               for name, column in factors.items())
+    with np.errstate(over="ignore", invalid="ignore"):      # a column beyond the float range: no candidate
+        return min((_median_error(np.column_stack([design, design[:, lead] * column]), time), name)
+                   for name, column in factors.items())
 
 
 def trend(points, relative: np.ndarray, pieces, variable: str) -> str | None:
@@ -269,8 +270,14 @@ def _chain(pieces, variable: str) -> list[int]:
 
 
 def _median_error(design: np.ndarray, time: np.ndarray) -> float:
-    """Median relative error of the plain relative least-squares fit of `design` to `time`."""
+    """Median relative error of the plain relative least-squares fit of `design` to `time`
+    (inf when a column is beyond the float range or the fit does not converge)."""
     scale = np.abs(design).max(axis=0)
     scaled = design / np.where(scale > 0, scale, 1.0)
-    beta = np.linalg.lstsq(scaled / time[:, None], np.ones(len(time)), rcond=None)[0]
+    if not np.all(np.isfinite(scaled)):
+        return np.inf
+    try:
+        beta = np.linalg.lstsq(scaled / time[:, None], np.ones(len(time)), rcond=None)[0]
+    except np.linalg.LinAlgError:
+        return np.inf
     return float(np.median(np.abs(time - scaled @ beta) / time))

@@ -14,6 +14,7 @@ import argparse
 import os
 import stat
 import sys
+import warnings
 
 from llac import __version__
 from llac.errors import LlacError, internal_error
@@ -38,6 +39,10 @@ def main(argv=None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as done:          # --help, --version (0) or a usage error: the user's, 1
         return 1 if done.code == 2 else done.code
+    if not args.debug:
+        # numpy's floating-point warnings (overflow at 1e300, a 0/0 handled as nan) are for
+        # developers: the results say what they mean to a user (no value, no interval, a note)
+        warnings.filterwarnings("ignore", category=RuntimeWarning)
     try:
         return _run(args)
     except KeyboardInterrupt:

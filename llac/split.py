@@ -411,8 +411,8 @@ def cut_value(below: np.ndarray, above: np.ndarray) -> np.ndarray:
     """Where to cut between two consecutive sample values: the geometric mean when both are
     positive (variables are usually sampled geometrically), else the arithmetic mean."""
     positive = (below > 0) & (above > 0)
-    with np.errstate(invalid="ignore"):
-        return np.where(positive, np.sqrt(np.abs(below * above)), (below + above) / 2)
+    with np.errstate(invalid="ignore", over="ignore"):   # sqrt of each: no overflow at 1e200 (their product is inf)
+        return np.where(positive, np.sqrt(np.abs(below)) * np.sqrt(np.abs(above)), below / 2 + above / 2)
 
 
 def _full_rank(grams: np.ndarray) -> np.ndarray:

@@ -293,8 +293,31 @@ def _load_model(session, statement: ast.Load, files):
         raise LlacError('a model file is loaded alone, without a formula: load "m.json" [as NAME]')
     from llac.modelio import read_model
     name, model = read_model(files[0])
-    target = _free_name(session, statement.name.text if statement.name else name, Path(files[0]).with_suffix(""), False)
-    return [session.store(target, model)]
+    wanted = statement.name.text if statement.name else name
+    other = _fitted_elsewhere(session, wanted, model)
+    target = _free_name(session, wanted, Path(files[0]).with_suffix(""), other is not None)
+    return [*([Note(other, warning=True)] if other else []), session.store(target, model)]
+
+
+def _fitted_elsewhere(session, name: str, model) -> str | None:
+    """Why a model loaded as `name` = EXPERIMENT.model must not take that name: the experiment
+    of that name loaded here is not what the model was fitted on (another formula, other
+    sample points or another number of records), so `predict EXPERIMENT` would use a model of
+    other data; None when it is or when there is none."""
+    experiment = session.objects.get(name.removesuffix(".model")) if name.endswith(".model") else None
+    if not isinstance(experiment, Experiment):
+        return None
+    if str(experiment.formula) != str(model.formula):
+        why = f"its formula is {model.formula}, the experiment's {experiment.formula}"
+    else:
+        points = {v: model.sample_points[v] for v in model.formula.variables}
+        mine = {tuple(row) for row in np.column_stack([experiment.columns[v] for v in points] or [[0.0]])}
+        theirs = {tuple(row) for row in np.column_stack(list(points.values()) or [[0.0]])}
+        if mine == theirs and int(model.sample_points["count"].sum()) + model.excluded == len(experiment):
+            return None
+        why = "its sample points are not the experiment's"
+    return (f"the model in this file was not fitted on the experiment {experiment.name} loaded here ({why}): "
+            f"kept under another name, so that `predict {experiment.name}` does not use it")
 
 
 @command("list", "list", """List the objects: name, kind, records and formula; and the

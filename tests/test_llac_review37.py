@@ -1,0 +1,46 @@
+"""What a review of llac at the terminal found (session 31): a fit that crashed on large
+values, a model file that attached itself to another experiment of the same name, and the
+messages and completions a person at the prompt meets."""
+import subprocess
+import sys
+
+from support.traces import write_matinit
+
+
+def llac(workdir, script):
+    """`llac -c script` in `workdir`: (exit status, stdout, stderr); never a traceback."""
+    done = subprocess.run([sys.executable, "-m", "llac", "-c", script], cwd=workdir, capture_output=True,
+                          text=True, timeout=120)
+    assert "Traceback" not in done.stderr
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_a_fit_of_very_large_values_fits_without_internal_error_or_numpy_warnings(tmp_path):
+    """`x = G with N = N * 1e200; fit x`: the cut between two sample values was their
+    geometric mean, whose product overflowed (a cut at inf, an empty side: internal error), and
+    numpy's RuntimeWarnings reached the user."""
+    write_matinit(tmp_path / "m.cll.1.dat")
+    for factor in ("1e150", "1e200", "1e300", "1e-150"):
+        status, out, err = llac(tmp_path, f'load "m.cll.1.dat"; y = colinit formula "y[0] + y[1]*N*log(N)"; '
+                                          f'x = y with N = N * {factor}; fit x; predict x')
+        assert status == 0, err
+        assert "internal error" not in err and "RuntimeWarning" not in err and "Warning:" not in err, err
+        assert "model of x" in out
+    status, out, err = llac(tmp_path, 'load "m.cll.1.dat"; x = colinit with N = N * 1e200; fit x')   # N*N: inf
+    assert status == 1 and "cannot fit x: term colinit[1]*N*N is not finite at" in err, err
+
+
+def test_a_model_file_of_other_data_does_not_take_the_name_of_the_experiment_loaded_here(tmp_path):
+    """colinit's model exported, colinit deleted, rowinit renamed colinit, the model loaded:
+    it became colinit.model, and `predict colinit` and `report` used the column-wise model for
+    rowinit's data."""
+    write_matinit(tmp_path / "m.cll.1.dat")
+    status, out, err = llac(tmp_path, 'load "m.cll.1.dat"; fit colinit; export colinit.model "c.json"; '
+                                      'delete colinit, colinit.model; rename rowinit colinit; load "c.json"; list')
+    assert status == 0, err
+    assert ("warning: the model in this file was not fitted on the experiment colinit loaded here (its formula "
+            "is colinit[0]") in err, err
+    assert "created colinit.model@c:" in out and out.count("created colinit.model:") == 1, out   # the fit's
+    status, out, err = llac(tmp_path, 'load "m.cll.1.dat"; fit colinit; export colinit.model "c.json" replace; '
+                                      'delete colinit.model; load "c.json"')
+    assert status == 0 and "created colinit.model:" in out and "warning" not in err, out + err
