@@ -11,10 +11,11 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
+import re
 
 from lark import Token
 from lark.exceptions import LarkError
-from lark.lexer import PatternStr
+from lark.lexer import PatternRE, PatternStr
 
 from cll_grammar.grammars import open_grammar
 from llac.commands import REGISTRY
@@ -26,6 +27,7 @@ from llac.parse import POSTLEX
 PLOT_SCALES = ("log", "loglog")
 NAME_SLOTS = ("OBJECT", "VARIABLE", "VARIABLE_IS")   # the terminals that take a name (llac.lark)
 DATA_SUFFIXES = (".dat", ".csv")
+ALTERNATIVES = re.compile(r"\(\?:([a-z]+(?:\|[a-z]+)+)\)")   # how Lark compiles a terminal of keywords
 
 
 def candidates(session, before: str) -> list[str] | None:
@@ -38,6 +40,8 @@ def candidates(session, before: str) -> list[str] | None:
     except LarkError:
         return None
     literals = {t.name: t.pattern.value for t in parser.terminals if isinstance(t.pattern, PatternStr)}
+    choices = {t.name: ALTERNATIVES.fullmatch(t.pattern.value)[1].split("|") for t in parser.terminals
+               if isinstance(t.pattern, PatternRE) and ALTERNATIVES.fullmatch(t.pattern.value)}
     context = _Context(session, tokens)
     used = set(context.args) if context.command in ("plot", "timeline") else set()   # each option once
     words = []
@@ -46,12 +50,14 @@ def candidates(session, before: str) -> list[str] | None:
             words += context.objects()
         elif terminal == "formula__NAME":
             words += context.columns()
-        elif terminal == "LOGSCALE" and not used & set(PLOT_SCALES):
-            words += PLOT_SCALES
+        elif terminal == "LOGSCALE":            # one scale per plot
+            words += PLOT_SCALES if not used & set(PLOT_SCALES) else ()
         elif terminal == "STRING" and context.command == "load":
             words += _data_files()
         elif literals.get(terminal, "").isalpha() and literals[terminal] not in used:
             words.append(literals[terminal])
+        elif terminal in choices:       # a terminal of keywords, `"list" | "show" | "compare"`
+            words += sorted(choices[terminal])
     return list(dict.fromkeys(words))
 
 

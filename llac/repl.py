@@ -135,7 +135,7 @@ def run_statements(session, text: str, out, err, debug: bool = False) -> None:
     """Run `text` and show its results or its error; Ctrl-C cancels it and an internal error
     is reported, both without ending the REPL (the statement cut short leaves nothing behind)."""
     try:
-        run_source(session, text, "<input>", out, err)
+        run_source(session, text, "<input>", out, err, say_rest=True)
     except KeyboardInterrupt:
         print("interrupted: the running statement was cancelled and left nothing behind", file=err, flush=True)
     except Exception as error:

@@ -44,3 +44,28 @@ def test_a_model_file_of_other_data_does_not_take_the_name_of_the_experiment_loa
     status, out, err = llac(tmp_path, 'load "m.cll.1.dat"; fit colinit; export colinit.model "c.json" replace; '
                                       'delete colinit.model; load "c.json"')
     assert status == 0 and "created colinit.model:" in out and "warning" not in err, out + err
+
+
+def test_tab_after_machine_offers_every_subcommand():
+    """`machine <TAB>` offered only export and import: list, show, compare, mountain and bsp are
+    terminals of several keywords, which completion did not read."""
+    from llac.completion import candidates
+    from llac.session import Session
+    assert set(candidates(Session(), "machine ")) == {"export", "import", "list", "show", "compare", "mountain", "bsp"}
+
+
+def test_a_pasted_input_that_stops_at_an_error_says_what_was_not_run():
+    """A script pasted at the prompt is one input: it stopped at its error on line 3 and left
+    lines 4-6 out without a word; a syntax error anywhere leaves all of it out."""
+    import io
+    from llac.repl import run_statements
+    from llac.session import Session
+    said = {}
+    for text in ("set threshold 0.1\nfit nosuch\nset alpha 0.1\n# a comment\nshow settings\n",
+                 "set threshold 0.1\nfti x\nset alpha 0.1\n", "fit nosuch\n"):
+        out, err = io.StringIO(), io.StringIO()
+        run_statements(Session(), text, out, err)
+        said[text] = err.getvalue().splitlines()[-1]
+    assert list(said.values())[:2] == ["the rest of this input (lines 3-5) was not run",
+                                       "nothing of this input was run: it is read whole before its first statement runs"]
+    assert "run" not in list(said.values())[2], said       # one statement: nothing more to say
