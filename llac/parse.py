@@ -439,7 +439,12 @@ def _syntax_error(err: UnexpectedInput, text: str, keywords) -> LlacError:
     where = ast.Span(line, column, line, column + 1)
     if word and word[0] not in keywords and not _is_assignment(text, line, word):
         name, wline, wcol = word
-        return LlacError(f"unknown command {name!r}{suggest(name, keywords)}; "
+        rest = text.splitlines()[wline - 1][wcol - 1 + len(name):].split()
+        if rest[:1] and rest[0] in MAKERS:      # `G where N < 5`: a new object needs its name
+            return LlacError(f"{name} {rest[0]} ... makes a new object: name it, NAME = {name} {rest[0]} ...",
+                             ast.Span(wline, wcol, wline, wcol + len(name)))
+        hint = " (a copy is written NAME = OBJECT)" if name == "copy" else suggest(name, keywords)
+        return LlacError(f"unknown command {name!r}{hint}; "
                          f"type 'help' for the list of commands", ast.Span(wline, wcol, wline, wcol + len(name)))
     if isinstance(err, UnexpectedToken):
         found = "the end of the line" if err.token.type in ("_NL", "$END") else repr(str(err.token))
@@ -455,8 +460,24 @@ def _syntax_error(err: UnexpectedInput, text: str, keywords) -> LlacError:
     if isinstance(err, UnexpectedCharacters):
         char = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
         allowed = _words(err.allowed) if err.allowed else "something else"
-        return LlacError(f"unexpected {char!r}: expected {allowed}", where)
+        return LlacError(f"unexpected {char!r}: expected {allowed}{_character_hint(char, text, err.pos_in_stream)}",
+                         where)
     return LlacError("syntax error", where)
+
+
+MAKERS = ("where", "with", "formula")   # `OBJECT where ...` and the like make an object: `NAME = ...`
+
+
+def _character_hint(char: str, text: str, position: int) -> str:
+    """What a character llac cannot read there probably meant: a string left open, C's `&&`
+    and `||`, a letter outside ASCII in a name."""
+    if char == '"' and '"' not in text[position + 1:].split("\n", 1)[0]:
+        return " (this string is not closed: its '\"' is missing)"
+    if char in "&|":
+        return f" (write {'and' if char == '&' else 'or'})"
+    if char.isalpha() and not char.isascii():
+        return " (names are ASCII letters, digits and '_')"
+    return ""
 
 
 def _acceptable(err: UnexpectedToken) -> set[str]:
@@ -491,6 +512,8 @@ def _option_hint(err: UnexpectedToken, text: str) -> str:
         return ""
     end = err.token.start_pos if err.token.type not in ("$END",) and err.token.start_pos is not None else len(text)
     words = re.findall(r"[A-Za-z_]\w*", text[:end])
+    if words and words[-1] in ("merge", "aggregate", "copy"):       # `merge a, b` without `NAME =`
+        return f" ({words[-1]} makes a new object: name it, NAME = {words[-1]} ...)"
     return suggest(words[-1], grammar_keywords()) if words else ""
 
 

@@ -69,3 +69,26 @@ def test_a_pasted_input_that_stops_at_an_error_says_what_was_not_run():
     assert list(said.values())[:2] == ["the rest of this input (lines 3-5) was not run",
                                        "nothing of this input was run: it is read whole before its first statement runs"]
     assert "run" not in list(said.values())[2], said       # one statement: nothing more to say
+
+
+def test_what_a_person_types_wrong_at_the_prompt_gets_a_hint_at_its_cause():
+    from llac.commands import keywords
+    from llac.errors import LlacError
+    from llac.parse import parse
+    expected = {
+        'load "x.dat': "(this string is not closed: its '\"' is missing)",
+        "merge a, b": "expected '=', found 'a' (merge makes a new object: name it, NAME = merge ...)",
+        "aggregate G": "(aggregate makes a new object: name it, NAME = aggregate ...)",
+        "fit a && b": "unexpected '&': expected ';' or the end of the line (write and)",
+        "x = G where N < 5 || N > 9": "(write or)",
+        "größe = colinit": "(names are ASCII letters, digits and '_')",
+        "copy G": "unknown command 'copy' (a copy is written NAME = OBJECT)",
+        "G where N < 5": "G where ... makes a new object: name it, NAME = G where ...",
+    }
+    for text, message in expected.items():
+        try:
+            parse(text, keywords())
+        except LlacError as error:
+            assert message in error.message, (text, error.message)
+        else:
+            raise AssertionError(f"{text!r} parsed")
