@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from llac.errors import LlacError
 from llac.noise import NOISY_FACTOR, model_spread, noisy, typical
 from llac.render import region_text
 
@@ -45,15 +46,22 @@ class Canvas:
     color: bool = False
 
 
+NARROWEST = 40      # columns: a plot's axes, labels and legend need them
+
+
 def terminal_canvas(stream) -> Canvas:
     """The canvas for text printed on `stream`: the terminal's size and colour when `stream`
     is a terminal (colour unless NO_COLOR is set and not empty, or TERM is dumb), else 80
-    columns without colour, so that a script's or a pipe's output reads in a file."""
+    columns without colour, so that a script's or a pipe's output reads in a file. A terminal
+    narrower than NARROWEST + 2 columns is an error that says so (LlacError)."""
     if not (hasattr(stream, "isatty") and stream.isatty()):
         return Canvas()
     columns, lines = shutil.get_terminal_size((WIDTH + 2, HEIGHT + 8))
+    if columns - 2 < NARROWEST:          # drawn wider, every row would wrap into the next
+        raise LlacError(f"the terminal is {columns} columns wide, and a plot needs {NARROWEST + 2}: widen it, "
+                        f"or save the plot with `to \"FILE\"` (text, or .html)")
     color = not os.environ.get("NO_COLOR") and os.environ.get("TERM", "") != "dumb"
-    return Canvas(min(max(columns - 2, 40), 240), min(max(lines - 8, 12), 80), color)
+    return Canvas(min(columns - 2, 240), min(max(lines - 8, 12), 80), color)
 
 
 @dataclass

@@ -92,3 +92,21 @@ def test_what_a_person_types_wrong_at_the_prompt_gets_a_hint_at_its_cause():
             assert message in error.message, (text, error.message)
         else:
             raise AssertionError(f"{text!r} parsed")
+
+
+def test_a_terminal_too_narrow_for_a_plot_is_told_so(monkeypatch):
+    """Below 42 columns the plot was drawn 40 wide, and every row wrapped into the next."""
+    import os
+    import pytest
+    from llac.errors import LlacError
+    from llac.plot import terminal_canvas
+
+    class Terminal:
+        def isatty(self):
+            return True
+    monkeypatch.setattr("shutil.get_terminal_size", lambda fallback: os.terminal_size((30, 24)))
+    with pytest.raises(LlacError) as error:
+        terminal_canvas(Terminal())
+    assert error.value.message.startswith("the terminal is 30 columns wide, and a plot needs 42")
+    monkeypatch.setattr("shutil.get_terminal_size", lambda fallback: os.terminal_size((42, 24)))
+    assert terminal_canvas(Terminal()).width == 40

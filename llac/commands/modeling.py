@@ -609,7 +609,8 @@ def report(session, statement: ast.Report):
          labelled 100, 1e3, 1e4 ... and keep the cuts in view; an integer variable (P, N) is
          labelled at its values (at most 8) or whole numbers, never fractions; an axis whose
          values are all one (a single sample point) spans 0 to twice it (a tenth to ten times
-         on a log axis). On a terminal the plot fills its width; in a script
+         on a log axis). On a terminal the plot fills its width (at least 42 columns: a
+         narrower terminal is an error that says so); in a script
          or a pipe it is 80 columns of plain text. `to "FILE.txt"` saves the text, `to
          "FILE.html"` a web page with the figure in colour and the table of the data; an
          existing file is kept unless `replace` follows its name, and the file's folder must
