@@ -110,3 +110,13 @@ def test_a_terminal_too_narrow_for_a_plot_is_told_so(monkeypatch):
     assert error.value.message.startswith("the terminal is 30 columns wide, and a plot needs 42")
     monkeypatch.setattr("shutil.get_terminal_size", lambda fallback: os.terminal_size((42, 24)))
     assert terminal_canvas(Terminal()).width == 40
+
+
+def test_describe_says_the_formula_once_and_the_traces_own_when_it_differs(tmp_path):
+    write_matinit(tmp_path / "m.cll.1.dat")
+    status, out, err = llac(tmp_path, 'load "m.cll.1.dat"; describe colinit; q = colinit formula "q[0] + q[1]*N"; '
+                                      'describe q')
+    assert status == 0, err
+    first, second = out.split("q: sample points")[0].split("\ncolinit: sample points")
+    assert first.count("formula: ") == 1, first
+    assert "\nformula: q[0] + q[1]*N" in second and "\ntrace formula: colinit[0] + colinit[1]*N*N" in second, second

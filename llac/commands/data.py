@@ -373,7 +373,8 @@ def describe(session, statement: ast.Describe):
               f"point{'s' * (len(counts) != 1)}; repetitions per point: "
               + (f"{counts.min()}..{counts.max()}" if len(counts) else "-")]
     if not experiment.sources:      # the records and columns are counted above, as they are now
-        footer += [f"{k}: {v}" for k, v in experiment.header.items() if k not in ("records", "columns")]
+        footer += [f"{'trace formula' if k == 'formula' else k}: {v}" for k, v in experiment.header.items()
+                   if k not in ("records", "columns") and not (k == "formula" and v == str(experiment.formula))]
         files = []
     else:
         agreed, files = _sources_table(experiment)
