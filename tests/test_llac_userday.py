@@ -131,7 +131,8 @@ def test_every_machine_table_has_named_columns_and_numbers_not_text(trace):
     assert {"setting": "threshold", "value": 0.05, "state": "default"} in settings["rows"]
     assert ranking["columns"][-1] == "note" and [r["note"] for r in ranking["rows"]].count("yours") == 1
     assert points["columns"][-2:] == ["spread %", "noisy"]
-    assert all(isinstance(r["spread %"], float) for r in points["rows"])
+    # numbers (a spread of exactly 0, identical repetitions, is written 0 as every whole number is)
+    assert all(type(r["spread %"]) in (int, float) for r in points["rows"]), points["rows"]
     text = pipe(trace, "set; suggest rowinit; describe rowinit").stdout
     assert re.search(r"^setting\s+value\s+state$", text, re.M)
     assert re.search(r"^rank\s+formula.*intervals\s+at 4x \[s\]\s+tied\s+note$", text, re.M)
