@@ -69,6 +69,7 @@ class Delete(Statement):
 class Set(Statement):
     setting: Name | None = None
     value: str | None = None
+    value_span: Span | None = None     # where the value stands, for its errors
 
 
 @dataclass(frozen=True)

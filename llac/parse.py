@@ -132,10 +132,11 @@ class StatementBuilder(Transformer):
     def set_(self, meta, children):
         if not children:
             return ast.Set(span=span_of(meta))
-        return ast.Set(_name(children[0]), children[1], span=span_of(meta))
+        text, value_span = children[1]
+        return ast.Set(_name(children[0]), text, value_span, span=span_of(meta))
 
     def setting_value(self, meta, children):
-        return "".join(map(str, children))
+        return "".join(map(str, children)), span_of(meta)
 
     def predict(self, meta, children):
         parameters = children.pop()[1] if isinstance(children[-1], tuple) else ()

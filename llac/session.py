@@ -111,13 +111,17 @@ class Session:
         from llac.model import FitSettings
         return FitSettings(**self.changed_settings)
 
-    def change_setting(self, name: ast.Name, text: str) -> object:
-        """Validate and set one setting from its text (5%, 0.05, 3, on, min); returns the value."""
+    def change_setting(self, name: ast.Name, text: str, where: ast.Span | None = None) -> object:
+        """Validate and set one setting from its text (5%, 0.05, 3, on, min), which stands at
+        `where`; returns the value."""
         from llac.settings import DEFAULTS, check_test_size, setting_value
         if name.text not in DEFAULTS:
             raise LlacError(f"no setting called {name.text!r}{suggest(name.text, DEFAULTS)} "
                             f"(settings: {', '.join(DEFAULTS)})", name.span)
-        value = setting_value(name.text, text)
+        try:
+            value = setting_value(name.text, text)
+        except LlacError as error:
+            raise error.at(where) from None
         if name.text in ("alpha", "bootstrap"):
             check_test_size({**DEFAULTS, **self.changed_settings, name.text: value}, name.text)
         self.changed_settings[name.text] = value

@@ -120,3 +120,10 @@ def test_describe_says_the_formula_once_and_the_traces_own_when_it_differs(tmp_p
     first, second = out.split("q: sample points")[0].split("\ncolinit: sample points")
     assert first.count("formula: ") == 1, first
     assert "\nformula: q[0] + q[1]*N" in second and "\ntrace formula: colinit[0] + colinit[1]*N*N" in second, second
+
+
+def test_a_setting_value_that_is_refused_is_pointed_at(tmp_path):
+    """The caret was under the whole `set` statement."""
+    status, out, err = llac(tmp_path, "set maxintervals 2.5")
+    assert status == 1 and err.startswith("<command>:1:18: maxintervals takes a whole number from 1 to 100, "
+                                          "not 2.5\n    set maxintervals 2.5\n                     ^^^\n"), err

@@ -44,7 +44,7 @@ DROP_TOLERANCE = 1.2
          ["set", "set threshold 5%", "set split off", "set aggregate min", "set constants free"], ast.Set)
 def set_(session, statement: ast.Set):
     if statement.setting is not None:
-        value = session.change_setting(statement.setting, statement.value)
+        value = session.change_setting(statement.setting, statement.value, statement.value_span)
         return [Note(f"{statement.setting.text} = {_setting_text(value)}")]
     settings = session.fit_settings()
     rows = tuple((f.name, _setting_value(getattr(settings, f.name)),
