@@ -127,3 +127,10 @@ def test_a_setting_value_that_is_refused_is_pointed_at(tmp_path):
     status, out, err = llac(tmp_path, "set maxintervals 2.5")
     assert status == 1 and err.startswith("<command>:1:18: maxintervals takes a whole number from 1 to 100, "
                                           "not 2.5\n    set maxintervals 2.5\n                     ^^^\n"), err
+
+
+def test_log_on_a_residual_plot_is_said_to_change_nothing(tmp_path):
+    write_matinit(tmp_path / "m.cll.1.dat")
+    status, out, err = llac(tmp_path, 'load "m.cll.1.dat"; plot colinit residuals log')
+    assert status == 0 and "`log` changes nothing there" in out, out + err
+    assert "changes nothing" not in llac(tmp_path, 'load "m.cll.1.dat"; plot colinit residuals loglog')[1]

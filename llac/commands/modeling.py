@@ -634,6 +634,9 @@ def plot(session, statement: ast.Plot):
     options = (statement.vs.text if statement.vs else None, statement.by.text if statement.by else None,
                statement.scale, statement.residuals)
     levels = _level_marks(model, x_name) if x_name and not statement.residuals else ()
+    if statement.residuals and statement.scale == "log":      # relative errors may be negative
+        notes = [*notes, Note("residuals are drawn on a linear axis of relative errors (they may be negative): "
+                              "`log` changes nothing there; `loglog` puts the x axis on a log scale")]
     if statement.path is None:
         return [*notes, Text(plots.plot_model(model, *options, canvas=plots.terminal_canvas(sys.stdout),
                                               levels=levels))]
