@@ -134,3 +134,13 @@ def test_log_on_a_residual_plot_is_said_to_change_nothing(tmp_path):
     status, out, err = llac(tmp_path, 'load "m.cll.1.dat"; plot colinit residuals log')
     assert status == 0 and "`log` changes nothing there" in out, out + err
     assert "changes nothing" not in llac(tmp_path, 'load "m.cll.1.dat"; plot colinit residuals loglog')[1]
+
+
+def test_describes_noisy_mark_is_true_or_false_in_json(tmp_path):
+    """Flags are true/false in JSON and CSV (docs/llac-language.md); describe's was "noisy" or ""."""
+    import json
+    write_matinit(tmp_path / "m.cll.1.dat")
+    done = subprocess.run([sys.executable, "-m", "llac", "-c", 'load "m.cll.1.dat"; describe colinit', "--format",
+                           "json"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    points = [json.loads(line) for line in done.stdout.splitlines()][-1]
+    assert points["columns"][-1] == "noisy" and {type(r["noisy"]) for r in points["rows"]} == {bool}, points

@@ -414,8 +414,9 @@ def _spread_table(experiment: Experiment, points: dict, counts: np.ndarray) -> T
                  for i in range(shown))
     footer = ([f"first {shown} of {len(counts)} sample points"] if shown < len(counts) else []) \
         + spread_summary(points, spread)
-    return Table(f"{experiment.name}: sample points", (*points, "repetitions", "spread", "noisy"),
-                 rows, tuple(footer))
+    headers = (*points, "repetitions", "spread", "noisy")
+    machine = (headers, tuple((*row[:-1], bool(marked[i])) for i, row in enumerate(rows)))   # noisy: true/false
+    return Table(f"{experiment.name}: sample points", headers, rows, tuple(footer), machine)
 
 
 def _model(session, name: ast.Name):
