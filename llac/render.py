@@ -204,7 +204,9 @@ def tabular(result) -> tuple[tuple[str, ...], list[tuple]]:
         return headers, [tuple(100 * v.fraction if isinstance(v, Percent) else v for v in row)
                          for row in rows]
     model = result.model
-    rows = [(result.name, i + 1, region_text(p.region), name, value, err,
+    # a constant set to 0 (pruned) or held at its bound has no standard error: none, as in text
+    rows = [(result.name, i + 1, region_text(p.region), name, value,
+             None if name in p.dropped or name in p.at_bound else err,
              None if np.isnan(pvalue) else pvalue)           # none, as `-` in text: a constant at its bound
             for i, p in enumerate(model.pieces)
             for name, value, err, pvalue in zip(model.formula.constants, p.constants, p.stderr, p.pvalues)]

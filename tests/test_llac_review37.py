@@ -144,3 +144,20 @@ def test_describes_noisy_mark_is_true_or_false_in_json(tmp_path):
                            "json"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     points = [json.loads(line) for line in done.stdout.splitlines()][-1]
     assert points["columns"][-1] == "noisy" and {type(r["noisy"]) for r in points["rows"]} == {bool}, points
+
+
+def test_a_constant_held_at_zero_has_no_standard_error_in_csv(tmp_path):
+    """Pruned or bounded constants printed `stderr` 0 in CSV and JSON; the text shows none."""
+    import csv
+    import io
+    import numpy as np
+    from support.traces import trace_text
+    n = np.repeat([250.0, 400, 630, 1000, 1600, 1896], 3)        # no fixed cost: pairs[0] held at 0
+    (tmp_path / "p.cll.1.dat").write_text(trace_text({"pairs": ("pairs[0] + pairs[1]*N*N", ["N"],
+                                                                [(7.8e-10 * x * x, x) for x in n])}))
+    done = subprocess.run([sys.executable, "-m", "llac", "-c", 'load "p.cll.1.dat"; fit pairs', "--format", "csv"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    rows = list(csv.DictReader(io.StringIO(done.stdout)))
+    zero = [r for r in rows if float(r["value"]) == 0]
+    assert zero and all(r["stderr"] == "" for r in zero), rows
+    assert all(r["stderr"] != "" for r in rows if float(r["value"]) != 0), rows
