@@ -96,6 +96,14 @@ class Model:
     procs: int | None = None                # the one P its data were measured with (None: several)
     timer_cost: float | None = None         # seconds its traces' timing costs (overhead or resolution)
 
+    def piece_of(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The index of the first piece whose region holds each point of `columns` (-1: none,
+        e.g. a NaN value)."""
+        piece = np.full(len(next(iter(columns.values()))) if columns else 1, -1)
+        for i, p in enumerate(self.pieces):
+            piece[(piece < 0) & p.contains(columns)] = i
+        return piece
+
     def predict(self, points: Mapping[str, np.ndarray | float]) -> Prediction:
         """Predict the time at `points` (variable -> values, broadcast together) with the
         constants of the piece containing each point, and a multiplicative prediction interval."""
@@ -108,9 +116,7 @@ class Model:
         columns = dict(zip(self.formula.variables, arrays))
         n = len(arrays[0])
         design = _design(self.formula, columns, n)
-        piece = np.full(n, -1)
-        for i, p in enumerate(self.pieces):
-            piece[(piece < 0) & p.contains(columns)] = i
+        piece = self.piece_of(columns)
         values, spread = np.full(n, np.nan), np.full(n, np.nan)
         intervals = np.zeros(n, dtype=bool)       # the point's piece has degrees of freedom left
         for i, p in enumerate(self.pieces):
@@ -167,13 +173,9 @@ class Model:
         if not np.all(np.isfinite(measured) & (measured >= 0)) or not usable.any():
             return []
         model_value, floor_of = np.full(len(data["time"]), -np.inf), np.full(len(data["time"]), -np.inf)
-        placed = np.zeros(len(data["time"]), dtype=bool)
-        sample_piece = np.full(len(data["time"]), -1)
+        sample_piece = self.piece_of(sample)
         for index, p in enumerate(self.pieces):
-            inside = p.contains(sample)
-            rows = inside & ~placed & (p.df > 0)
-            sample_piece[inside & ~placed] = index
-            placed |= inside
+            rows = (sample_piece == index) & (p.df > 0)
             model_value[rows] = measured[rows] @ p.constants
             floor_of[rows] = data["time"][rows] * np.exp(-student_t.quantile(self.settings.alpha / 2, p.df) * p.scale)
         target = np.where(usable[:, None], design, 0.0)[:, None, :]        # no inf or nan in the sums
@@ -295,10 +297,7 @@ class Model:
         hold: the interval (`bounds`, in place) reaches the other side's prediction too."""
         for cut, low, high, inside in self._gaps(columns):
             for side in (low, high):
-                moved = {**columns, cut.variable: np.full(len(piece), side)}
-                other = np.full(len(piece), -1)
-                for i, p in enumerate(self.pieces):
-                    other[(other < 0) & p.contains(moved)] = i
+                other = self.piece_of({**columns, cut.variable: np.full(len(piece), side)})
                 for i in np.unique(other[inside & (other >= 0) & (other != piece)]):
                     rows = inside & (other == i) & (other != piece) & np.all(np.isfinite(bounds), axis=0)
                     with np.errstate(invalid="ignore", over="ignore"):
@@ -489,12 +488,13 @@ def _unmodelled_notes(experiment: Experiment) -> tuple[str, ...]:
     if not extra or not len(experiment):
         return ()
     notes = []
-    for v, column in extra.items():
-        spread = fastest_by(experiment.replace(columns={**experiment.columns, v: column}), v)
+    of_working_set = _extra_variables(experiment)
+    for v, column in extra.items():             # each an experiment's column: fastest_by reads it there
+        spread = fastest_by(experiment, v)
         if spread is not None and spread.repeated and spread.ratio > UNMODELLED_EFFECT:
             values = np.unique(column)
             shown = ", ".join(f"{number_text(x)}" for x in values[:4]) + (", ..." if len(values) > 4 else "")
-            notes.append(f"{v}{' (of the working set)' * (v in _extra_variables(experiment))} takes several "
+            notes.append(f"{v}{' (of the working set)' * (v in of_working_set)} takes several "
                          f"values within a sample point "
                          f"({shown}) but is not a variable of the formula: those records are fitted as "
                          f"repetitions of one point, and their spread is {v}'s effect, not noise; add {v} to "
