@@ -7,6 +7,7 @@ tests/test_student_t.py checks against scipy).
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -32,9 +33,11 @@ def upper_tail(t: float, df: float) -> float:
     return 0.5 * _incomplete_beta(df / 2, 0.5, x, complement)
 
 
+@functools.lru_cache(maxsize=1024)
 def quantile(upper: float, df: float) -> float:
     """The t >= 0 with P(T > t) = `upper` (0 < upper <= 0.5), by bisection to machine precision
-    (or to 2^-200 near 0)."""
+    (or to 2^-200 near 0). Kept per (upper, df): a split's tests and a model's intervals ask for
+    the same few quantiles hundreds of times, and each bisection costs some 60 tail integrals."""
     low, high = 0.0, 1.0
     while upper_tail(high, df) > upper:
         low, high = high, 2 * high
