@@ -82,7 +82,7 @@ def test_a_rank_that_aborts_inside_a_run_leaves_its_supersteps_in_its_rank_file(
     message, then MPI_Abort, which saves them first. The others get Open MPI's SIGTERM."""
     for old in folder.glob("pub_faults.cll.*"):
         old.unlink()
-    done = call_run(folder, procs, mode, OMPI_MCA_odls_base_sigkill_timeout="3")   # the ranks write in ms
+    done = call_run(folder, procs, mode, OMPI_MCA_odls_base_sigkill_timeout="2")   # the ranks write in ms
     last = procs - 1
     assert done.returncode != 0
     assert f"pub_faults.cll.{procs}.rank{last}.dat ({status})" in done.stderr, done.stderr
@@ -196,10 +196,10 @@ def test_a_wait_that_times_out_names_its_superstep_as_the_trace_does(places, pro
     that machine and run stop at the superstep before."""
     for old in places.glob("pub_places.cll.*"):
         old.unlink()
-    done = call_run(places, procs, mode, "pub_places", PUB_TIMEOUT="3", OMPI_MCA_odls_base_sigkill_timeout="3")
+    done = call_run(places, procs, mode, "pub_places", PUB_TIMEOUT="2", OMPI_MCA_odls_base_sigkill_timeout="2")
     last = procs - 1
     assert done.returncode != 0
-    assert (f"pub: bsp_oblsync: rank {last} ({processor}): waited 3 s for message 2 of 2 in superstep {step} of "
+    assert (f"pub: bsp_oblsync: rank {last} ({processor}): waited 2 s for message 2 of 2 in superstep {step} of "
             f"machine {machine} in run 2 and none arrived: the synchronisation cannot be satisfied") in done.stderr
     assert last_step(places, procs, last, 2, machine) == step - 1
 
@@ -214,7 +214,7 @@ def test_processors_in_different_supersteps_are_named_as_the_trace_numbers_them(
     and must stop there too, their records ending before it."""
     for old in places.glob("pub_places.cll.*"):
         old.unlink()
-    done = call_run(places, procs, mode, "pub_places", PUB_TIMEOUT="3", OMPI_MCA_odls_base_sigkill_timeout="3")
+    done = call_run(places, procs, mode, "pub_places", PUB_TIMEOUT="2", OMPI_MCA_odls_base_sigkill_timeout="2")
     assert done.returncode != 0
     said = said_by_rank(done, "bsp_sync")
     assert said and "mean" not in done.stderr, done.stderr
@@ -236,7 +236,7 @@ def test_a_wait_outside_the_runs_says_so(places):
     partition is none in the library's count), so the wait is in superstep 12."""
     for old in places.glob("pub_places.cll.*"):
         old.unlink()
-    done = call_run(places, 2, "outside", "pub_places", PUB_TIMEOUT="3", OMPI_MCA_odls_base_sigkill_timeout="3")
+    done = call_run(places, 2, "outside", "pub_places", PUB_TIMEOUT="2", OMPI_MCA_odls_base_sigkill_timeout="2")
     assert done.returncode != 0
     assert said_by_rank(done, "bsp_oblsync")[1].startswith(
-        "waited 3 s for message 1 of 1 in superstep 12 (not in a run of the trace) and none arrived"), done.stderr
+        "waited 2 s for message 1 of 1 in superstep 12 (not in a run of the trace) and none arrived"), done.stderr
