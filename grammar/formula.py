@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
-from lark import Transformer, v_args
+from lark import Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from cll_grammar.grammars import open_grammar
@@ -225,6 +225,7 @@ class ExpressionBuilder(Transformer):
 
 
 def _parse(text: str) -> Node:
+    tree = None
     try:
         tree = open_grammar("formula.lark", start="formula").parse(text)
         return ExpressionBuilder().transform(tree)
@@ -236,10 +237,10 @@ def _parse(text: str) -> Node:
         if isinstance(err.orig_exc, FormulaError):
             raise err.orig_exc from None
         if isinstance(err.orig_exc, RecursionError):
-            raise FormulaError(TOO_DEEP, Span.point(1, 1)) from None
+            raise FormulaError(TOO_DEEP, deepest_span(tree)) from None
         raise
     except RecursionError:
-        raise FormulaError(TOO_DEEP, Span.point(1, 1)) from None
+        raise FormulaError(TOO_DEEP, deepest_span(tree)) from None
 
 
 def parse_expression(text: str) -> Node:
@@ -251,6 +252,32 @@ def parse_expression(text: str) -> Node:
 # Sums, products, `and` and `or` are flat; only signs, powers and `not` nest (parentheses
 # leave no node), and Python's recursion limit stops them at about a thousand levels.
 TOO_DEEP = "the expression nests too deeply (signs, powers or 'not' a thousand levels deep)"
+
+
+def deepest_span(tree: Tree | Node | None) -> Span:
+    """Where the most deeply nested part of a parse tree (Lark's, or of expression nodes)
+    starts: the place to show with TOO_DEEP, found without recursion since recursion is what
+    failed. Line 1, column 1 when no part carries a position."""
+    deepest, depth_of, pending = None, -1, [(tree, 0)]
+    while pending:
+        node, depth = pending.pop()
+        span = _span_of(node)
+        if span is not None and depth > depth_of:
+            deepest, depth_of = span, depth
+        pending.extend((child, depth + 1) for child in _subtrees(node))
+    return deepest or Span.point(1, 1)
+
+
+def _span_of(node) -> Span | None:
+    if isinstance(node, Tree):
+        return None if node.meta.empty else Span.point(node.meta.line, node.meta.column)
+    return node.span if isinstance(node, Node) else None
+
+
+def _subtrees(node) -> list:
+    if isinstance(node, Tree):
+        return [child for child in node.children if isinstance(child, Tree)]
+    return list(_children(node)) if isinstance(node, Node) else []
 
 
 def _describe_syntax_error(err: UnexpectedInput, text: str) -> str:
@@ -394,7 +421,7 @@ def parse_formula(text: str, experiment: str | None = None) -> Formula:
     try:          # validating and printing recurse more deeply than parsing does
         return _canonical(root, text, experiment)
     except RecursionError:
-        raise FormulaError(TOO_DEEP, Span.point(1, 1)) from None
+        raise FormulaError(TOO_DEEP, deepest_span(root)) from None
 
 
 def _canonical(root: Node, text: str, experiment: str | None) -> Formula:

@@ -62,19 +62,32 @@ def quoted(text: str) -> str:
     return f"'{printable(text)}'"
 
 
+EXCERPT_WIDTH = 120      # a longer line is shown as this many characters around the span
+EXCERPT_BEFORE = 40      # of which this many before the span's start
+
+
 def excerpt(text: str, span: Span, indent: str = "") -> str:
     """The source line `text` of `span` and a caret line under the span's columns, as
     compilers show it. Control characters are shown escaped (`printable`) and tabs kept, with
     the caret line padded to match, so that the carets line up; they cover the span on its
-    first line, at least one, at most to the end of the line."""
+    first line, at least one, at most to the end of the line. A line longer than
+    EXCERPT_WIDTH is cut to the part around the span, the cuts marked with '...' (an
+    expression 5,000 characters long otherwise fills the terminal and puts the caret pages
+    away from the words it points at)."""
     text = text.rstrip("\r\n")
     shown = ["\t" if c == "\t" else printable(c) for c in text]
     start = max(span.column - 1, 0)
-    pad = "".join(s if s == "\t" else " " * len(s) for s in shown[:start])
     width = max(1, span.end_column - span.column) if span.end_line == span.line else 1
-    covered = shown[start:start + min(width, max(1, len(text) - start))]
-    carets = "^" * max(1, sum(len(s) for s in covered))
-    return f"{indent}{''.join(shown)}\n{indent}{pad}{carets}"
+    width = min(width, max(1, len(text) - start))
+    first, last = 0, len(shown)
+    if len(shown) > EXCERPT_WIDTH:
+        first = max(0, min(start - EXCERPT_BEFORE, len(shown) - EXCERPT_WIDTH))
+        last = first + EXCERPT_WIDTH
+        width = min(width, max(1, last - start))
+    left, right = ("..." if first else ""), ("..." if last < len(shown) else "")
+    pad = " " * len(left) + "".join(s if s == "\t" else " " * len(s) for s in shown[first:start])
+    carets = "^" * max(1, sum(len(s) for s in shown[start:start + width]))
+    return f"{indent}{left}{''.join(shown[first:last])}{right}\n{indent}{pad}{carets}"
 
 
 def nearest(word: str, candidates: Iterable[str], cutoff: float = 0.6) -> str | None:

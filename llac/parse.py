@@ -8,7 +8,7 @@ from lark import Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 from lark.visitors import merge_transformers
 
-from cll_grammar.formula import TOO_DEEP, ExpressionBuilder, FormulaError, parse_formula
+from cll_grammar.formula import TOO_DEEP, ExpressionBuilder, FormulaError, deepest_span, parse_formula
 from cll_grammar.grammars import open_grammar
 from cll_grammar.span import suggest
 from llac import ast
@@ -377,8 +377,10 @@ def parse(text: str, keywords=()) -> list[ast.Statement]:
     """
     parser = open_grammar("llac.lark", postlex=POSTLEX)
     builder = merge_transformers(StatementBuilder(), formula=ExpressionBuilder())
+    tree = None
     try:
-        return builder.transform(parser.parse(text if text.endswith("\n") else text + "\n"))
+        tree = parser.parse(text if text.endswith("\n") else text + "\n")
+        return builder.transform(tree)
     except UnexpectedInput as err:
         raise _syntax_error(err, text, keywords) from None
     except VisitError as err:
@@ -388,10 +390,15 @@ def parse(text: str, keywords=()) -> list[ast.Statement]:
             bad = err.orig_exc
             raise LlacError(bad.message, ast.Span.point(bad.span.line, bad.span.column)) from None
         if isinstance(err.orig_exc, RecursionError):
-            raise LlacError(TOO_DEEP) from None
+            raise _too_deep(tree) from None
         raise
     except RecursionError:
-        raise LlacError(TOO_DEEP) from None
+        raise _too_deep(tree) from None
+
+
+def _too_deep(tree) -> LlacError:
+    deepest = deepest_span(tree)
+    return LlacError(TOO_DEEP, ast.Span.point(deepest.line, deepest.column))
 
 
 def checked_formula(text: str, span: ast.Span):

@@ -55,7 +55,10 @@ def test_deeply_nested_formula_is_one_positioned_error(tmp_path):
                                      f"    #pragma cll f f[0]*{'-' * 3000}N\n"
                                      "    N++;\n    #pragma cll end f\n    return 0;\n}\n")
     done = run("call", "check", "deep.c", cwd=tmp_path)
-    assert done.returncode == 1 and "deep.c:3:19: error: formula of experiment 'f': the expression nests too deeply" in done.stderr
+    assert done.returncode == 1 and "deep.c:3:3024: error: formula of experiment 'f': the expression nests too deeply" in done.stderr
+    source, carets = done.stderr.splitlines()[1:3]           # the innermost N, the line cut around it
+    assert source.startswith("...") and source.endswith("-N") and len(source) <= 130
+    assert carets.index("^") == len(source) - 1
 
 
 def test_llac_with_and_where_of_thousands_of_terms(tmp_path):
@@ -81,7 +84,20 @@ def test_a_source_that_begins_with_a_byte_order_mark_builds_and_traces(tmp_path)
 
 def test_llac_deep_nesting_is_one_clear_error(tmp_path):
     done = run("llac", "-c", "x = e with t = " + "-" * 3000 + "N", cwd=tmp_path)
-    assert done.returncode == 1 and "nests too deeply" in done.stderr and len(done.stderr) < 300
+    assert done.returncode == 1 and "<command>:1:3016: the expression nests too deeply" in done.stderr
+    assert len(done.stderr) < 400 and "Traceback" not in done.stderr
+
+
+def test_llac_points_at_the_deepest_part_of_a_nested_condition_and_formula_string(tmp_path):
+    """The position is the innermost part of the nesting (it was none, or the formula's start)."""
+    write_matinit(tmp_path / "m.dat")
+    nested = "log(" * 1500 + "N" + ")" * 1500
+    done = run("llac", "-c", f'load "m.dat"\nx = colinit where {nested} > 1', cwd=tmp_path)
+    column = len("x = colinit where ") + len("log(") * 1500 + 1
+    assert done.returncode == 1 and f"<command>:2:{column}: the expression nests too deeply" in done.stderr, done.stderr
+    done = run("llac", "-c", f'load "m.dat"; g = colinit formula "colinit[0]*{"-" * 3000}N"', cwd=tmp_path)
+    column = len('load "m.dat"; g = colinit formula "colinit[0]*') + 3000 + 1
+    assert done.returncode == 1 and f"<command>:1:{column}: bad formula: the expression nests too deeply" in done.stderr, done.stderr
 
 
 def test_internal_error_is_one_line_and_exit_2_with_debug_for_the_traceback(tmp_path, monkeypatch, capsys):

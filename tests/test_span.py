@@ -61,3 +61,14 @@ def test_one_suggester_for_both_tools():
     assert suggest("NN", ["N", "P", "time"]) == " (did you mean 'N'?)"
     assert suggest("zzz", ["N", "P"]) == ""
     assert nearest("xyz", ["MPI", "PUB"], cutoff=0) in ("MPI", "PUB")
+
+
+def test_a_long_line_is_cut_around_the_span_with_the_carets_still_under_it():
+    line = "a" * 300 + "XYZ" + "b" * 300
+    shown, carets = excerpt(line, Span.point(1, 301, 3)).split("\n")
+    assert shown.startswith("...") and shown.endswith("...") and len(shown) == 3 + 120 + 3
+    assert shown[carets.index("^"):carets.index("^") + 3] == "XYZ" and carets.strip() == "^^^"
+    start, _ = excerpt("x" * 200, Span.point(1, 1)).split("\n")
+    assert start.startswith("xxx") and start.endswith("...")
+    end, caret = excerpt("x" * 199 + "!", Span.point(1, 200)).split("\n")
+    assert end.startswith("...") and end.endswith("!") and len(caret) == len(end)
