@@ -203,13 +203,16 @@ def store_supersteps(session, run, stored: dict | None = None) -> list[Note]:
 
 
 def _free_name(session, name: str, path, qualify: bool) -> str:
-    """`name`, or `name@stem` (then `name@stem2`, ...) when taken or when asked to qualify."""
+    """`name`, or `name@stem` (then `name@stem2`, ...) when taken or when asked to qualify;
+    a stem that ends in a digit takes `_2`, `_3`: the third load of prog.cll.1.dat is
+    `name@prog_cll_1_3`, not `name@prog_cll_13`, which reads as the trace of 13 processors."""
     if name not in session.objects and not qualify:
         return name
     stem = "".join(c if c.isalnum() else "_" for c in Path(str(path)).name.removesuffix(".dat"))
+    counter = "_" if stem[-1:].isdigit() else ""
     candidate, n = f"{name}@{stem}", 2
     while candidate in session.objects:
-        candidate, n = f"{name}@{stem}{n}", n + 1
+        candidate, n = f"{name}@{stem}{counter}{n}", n + 1
     return candidate
 
 
