@@ -4,15 +4,8 @@ messages and completions a person at the prompt meets."""
 import subprocess
 import sys
 
+from support.commands import llac
 from support.traces import write_matinit
-
-
-def llac(workdir, script):
-    """`llac -c script` in `workdir`: (exit status, stdout, stderr); never a traceback."""
-    done = subprocess.run([sys.executable, "-m", "llac", "-c", script], cwd=workdir, capture_output=True,
-                          text=True, timeout=120)
-    assert "Traceback" not in done.stderr
-    return done.returncode, done.stdout, done.stderr
 
 
 def test_a_fit_of_very_large_values_fits_without_internal_error_or_numpy_warnings(tmp_path):

@@ -1,17 +1,7 @@
 """What session 32 fixed in llac from the last reviews' list: the names of a trace loaded
 again and again."""
-import subprocess
-import sys
-
+from support.commands import llac
 from support.traces import write_matinit
-
-
-def llac(workdir, script):
-    """`llac -c script` in `workdir`: (exit status, stdout, stderr); never a traceback."""
-    done = subprocess.run([sys.executable, "-m", "llac", "-c", script], cwd=workdir, capture_output=True,
-                          text=True, timeout=120)
-    assert "Traceback" not in done.stderr
-    return done.returncode, done.stdout, done.stderr
 
 
 def test_a_trace_loaded_again_and_again_counts_its_loads_apart_from_the_file_name(tmp_path):
