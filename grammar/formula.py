@@ -264,7 +264,7 @@ def deepest_span(tree: Tree | Node | None) -> Span:
         span = _span_of(node)
         if span is not None and depth > depth_of:
             deepest, depth_of = span, depth
-        pending.extend((child, depth + 1) for child in _subtrees(node))
+        pending.extend((child, depth + 1) for child in reversed(_subtrees(node)))   # leftmost first
     return deepest or Span.point(1, 1)
 
 

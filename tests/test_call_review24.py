@@ -35,7 +35,7 @@ def test_a_formula_nested_too_deeply_to_check_is_one_message(tmp_path):
     status, _, err = check(tmp_path, in_main("#pragma cll f f[0] + f[1]/(" + "-" * 400 + "(2-2))",
                                              "#pragma cll end f"))
     assert status == 1 and "internal error" not in err
-    assert errors(err) == ["prog.c:3:19: error: formula of experiment 'f': the expression nests too deeply "
+    assert errors(err) == ["prog.c:3:433: error: formula of experiment 'f': the expression nests too deeply "
                            "(signs, powers or 'not' a thousand levels deep)"]
 
 
