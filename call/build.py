@@ -326,12 +326,14 @@ def _own_dependencies(arguments: list[str], translated: dict[str, tuple[Path, Pr
     """With -MD or -MMD the compiler writes a make rule naming what it read: the translation
     in the temporary `directory`, which is gone when make next reads the rule (`No rule to make
     target /tmp/call-...`). Each rule written since `started` gets the source instead of its
-    translation, and loses the generated header (made again by every call cc)."""
-    if not any(a in ("-MD", "-MMD") for a in arguments):
+    translation, and loses the generated header (made again by every call cc). The rules of
+    `-Wp,-MD,FILE` and `-Wp,-MMD,FILE` (preprocessor_rules) are rewritten the same way."""
+    by_preprocessor = preprocessor_rules(arguments)
+    if not by_preprocessor and not any(a in ("-MD", "-MMD") for a in arguments):
         return
     output = output_path(arguments)
-    written = [a[3:] if len(a) > 3 else arguments[i + 1] for i, a in enumerate(arguments)
-               if a.startswith("-MF") and (len(a) > 3 or i + 1 < len(arguments))]
+    written = by_preprocessor + [a[3:] if len(a) > 3 else arguments[i + 1] for i, a in enumerate(arguments)
+                                 if a.startswith("-MF") and (len(a) > 3 or i + 1 < len(arguments))]
     written += [str(Path(output).with_suffix(".d"))] if output not in (None, "-") else []
     written += [f"{Path(source).stem}.d" for source in translated]
     written += [str(Path(output).parent / f"{Path(output).stem}-{Path(source).stem}.d")
@@ -351,6 +353,18 @@ def _own_dependencies(arguments: list[str], translated: dict[str, tuple[Path, Pr
             text = re.sub(re.escape(_in_make(str(translation))) + r"(?=[\s:]|$)", lambda _: _in_make(source), text)
         text = temporary.sub("", text)
         path.write_text(text, encoding="utf-8", errors="surrogateescape")
+
+
+def preprocessor_rules(arguments: list[str]) -> list[str]:
+    """The make rules that compiler arguments ask of the preprocessor directly, as kernel-style
+    and autotools Makefiles do: the FILE of each `-Wp,-MD,FILE` or `-Wp,-MMD,FILE` (the options
+    of one -Wp are separated by commas; `-Wp,-MMD,a.d,-MP` names a.d)."""
+    rules = []
+    for argument in arguments:
+        if argument.startswith("-Wp,"):
+            words = argument.split(",")[1:]
+            rules += [rule for option, rule in zip(words, words[1:]) if option in ("-MD", "-MMD")]
+    return rules
 
 
 def _in_make(path: str) -> str:

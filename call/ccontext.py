@@ -1,7 +1,8 @@
 """Where the C code stands at each token of a file, as far as `#pragma cll` placement needs:
-the brace depth (and whether the innermost brace opens a struct, union or enum body), the
-open parentheses (with the word before each), the previous token, the control header a `)`
-just closed, and a pending statement pragma (`#pragma omp for` ...)."""
+the brace depth (and whether the innermost brace opens a struct, union or enum body, an
+initializer or a compound literal), the open parentheses (with the word before each), the
+previous token, the control header a `)` just closed, and a pending statement pragma
+(`#pragma omp for` ...)."""
 from __future__ import annotations
 
 from call.clex import CodeToken, Directive
@@ -10,6 +11,9 @@ CONTROL = {"if", "for", "while", "switch"}
 AGGREGATES = {"struct", "union", "enum"}      # keywords whose `{` opens members, not statements
 ATTRIBUTES = {"__attribute__", "__attribute", "__declspec", "_Alignas", "alignas"}   # may stand before a tag
 INITIALIZER = "initializer"                   # the kind of a `{` that opens `= { ... }`
+COMPOUND_LITERAL = "compound literal"         # the kind of a `{` that opens `(type){ ... }`
+# keywords after which `(` begins an expression (`return (struct p){ ... }`), not a header
+EXPRESSION_KEYWORDS = {"return", "sizeof", "case", "_Alignof", "alignof", "__alignof__", "__extension__"}
 # pragmas that apply to the statement after them (OpenMP, OpenACC, loop hints)
 STATEMENT_PRAGMAS = {"omp", "acc", "GCC", "clang", "ivdep", "unroll", "simd", "loop"}
 STANDALONE = {"barrier", "flush", "taskwait", "taskyield", "threadprivate", "declare", "requires",
@@ -21,12 +25,14 @@ class CContext:
 
     def __init__(self):
         self.depth = 0
-        self.braces: list[str] = []       # for each open '{': its aggregate keyword, INITIALIZER, or ''
+        self.braces: list[str] = []       # for each open '{': its aggregate keyword, INITIALIZER,
+                                          # COMPOUND_LITERAL, or ''
         self.tag: tuple[str, int, int] | None = None   # struct/union/enum, its paren level, names after it
         self.parens: list[str] = []       # for each open '(', the word before it
         self.closed_pragma_operator = False       # the previous ')' closed `_Pragma(...)`
         self.previous: CodeToken | None = None
         self.closed_control: str | None = None  # the keyword, if the previous ')' closed a control header
+        self.closed_type_name = False     # the previous ')' closed what may be `(type-name)`
         self.statement_pragma: str | None = None  # e.g. 'omp' right after '#pragma omp ...'
 
     def token(self, token: CodeToken) -> None:
@@ -45,6 +51,7 @@ class CContext:
         elif text == ")" and self.parens:
             word = self.parens.pop()
             self.closed_control = word if word in CONTROL else None
+            self.closed_type_name = _before_type_name(word)
             closed_pragma_operator = word == "_Pragma"
         self._follow_tag(token)
         self.previous, self.closed_pragma_operator = token, closed_pragma_operator
@@ -58,7 +65,7 @@ class CContext:
             self.tag = (token.text, len(self.parens), 0)
         elif self.tag is not None and token.text != "{":
             keyword, level, names = self.tag
-            inside = len(self.parens) > level or token.text in ("(", ")")
+            inside = len(self.parens) > level or (token.text == ")" and len(self.parens) == level)
             if inside:
                 return
             if token.kind == "IDENT" and token.text not in ATTRIBUTES and names == 0:
@@ -68,13 +75,18 @@ class CContext:
 
     def _brace(self) -> str:
         """The kind of a `{` here: the keyword of the struct, union or enum whose body it
-        opens (`struct {`, `union U {`, `struct __attribute__((packed)) P {`), INITIALIZER
-        after `=` or inside another initializer, or '' for a block."""
+        opens (`struct {`, `union U {`, `struct __attribute__((packed)) P {`),
+        COMPOUND_LITERAL after `(type-name)`, INITIALIZER after `=`, the kind of the initializer
+        or compound literal it stands in, or '' for a block."""
         tag, self.tag = self.tag, None
         if tag is not None:
             return tag[0]
         previous = self.previous.text if self.previous else ""
-        return INITIALIZER if previous == "=" or (self.braces[-1:] == [INITIALIZER]) else ""
+        if previous == ")" and self.closed_type_name:
+            return COMPOUND_LITERAL
+        if previous == "=":
+            return INITIALIZER
+        return self.initializer
 
     @property
     def aggregate(self) -> str:
@@ -82,9 +94,11 @@ class CContext:
         return self.braces[-1] if self.braces and self.braces[-1] in AGGREGATES else ""
 
     @property
-    def initializer(self) -> bool:
-        """Whether the innermost brace is an initializer's (`= { ... }`)."""
-        return self.braces[-1:] == [INITIALIZER]
+    def initializer(self) -> str:
+        """The kind of the innermost brace when it holds an initializer list: INITIALIZER
+        (`= { ... }`) or COMPOUND_LITERAL (`(type){ ... }`); '' otherwise."""
+        kind = self.braces[-1] if self.braces else ""
+        return kind if kind in (INITIALIZER, COMPOUND_LITERAL) else ""
 
     def directive(self, directive: Directive) -> None:
         """Follow a `#pragma` line: one that applies to the next statement is remembered."""
@@ -98,3 +112,14 @@ class CContext:
         if previous in ("else", "do"):
             return previous
         return f"{self.closed_control} (...)" if previous == ")" and self.closed_control else None
+
+
+def _before_type_name(word: str) -> bool:
+    """Whether parentheses opened after `word` (the token before the `(`) and followed by `{`
+    held a type name, making the brace a compound literal's: after an operator, `(`, `,`, `;`
+    or a keyword that begins an expression (`return`, `sizeof`). After another identifier (a
+    control keyword, a function's or a macro's name, `__attribute__`) or after `)` or `]` (a
+    declarator's parameters: `int (*pick(int n))(int) {`) they held a header or parameters,
+    and the brace opens a block."""
+    name = word[:1].isalpha() or word[:1] == "_"
+    return word in EXPRESSION_KEYWORDS or not (name or word in (")", "]"))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from call.balance import Balance
-from call.ccontext import CContext
+from call.ccontext import COMPOUND_LITERAL, INITIALIZER, CContext
 from call.clex import CLexError, CodeToken, Directive, lex
 from call.conditions import kept
 from call.diagnostics import CallError, Diagnostic, edit_distance
@@ -29,6 +29,8 @@ from cll_grammar.span import nearest
 from call.wrap import WRAPPABLE, Wraps
 
 PLACED = (Begin, End, For, EndFor, Report)  # pragmas that become statements
+# the braces of an initializer list, by kind (call.ccontext), as a message names them
+INITIALIZER_BRACES = {INITIALIZER: "an initializer (`= { ... }`)", COMPOUND_LITERAL: "a compound literal (`(type){ ... }`)"}
 
 
 def check_file(file: str, text: str, macros: dict[str, str | None] | None = None) -> Program:
@@ -274,8 +276,8 @@ class _Checker:
                                         f"it becomes a statement, so it must stand inside a function "
                                         f"body, where a statement can begin")
         elif context.initializer:
-            self.findings.error(pragma, f"{what} inside the braces of an initializer (`= {{ ... }}`): it "
-                                        f"becomes a statement, so it must stand where a statement can begin")
+            self.findings.error(pragma, f"{what} inside the braces of {INITIALIZER_BRACES[context.initializer]}: "
+                                        f"it becomes a statement, so it must stand where a statement can begin")
         elif context.parens:
             self.findings.error(pragma, f"{what} inside parentheses: it must stand where a statement "
                                         f"can begin")
