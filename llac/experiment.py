@@ -118,6 +118,15 @@ class Experiment:
         declared = [*RECORD_COLUMNS, *self.header.get("columns", "").split()]
         return tuple(c for c in dict.fromkeys(declared) if c in self.columns and c not in variables)
 
+    @property
+    def variable_columns(self) -> tuple[str, ...]:
+        """The columns a formula may take as variables, in table order: every column but the
+        measured_columns and the record's own (`time`, `rank`, `thread`), even where the
+        experiment's formula names one of those."""
+        from cll_grammar.columns import RECORD_COLUMNS
+        measured = {*RECORD_COLUMNS, *self.measured_columns}
+        return tuple(c for c in self.columns if c not in measured)
+
     def replace(self, **changes) -> "Experiment":
         """A copy with some fields changed (name, formula, columns, origin, header, working_set,
         ids, sources); new columns without new ids are records of unknown identity."""

@@ -21,15 +21,11 @@ from prompt_toolkit.lexers import Lexer
 from prompt_toolkit.styles import Style
 
 from llac.commands import REGISTRY
-from llac.completion import candidates
+from llac.completion import VALUE_WORDS, candidates, typed_word
 from llac.driver import run_source
 from llac.errors import internal_error
 from llac.parse import grammar_keywords, incomplete
 
-# Values that commands check themselves (the grammar reads them as names); every keyword
-# the grammar spells out comes from grammar_keywords().
-VALUE_WORDS = ("log", "loglog", "median", "min", "mean", "csv", "extrap", "on", "off")
-WORD_AT_END = re.compile(r"[A-Za-z_0-9.@\[\]]*$")   # not prompt_toolkit's: 3.0.52 returns "set " for "set "
 TOKEN = re.compile(r"(?P<comment>#.*)|(?P<string>\"[^\"]*\"?|'[^']*'?)|(?P<number>\d+(\.\d+)?([eE][-+]?\d+)?)"
                    r"|(?P<word>[A-Za-z_][A-Za-z_0-9.@]*)|(?P<other>.)")
 STYLE = Style.from_dict({"keyword": "bold ansiblue", "object": "ansigreen", "string": "ansiyellow",
@@ -43,27 +39,25 @@ def history_path() -> str:
 
 class LlacCompleter(Completer):
     """Completes what the grammar allows at the cursor (`llac.completion`): command names,
-    the objects, settings, variables or columns that fit there, option words, trace files;
-    paths inside quotes. Where the statement so far does not parse, any known word."""
+    the objects, settings, variables or columns that fit there, option words, trace files,
+    a formula's variables and functions; paths inside other quotes; nothing in a comment.
+    Where the statement so far does not parse, any known word."""
 
     def __init__(self, session):
         self.session = session
         self.paths = PathCompleter(expanduser=True)
 
     def get_completions(self, document: Document, complete_event):
-        """Yield completions for the word before the cursor."""
-        statement = re.split(r"[;\n]", document.text_before_cursor)[-1]
-        if statement.count('"') % 2 == 1 or statement.count("'") % 2 == 1:
-            partial = statement[max(statement.rfind('"'), statement.rfind("'")) + 1:]
+        """Yield completions that replace the word before the cursor."""
+        text = document.text_before_cursor
+        words = candidates(self.session, text)
+        if words is None:       # inside a quoted file name
+            partial = text[max(text.rfind('"'), text.rfind("'")) + 1:]
             yield from self.paths.get_completions(Document(partial, len(partial)), complete_event)
             return
-        word = WORD_AT_END.search(statement).group()
-        words = candidates(self.session, statement[:len(statement) - len(word)])
-        if words is None:
-            words = [*self.session.objects, *self.session.columns(), *grammar_keywords(), *VALUE_WORDS]
-        for candidate in dict.fromkeys(words):
-            if candidate.startswith((word, f'"{word}')) and candidate != word:   # `load m` -> "m.dat"
-                yield Completion(candidate, start_position=-len(word))
+        word = typed_word(text)
+        for candidate in words:
+            yield Completion(candidate, start_position=-len(word))
 
 
 class LlacLexer(Lexer):

@@ -134,9 +134,10 @@ def test_llac_command_line_never_prints_a_traceback(workdir, source):
 
 
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(source=st.one_of(statement(), token_soup(), st.text(max_size=30)))
-def test_completion_of_any_prefix_raises_nothing(workdir, source):
-    """Tab anywhere in anything typed offers words (or nothing) and never fails."""
+@given(source=st.one_of(programs, st.text(max_size=30)), anywhere=st.integers(min_value=0))
+def test_completion_of_any_prefix_raises_nothing(workdir, source, anywhere):
+    """Tab anywhere in anything typed (several statements and lines, comments, formula strings
+    cut short) offers words (or nothing) and never fails."""
     from prompt_toolkit.completion import CompleteEvent
     from prompt_toolkit.document import Document
     from llac.repl import LlacCompleter
@@ -144,6 +145,6 @@ def test_completion_of_any_prefix_raises_nothing(workdir, source):
     with contextlib.chdir(workdir):
         list(session.execute('load "matinit.cll.1.dat"'))
         completer = LlacCompleter(session)
-        for cut in {len(source), len(source) // 2}:
+        for cut in {len(source), len(source) // 2, anywhere % (len(source) + 1)}:
             words = [c.text for c in completer.get_completions(Document(source[:cut], cut), CompleteEvent())]
             assert all(isinstance(w, str) and w for w in words)

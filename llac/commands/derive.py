@@ -158,17 +158,14 @@ def refuse_measured_variables(experiment, formula, source) -> None:
     rank, thread, the MPI columns, counters): fitted against itself the time fits perfectly
     and means nothing. (A CSV experiment's header formula is the user's, so the record
     columns are refused by name as well.)"""
-    from cll_grammar.columns import RECORD_COLUMNS
-    measured = tuple(dict.fromkeys([*(c for c in RECORD_COLUMNS if c in experiment.columns),
-                                    *experiment.measured_columns]))
     for variable in formula.variables:
-        if variable in measured:
+        if variable in experiment.columns and variable not in experiment.variable_columns:
             what = "the time the formula models" if variable == "time" else \
                 f"measured with the time of each record of {experiment.name}"
             copy = "" if variable == "time" else (f"; to model the time against it anyway, copy it first: "
                                                   f"x = {experiment.name} with {variable}_ = {variable}")
             raise LlacError(f"{variable!r} is {what}, not a variable: a formula's variables are the program's "
-                            f"({', '.join(c for c in experiment.columns if c not in measured) or 'none'}){copy}",
+                            f"({', '.join(experiment.variable_columns) or 'none'}){copy}",
                             _variable_span(source, variable))
 
 
