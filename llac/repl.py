@@ -95,12 +95,22 @@ def _key_bindings() -> KeyBindings:
     return bindings
 
 
+CONTINUATION = "  ...  "      # before each further line of a statement
+
+
+def continuation(width: int, line_number: int, wrap_count: int) -> str:
+    """What stands before a line of the input after its first: `...` before a line of the
+    statement that the user began with Enter, blanks of the same width before the rest of a
+    line that only the terminal's width wrapped (a `...` there said a line break was typed)."""
+    return " " * len(CONTINUATION) if wrap_count else CONTINUATION
+
+
 def make_prompt(session, input=None, output=None, history=None) -> PromptSession:
     """A PromptSession wired to `session` (pass input/output/history to drive it in tests)."""
     return PromptSession(
         history=history if history is not None else FileHistory(history_path()),
         completer=LlacCompleter(session), lexer=LlacLexer(session), style=STYLE,
-        multiline=True, key_bindings=_key_bindings(), prompt_continuation="  ...  ",
+        multiline=True, key_bindings=_key_bindings(), prompt_continuation=continuation,
         complete_while_typing=False, input=input, output=output)
 
 

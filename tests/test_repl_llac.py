@@ -1,12 +1,15 @@
 """The REPL driven through prompt_toolkit's pipe input: multi-line input, errors, completion."""
 import dataclasses
+import fcntl
 import io
 import os
 import pty
 import re
 import select
 import signal
+import struct
 import sys
+import termios
 import time
 
 import numpy as np
@@ -269,3 +272,21 @@ def test_completion_offers_trace_files_to_load_and_commands_first(tmp_path, monk
 def test_completion_after_a_syntax_error_offers_any_known_word(tmp_path, monkeypatch):
     session = loaded(tmp_path, monkeypatch)
     assert "colinit" in completions(session, "show ) co")
+
+
+def test_a_line_wrapped_by_a_narrow_terminal_has_no_continuation_dots(tmp_path):
+    """`...` marks a line of the statement begun with Enter; the rest of a long line that only
+    the terminal's width wrapped is indented with blanks (it showed `...`, as if Enter had been
+    typed there)."""
+    write_matinit(tmp_path / "m.cll.1.dat")
+    terminal = Terminal(tmp_path)
+    fcntl.ioctl(terminal.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 40, 0, 0))
+    try:
+        terminal.expect("llac>")
+        long_comment = " ".join(f"word{i}" for i in range(20))          # 2-3 screen lines at 40 columns
+        shown = terminal.type('load "m.cll.1.dat" # ' + long_comment, "word19", prompt=False)
+        assert "..." not in shown, shown
+        shown = terminal.type("\rsmall = colinit where N <= 64 and\r", r"\.\.\.", prompt=False)
+        terminal.type("rank == 0\r", "created small")
+    finally:
+        assert terminal.close() == 0
