@@ -23,7 +23,7 @@ from call.diagnostics import CallError, Diagnostic, edit_distance
 from call.jumps import jump_targets
 from call.omp import Partial, partial_constructs
 from call.order import Order
-from call.pragmas import Begin, End, EndFor, For, Parallel, Pragma, Report, parse_pragma
+from call.pragmas import MODELS, Begin, End, EndFor, For, Parallel, Pragma, Report, parse_pragma
 from call.program import Findings, Program
 from cll_grammar.span import nearest
 from call.wrap import WRAPPABLE, Wraps
@@ -110,6 +110,7 @@ class _Checker:
         self.balance = Balance(findings)
         self.wraps = Wraps(findings, self.balance, self.context)
         self.order = Order(findings)
+        self.rejected_models: list[str] = []   # the model word of each `parallel` line that did not parse
 
     def run(self, stream):
         """Check every item of the lexed file, then what is still open at its end."""
@@ -136,22 +137,29 @@ class _Checker:
     def mpi_include_needs_parallel(self, stream):
         """A warning at `#include "pub.h"` (or <mpi.h>) in a file without a `parallel PUB` (or
         MPI) pragma: call then builds it with cc, which does not find mpi.h (an error from gcc
-        inside pub.h that named no pragma), and traces it as a sequential program."""
+        inside pub.h that named no pragma), and traces it as a sequential program. None when
+        such a pragma is there but did not parse (`procs = 0:4:2`, `parallel pub`): its error
+        says what to fix, and the file does have it."""
         parallel = self.program.parallel
         if parallel is not None and parallel.model in ("MPI", "PUB"):
             return
-        wanted = {"pub.h": "PUB NAME", "mpi.h": "MPI"}
+        wanted = {"pub.h": ("PUB", "PUB NAME"), "mpi.h": ("MPI", "MPI")}
         for item in stream:
             if not isinstance(item, Directive) or item.namespace is not None:
                 continue
             found = INCLUDE.match(self.program.lines[item.line - 1]) if item.line <= len(self.program.lines) else None
-            if not found or found[1] not in wanted:
+            if not found or found[1] not in wanted or self.rejected_as(wanted[found[1]][0]):
                 continue
             self.findings.warn(item.line, item.column,
                                f"'{found[1]}' is included, but this file has no '#pragma cll parallel "
-                               f"{wanted[found[1]]}': call builds it with cc, not mpicc, and traces it as a "
+                               f"{wanted[found[1]][1]}': call builds it with cc, not mpicc, and traces it as a "
                                f"sequential program, unless another file of the program has that pragma")
             return
+
+    def rejected_as(self, model: str) -> bool:
+        """Whether a `parallel` line of this file that did not parse may be meant as `parallel
+        MODEL`: its model word is MODEL, or none that call knows (`pub`, `BSP`, none at all)."""
+        return any(word == model or word not in MODELS for word in self.rejected_models)
 
     def sync_needs_machine(self):
         """A `sync` experiment of a `parallel PUB` program synchronises the BSP machine the
@@ -235,6 +243,8 @@ class _Checker:
             words = directive.body.split()[:2]
             self.balance.reject(words)  # no cascade at its `end`
             self.order.code()
+            if words[:1] == ["parallel"]:
+                self.rejected_models.append(words[1] if len(words) > 1 else "")
             place = dict(file=self.program.file, line=directive.line, column=directive.column)
             if _malformed_for(words):               # its loop opens all the same
                 self.balance.open(For(**place, header=""), self.context.depth)

@@ -144,14 +144,13 @@ def _lines_after(pragma: Pragma, program: Program, placed) -> str:
 def _machine_check(pragma: Begin, program: Program) -> tuple[str, str]:
     """The code before and after a PUB `sync` begin that takes the BSP machine NAME of
     `parallel PUB NAME` as `t_bsp *cll_machine`, for a variable of type t_bsp or t_bsp *. Any
-    other type selects cll_pub_not_a_machine (cll_pub.h), whose call is a compile error; #line
-    puts that call at NAME's line and column in the user's file, so that gcc's message points
-    at NAME (and the lines after the pragma keep their numbers)."""
-    parallel, file = program.parallel, c_string(program.file)
-    name = parallel.obj
-    line, column = parallel.obj_at
-    before = (f"t_bsp *cll_machine = _Generic(({name}), t_bsp *: ({name}), t_bsp: &({name}), default:\n"
-              f"#line {line} {file}\n{' ' * (column - 1)}cll_pub_not_a_machine());\n"
+    other type selects cll_pub_not_a_machine (cll_pub.h), whose call is a compile error. NAME's
+    first use and that call each stand under a #line at NAME's line and column in the user's
+    file, so that gcc's message points at NAME in the `parallel` line, for another type and for
+    an undeclared NAME alike (and the lines after the pragma keep their numbers)."""
+    name, at, file = program.parallel.obj, program.parallel.obj_at, c_string(program.file)
+    before = (f"t_bsp *cll_machine = _Generic(({_placed(name, at, program)}), t_bsp *: ({name}), "
+              f"t_bsp: &({name}), default:{_placed('cll_pub_not_a_machine()', at, program)});\n"
               f"#line {pragma.line} {file}\n")
     return before, f"\n#line {pragma.line + 1} {file}"
 

@@ -119,8 +119,9 @@ class Launch:
         self.arguments = arguments
 
     def shown(self, count: int | None) -> str:
-        """The command as the progress step shows it."""
-        return f"{self.executable} {shlex.join(self.arguments)}".rstrip()
+        """The command as the progress step shows it: the program and its arguments, quoted
+        for the shell."""
+        return shlex.join([str(self.executable), *self.arguments])
 
     def command(self, count: int | None) -> list[str]:
         """The command of the run with `count` processors."""

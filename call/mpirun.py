@@ -33,8 +33,9 @@ class MpiLaunch(Launch):
         self.scratch: dict[str, str] = {}      # the running run's own directories (call.scratch)
 
     def shown(self, count: int | None) -> str:
-        """The command as the progress step shows it."""
-        return f"mpirun -np {count} {self.executable}"
+        """The command as the progress step shows it: mpirun, then the program and its
+        arguments as a sequential run shows them."""
+        return f"mpirun -np {count} {super().shown(count)}"
 
     def command(self, count: int | None) -> list[str]:
         """The mpirun command of the run with `count` ranks."""

@@ -5,7 +5,9 @@
  * compiles with the MPI layer (cll_mpi.c) and the BSP library (pub.c) (docs/pub.md, "PUB
  * programs under call"). An experiment site becomes
  *
- *     { t_bsp *cll_machine = _Generic((gbsp), t_bsp *: (gbsp), t_bsp: &(gbsp), default:
+ *     { t_bsp *cll_machine = _Generic((
+ *     #line 12 "prog.c"
+ *                                gbsp), t_bsp *: (gbsp), t_bsp: &(gbsp), default:
  *     #line 12 "prog.c"
  *                                cll_pub_not_a_machine());
  *     #line 42 "prog.c"
