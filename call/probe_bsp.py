@@ -20,7 +20,7 @@ from call.diagnostics import CallError, Diagnostic
 from call.launch import ending
 from call.mpirun import MAX_RANKS_PER_CORE
 from call.progress import Progress
-from call.runtime_paths import bsp_probe_source
+from call.runtime_paths import bsp_probe_source, mpi_include_dir, pub_source
 from call.scripts import cores, launch_environment, mpirun_command, open_mpi_launcher
 from call.scratch import remove_run_directories, run_directories
 from cll_grammar.machine import BspPoint
@@ -32,6 +32,7 @@ NUMBER = r"(-?[0-9]+(?:\.[0-9]*)?(?:e[-+]?[0-9]+)?)"
 LINES = {
     "header": re.compile(r"^bsp_probe 1 procs=(\d+) reps=(\d+)$", re.MULTILINE),
     "L": re.compile(rf"^L {NUMBER} {NUMBER}$", re.MULTILINE),
+    "Lsync": re.compile(rf"^Lsync {NUMBER} {NUMBER}$", re.MULTILINE),
     "small": re.compile(rf"^g small {NUMBER} {NUMBER} {NUMBER}$", re.MULTILINE),
     "large": re.compile(rf"^g large {NUMBER} {NUMBER} {NUMBER}$", re.MULTILINE),
     "end": re.compile(r"^end$", re.MULTILINE),
@@ -62,8 +63,8 @@ def parse_output(text: str, procs: int) -> list[BspPoint]:
                           f"(no {', '.join(missing)} line; its last line: {shown!r})")
     if int(found["header"].group(1)) != procs:
         raise probe_error(f"the BSP probe ran with P={found['header'].group(1)}, not P={procs}")
-    L_min, L_median = (float(value) for value in found["L"].groups())
-    if not 0 < L_min < math.inf:
+    (L_min, L_median), (sync_min, sync_median) = ((float(v) for v in found[k].groups()) for k in ("L", "Lsync"))
+    if not (0 < L_min < math.inf and 0 < sync_min < math.inf):
         raise probe_error(f"the BSP probe measured L <= 0 for P={procs}: the timer failed")
     points = []
     for message in ("small", "large"):
@@ -73,7 +74,7 @@ def parse_output(text: str, procs: int) -> list[BspPoint]:
                               f"the machine was too busy for the times to grow with h; run it "
                               f"again when it is quieter")
         points.append(BspPoint(procs, message, g_floor, spread(g_floor, g_median),
-                               L_min, spread(L_min, L_median)))
+                               L_min, spread(L_min, L_median), sync_min, spread(sync_min, sync_median)))
     return points
 
 
@@ -90,9 +91,11 @@ def check_procs(procs: list[int]) -> None:
 
 
 def build_probe(directory: Path) -> Path:
-    """Compile bsp_probe.c with mpicc into `directory`; the executable."""
+    """Compile bsp_probe.c and the PUB library (for its bsp_sync) with mpicc into
+    `directory`; the executable."""
     executable = directory / "bsp_probe"
-    command = [*mpi_compiler(WHO, NEEDS), "-O2", str(bsp_probe_source()), "-o", str(executable)]
+    command = [*mpi_compiler(WHO, NEEDS), "-O2", str(bsp_probe_source()), str(pub_source()),
+               f"-I{mpi_include_dir()}", "-o", str(executable)]
     done = subprocess.run(command, capture_output=True, text=True, errors="replace")
     if done.returncode != 0:
         said = done.stderr.strip().splitlines()
@@ -175,16 +178,17 @@ def measure_bsp(procs: list[int], quick: bool, progress: Progress,
 
 
 def table(points: list[BspPoint]) -> str:
-    """The measured figures, one row per P: g for small and large messages (ns per byte)
-    and L (microseconds), each with its spread in percent."""
-    rows = ["    P   g small (ns/B)  spread   g large (ns/B)  spread      L (us)  spread"]
+    """The measured figures, one row per P: g for small and large messages (ns per byte),
+    L and the PUB library's bsp_sync (microseconds), each with its spread in percent."""
+    rows = ["    P   g small (ns/B)  spread   g large (ns/B)  spread      L (us)  spread  bsp_sync (us)  spread"]
     by_procs: dict[int, dict[str, BspPoint]] = {}
     for point in points:
         by_procs.setdefault(point.procs, {})[point.message] = point
     for count, pair in by_procs.items():
         small, large = pair["small"], pair["large"]
         rows.append(f"{count:5d} {small.g * 1e9:16.4g} {small.g_spread:7.1%} {large.g * 1e9:16.4g} "
-                    f"{large.g_spread:7.1%} {small.L * 1e6:11.4g} {small.L_spread:7.1%}")
+                    f"{large.g_spread:7.1%} {small.L * 1e6:11.4g} {small.L_spread:7.1%} " + (
+                        f"{small.L_sync * 1e6:14.4g} {small.L_sync_spread:7.1%}" if small.L_sync else f"{'-':>14} {'-':>7}"))
     return "\n".join(rows)
 
 

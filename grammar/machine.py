@@ -61,13 +61,17 @@ class Operation:
 @dataclass(frozen=True)
 class BspPoint:
     """BSP parameters for P processes, in the manner of bsp_probe: g in seconds per byte of
-    an h-relation (small or large messages), L in seconds per empty superstep."""
+    an h-relation (small or large messages), L in seconds per empty superstep (an
+    MPI_Barrier), L_sync the seconds of an empty superstep of the PUB library (bsp_sync;
+    None in probe runs made before it was measured)."""
     procs: int
     message: str                   # small, large
     g: float
     g_spread: float
     L: float
     L_spread: float
+    L_sync: float | None = None
+    L_sync_spread: float | None = None
 
 
 @dataclass

@@ -72,6 +72,11 @@ MIGRATIONS = [
     DROP TABLE mountain;
     ALTER TABLE mountain_3 RENAME TO mountain;
     """,
+    # 4: the PUB library's empty superstep (bsp_sync) beside MPI_Barrier's L; NULL in older runs.
+    """
+    ALTER TABLE bsp ADD COLUMN L_sync REAL;
+    ALTER TABLE bsp ADD COLUMN L_sync_spread REAL;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -80,7 +85,7 @@ _PARTS = (
     ("cache_level", CacheLevel, "caches", "level, kind, reported_bytes, line_bytes, measured_bytes"),
     ("mountain", MountainPoint, "mountain", "access, working_set, stride, seconds, spread"),
     ("operation", Operation, "operations", "name, seconds, spread"),
-    ("bsp", BspPoint, "bsp", "procs, message, g, g_spread, L, L_spread"),
+    ("bsp", BspPoint, "bsp", "procs, message, g, g_spread, L, L_spread, L_sync, L_sync_spread"),
 )
 
 

@@ -11,7 +11,9 @@ its members' entry times ξ (Φ_0):
 with Ω_{s,i} the senders to i in s and i itself for an oblivious sync (`obl`), every member
 for a barrier (`sync`). With o = 0 this is the paper's g·h_{s,i}, h_{s,i} = max_{j ∈ Ω_{s,i}}
 (in_{s,j} @ out_{s,j}); o, the cost of one message beyond its bytes, is this project's
-(docs/parallel-analysis.md, "Messages"). A superstep ending in `part` costs no communication: each member
+(docs/parallel-analysis.md, "Messages"). A superstep ending in the library's global `bsp_sync`
+pays L_sync, the probe's empty bsp_sync, instead of L (an MPI_Barrier) when it is known: PUB's
+bsp_sync exchanges the message counts, several times a barrier's cost. A superstep ending in `part` costs no communication: each member
 enters its subgroup at Φ_{s-1,j} + W_{s,j} (its ξ there), and its Φ_{s,j} is the time it
 leaves the subgroup (the subgroup's last superstep, which ends in `done`, costs W only), so
 that for the parent the subgroup's work is a subroutine's computation, as the paper says. The
@@ -21,6 +23,7 @@ A trace holds one run per execution of the program's `sync` experiment; each is 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from llac.errors import LlacError
 from llac.superstep_files import missing_processors
@@ -52,11 +55,31 @@ class Evaluation:
     comm: dict[tuple[str, int, int], float] = field(default_factory=dict)
 
 
-def evaluate(trace: Supersteps, run: int, g: float, L: float, combine: str = "max", o: float = 0.0) -> Evaluation:
+class Costs(NamedTuple):
+    """The machine's parameters an evaluation uses: g (seconds per byte), L (seconds per
+    superstep), o (seconds per message beyond its bytes) and L_sync (seconds of the library's
+    empty bsp_sync; None: L)."""
+    g: float
+    L: float
+    o: float = 0.0
+    L_sync: float | None = None
+
+
+def evaluate_with(trace: Supersteps, run: int, costs: Costs, combine: str = "max") -> Evaluation:
+    """`evaluate` with the parameters of `costs`."""
+    return evaluate(trace, run, costs.g, costs.L, combine, costs.o, costs.L_sync)
+
+
+def evaluate(trace: Supersteps, run: int, g: float, L: float, combine: str = "max", o: float = 0.0,
+             L_sync: float | None = None) -> Evaluation:
     """The OBSP* time max_i Φ_{R,i} of run number `run` of `trace` and its BSP estimate with
     these g (seconds per byte), L (seconds per superstep) and o (seconds per message beyond
     its bytes); `combine` is @ of formula (3): `max` (a network interface that sends and
-    receives at once) or `sum`. Raises ObspError when the steps are inconsistent."""
+    receives at once) or `sum`. `L_sync`, when known, is what a superstep ending in the
+    library's global bsp_sync costs instead of L (the probe's empty bsp_sync: several times an
+    MPI_Barrier, and the program's supersteps pay it, not the barrier's; the BSP estimate,
+    a global synchronisation at every superstep, pays it at each). Raises ObspError when the
+    steps are inconsistent."""
     steps = trace.runs().get(run, ())
     where = f"{trace.path}, run {run}"
     if not steps:
@@ -70,7 +93,7 @@ def evaluate(trace: Supersteps, run: int, g: float, L: float, combine: str = "ma
     orphans = sorted(m for m in machines if m != ROOT and m.rsplit(".", 1)[0] not in machines)
     if orphans:
         raise ObspError(f"{where}: machine {orphans[0]} has no parent machine in the supersteps")
-    model = _Model(machines, g, L, COMBINE[combine], where, o)
+    model = _Model(machines, g, L, COMBINE[combine], where, o, L if L_sync is None else L_sync)
     exits, bsp = model.run(ROOT, {rank: 0.0 for rank in machines[ROOT]})
     return Evaluation(run, trace.procs, max(s.end for s in steps), max(exits.values()), bsp,
                       len(next(iter(machines[ROOT].values()))), exits, model.phi, model.comm)
@@ -111,8 +134,9 @@ def _child_order(machine: str) -> tuple[int, ...]:
 class _Model:
     """Formula (2) machine by machine, recursing into subgroups at partitions."""
 
-    def __init__(self, machines, g: float, L: float, combine, path: str, o: float = 0.0):
+    def __init__(self, machines, g: float, L: float, combine, path: str, o: float, L_sync: float):
         self.machines, self.g, self.L, self.combine, self.path, self.o = machines, g, L, combine, path, o
+        self.L_sync = L_sync
         self.phi: dict[tuple[str, int, int], float] = {}
         self.comm: dict[tuple[str, int, int], float] = {}
 
@@ -179,7 +203,7 @@ class _Model:
 
     def _superstep(self, machine, number, kind, row, ready):
         """Formula (2) for a superstep ending in `sync` or `obl`: each member's Φ, and the BSP
-        cost of its communication (g·max h + o·max m + L)."""
+        cost of its communication (g·max h + o·max m + L, with L_sync for a bsp_sync)."""
         own = {rank: self.g * self.combine(step.inbound, step.outbound)
                + self.o * self.combine(step.messages_in, step.messages_out) for rank, step in row.items()}
         phi = {}
@@ -189,9 +213,9 @@ class _Model:
                 raise ObspError(f"{self.path}: in superstep {number} of machine {machine}, rank {rank} "
                                 f"received from rank {outside[0]}, which is not in that machine")
             omega = row if kind == "sync" else (rank, *step.partners)
-            self.comm[machine, number, rank] = max(own[j] for j in omega) + self.L
+            self.comm[machine, number, rank] = max(own[j] for j in omega) + (self.L_sync if kind == "sync" else self.L)
             phi[rank] = max(ready[j] for j in omega) + self.comm[machine, number, rank]
-        return phi, max(own.values()) + self.L
+        return phi, max(own.values()) + self.L_sync
 
     def _partition(self, machine, number, ready, pending):
         """A superstep ending in bsp_partition: every member enters its next subgroup at its

@@ -13,7 +13,7 @@ from dataclasses import asdict
 
 import pytest
 
-from cll_grammar.machine import machine_name, this_cpu_model, this_host
+from cll_grammar.machine import BspPoint, machine_name, this_cpu_model, this_host
 from cll_grammar.machinedb import MIGRATIONS, SCHEMA_VERSION, MachineDB, MachineDBError
 from support.machines import probe_run
 
@@ -103,7 +103,7 @@ def test_a_version_1_file_migrates_to_the_current_schema_and_keeps_its_runs(tmp_
         assert {p.access for p in db.run(chased.run_id).mountain} == {"read", "write", "chase", "gather"}
         with pytest.raises(sqlite3.IntegrityError):        # the CHECK still refuses others
             db.connection.execute("INSERT INTO mountain VALUES (1, 'jump', 4096, 64, 1e-9, 0)")
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 3 == SCHEMA_VERSION
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 4 == SCHEMA_VERSION
 
 
 def test_a_version_2_file_keeps_its_chase_and_takes_gathers(tmp_path):
@@ -121,7 +121,27 @@ def test_a_version_2_file_keeps_its_chase_and_takes_gathers(tmp_path):
         (run,) = db.runs("node1")
         assert [(p.access, p.stride, p.seconds) for p in run.mountain] == [("chase", 64, 1e-9), ("read", 8, 2e-10)]
         db.connection.execute("INSERT INTO mountain VALUES (1, 'gather', 4096, 64, 1e-9, 0)")
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 3
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_a_version_3_files_bsp_rows_read_without_the_bsp_sync_cost_and_new_runs_keep_it(tmp_path):
+    """Schema 4 adds the PUB library's empty superstep (L_sync) beside MPI_Barrier's L."""
+    path = tmp_path / "v3.sqlite"
+    connection = sqlite3.connect(path)
+    connection.executescript("".join(MIGRATIONS[:3]) + """
+        PRAGMA user_version = 3;
+        INSERT INTO machine VALUES (1, 'node1', 'node1', 'Test CPU 9000');
+        INSERT INTO probe_run VALUES (1, 1, '2026-11-23T10:00:00Z', 0, NULL, 2, 95.0);
+        INSERT INTO bsp VALUES (1, 2, 'large', 1e-10, 0.01, 5e-7, 0.02);""")
+    connection.close()
+    with MachineDB(path) as db:
+        (old,) = db.runs("node1")
+        assert [(b.procs, b.L, b.L_sync, b.L_sync_spread) for b in old.bsp] == [(2, 5e-7, None, None)]
+        new = probe_run(date="2026-11-23T12:00:00Z")
+        new.bsp = [BspPoint(2, "large", 1e-10, 0.01, 5e-7, 0.02, 2e-6, 0.05)]
+        db.store(new)
+        assert [(b.L_sync, b.L_sync_spread) for b in db.run(new.run_id).bsp] == [(2e-6, 0.05)]
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 4 == SCHEMA_VERSION
 
 
 def test_a_migration_that_fails_changes_nothing(tmp_path):

@@ -525,3 +525,37 @@ def test_table3_is_machine_aware_where_the_working_set_leaves_the_training_runs_
     assert "PREDICTED [s]  ERROR %  MACHINE-AWARE [s]  ERROR %  interval" in grouped, grouped
     summary = [line for line in by.stdout.splitlines() if line.startswith("machine-aware: |error|")]
     assert len(summary) == 2 and summary[0] == summary[1], summary      # the same figures both ways
+
+
+BARRIER_THEN_EXCHANGE = [          # P = 2: a bsp_sync superstep, an oblivious one (rank 0 -> 1), the end
+    (0, "0", 1, "sync", 1e-3, 0, 0, 1.1e-3, "-"), (1, "0", 1, "sync", 1e-3, 0, 0, 1.1e-3, "-"),
+    (0, "0", 2, "obl", 1e-3, 0, 10**5, 2.2e-3, "-"), (1, "0", 2, "obl", 1e-3, 10**5, 0, 2.2e-3, "0"),
+    (0, "0", 3, "end", 0, 0, 0, 2.2e-3, "-"), (1, "0", 3, "end", 0, 0, 0, 2.2e-3, "-")]
+
+
+def test_a_bsp_sync_superstep_pays_the_probes_empty_bsp_sync_and_an_oblivious_one_L(tmp_path):
+    """The probe measures the PUB library's empty bsp_sync (several times an MPI_Barrier, L):
+    OBSP* charges it to supersteps that end in bsp_sync, L to oblivious ones, and the BSP
+    estimate (a global synchronisation at each superstep) charges it to every superstep.
+    A probe run made before it was measured, and L given, charge L everywhere (a review's
+    program of empty bsp_sync supersteps was predicted 67% short with the barrier's L)."""
+    db = tmp_path / "machines.sqlite"
+    with MachineDB(db) as machines:                # at P = 2: g = 2e-9 s/byte, L = 4e-6 s, o = 0
+        old = probe_run(date="2026-11-23T10:00:00Z")
+        machines.store(old)
+    write_pub_trace(tmp_path / "x.cll.2.dat", BARRIER_THEN_EXCHANGE, program="x")
+    before = llac(tmp_path, 'load "x.cll.2.dat"; obsp x', db)
+    assert before.returncode == 0, before.stderr
+    assert float(row_of(before.stdout, 2)[4]) == pytest.approx(2e-3 + 4e-6 + 2e-9 * 10**5 + 4e-6, rel=1e-3)
+    assert "L of bsp_sync = L: this probe run did not measure the PUB library's bsp_sync" in before.stdout
+    with MachineDB(db) as machines:
+        new = probe_run(date="2026-11-24T10:00:00Z")
+        new.bsp = [replace(b, L_sync=5e-5, L_sync_spread=0.02) for b in new.bsp]
+        machines.store(new)
+    after = llac(tmp_path, 'load "x.cll.2.dat"; obsp x; obsp x with g=2e-9, L=4e-6', db)
+    assert after.returncode == 0, after.stderr
+    probed, given = (row_of(t, 2) for t in after.stdout.split("OBSP* and BSP predictions")[1:])
+    assert float(probed[4]) == pytest.approx(2e-3 + 5e-5 + 2e-9 * 10**5 + 4e-6, rel=1e-3)    # OBSP*
+    assert float(probed[6]) == pytest.approx(2e-3 + 5e-5 + 2e-9 * 10**5 + 5e-5, rel=1e-3)    # BSP
+    assert float(probed[-1]) == 5e-5 and "a bsp_sync superstep pays L of bsp_sync = 5e-05 s" in after.stdout
+    assert float(given[4]) == pytest.approx(2e-3 + 4e-6 + 2e-9 * 10**5 + 4e-6, rel=1e-3)

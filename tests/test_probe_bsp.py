@@ -27,6 +27,7 @@ mpi = pytest.mark.skipif(shutil.which("mpicc") is None or shutil.which("mpirun")
 
 OUTPUT = """bsp_probe 1 procs=2 reps=5
 L 4.253000e-07 5.081000e-07
+Lsync 1.736000e-06 2.003000e-06
 g small 1.783000e-08 1.866000e-08 -3.100000e-05
 g large 1.134000e-10 1.182000e-10 2.400000e-06
 end
@@ -150,6 +151,8 @@ def test_parser_reads_the_probe_output():
     assert large.g == 1.134e-10
     assert small.g_spread == pytest.approx((1.866 - 1.783) / 1.783)
     assert small.L_spread == large.L_spread == pytest.approx((5.081 - 4.253) / 4.253)
+    assert small.L_sync == large.L_sync == 1.736e-06                 # the PUB library's bsp_sync
+    assert small.L_sync_spread == pytest.approx((2.003 - 1.736) / 1.736)
 
 
 def test_parser_refuses_every_truncation():
@@ -167,7 +170,8 @@ def test_parser_names_the_missing_lines():
 @pytest.mark.parametrize("old, new, words", [
     ("g large 1.134000e-10", "g large -1.134000e-10",
      "g <= 0 for P=2, large messages: the machine was too busy"),
-    ("L 4.253000e-07", "L 0.000000e+00", "L <= 0 for P=2: the timer failed")])
+    ("L 4.253000e-07", "L 0.000000e+00", "L <= 0 for P=2: the timer failed"),
+    ("Lsync 1.736000e-06", "Lsync -1.736000e-06", "L <= 0 for P=2: the timer failed")])
 def test_parser_refuses_figures_that_are_not_positive(old, new, words):
     with pytest.raises(CallError, match=words):
         probe_bsp.parse_output(OUTPUT.replace(old, new), 2)
@@ -208,6 +212,9 @@ def test_call_probe_with_procs_stores_g_and_L_that_llac_shows(tmp_path):
     assert shown.returncode == 0, shown.stderr
     rows = [line.split() for line in shown.stdout.splitlines() if line[:1] in "12" and "large" in line]
     assert [row[0] for row in rows] == ["1", "2"] and all(float(row[2]) > 0 for row in rows)
+    assert "bsp_sync (the PUB library's)" in shown.stdout
+    L, sync = float(rows[1][4]), float(rows[1][6])      # at P = 2, µs: the library's sync costs more
+    assert 0 < L < sync, shown.stdout
 
 
 @mpi

@@ -104,10 +104,13 @@ def _show(name: str, run, others) -> list:
         results.append(Table("operations (ns each)", ("operation", "ns", "spread"),
                              tuple((o.name, o.seconds * NANO, _percent(o.spread)) for o in run.operations)))
     if run.bsp:
-        results.append(Table("BSP parameters: g in ns per byte of an h-relation, L in µs per superstep",
-                             ("P", "messages", "g", "g spread", "L", "L spread"),
+        results.append(Table("BSP parameters: g in ns per byte of an h-relation, L (MPI_Barrier) and "
+                             "bsp_sync (the PUB library's) in µs per empty superstep",
+                             ("P", "messages", "g", "g spread", "L", "L spread", "bsp_sync", "bsp_sync spread"),
                              tuple((b.procs, b.message, b.g * NANO, _percent(b.g_spread), b.L * 1e6,
-                                    _percent(b.L_spread)) for b in run.bsp)))
+                                    _percent(b.L_spread), *_sync_figures(b)) for b in run.bsp),
+                             () if all(b.L_sync for b in run.bsp) else
+                             ("bsp_sync: not measured by this probe run (an older call probe)",)))
     return results
 
 
@@ -169,6 +172,9 @@ def _compare(first, second) -> Table:
         if q:
             rows.append((f"g P={p.procs} {p.message}, ns/byte", p.g * NANO, q.g * NANO, q.g / p.g))
             rows.append((f"L P={p.procs} {p.message}, µs", p.L * 1e6, q.L * 1e6, q.L / p.L))
+            if p.L_sync and q.L_sync:
+                rows.append((f"bsp_sync P={p.procs} {p.message}, µs", p.L_sync * 1e6, q.L_sync * 1e6,
+                             q.L_sync / p.L_sync))
     if not rows:
         raise LlacError(f"{name_a} and {name_b} have no figure in common to compare")
     a_tag, b_tag = f"{name_a}@{a.run_id}", f"{name_b}@{b.run_id}"
@@ -225,8 +231,15 @@ def _bsp_chart(name: str, run) -> str:
     series = {f"g {m}, ns/byte": [found[(q, m)].g * NANO if (q, m) in found else float("nan")
                                   for q in procs] for m in ("small", "large")}
     series["L, µs"] = [min(p.L for p in run.bsp if p.procs == q) * 1e6 for q in procs]
+    if all(p.L_sync for p in run.bsp):
+        series["bsp_sync, µs"] = [min(p.L_sync for p in run.bsp if p.procs == q) * 1e6 for q in procs]
     return line_chart(f"BSP parameters of {name}@{run.run_id} by P", procs, series, "P",
                       log_x=True, log_y=True)
+
+
+def _sync_figures(point) -> tuple:
+    """The PUB library's empty superstep in µs and its spread; none in runs probed before it."""
+    return (None, None) if point.L_sync is None else (point.L_sync * 1e6, _percent(point.L_sync_spread))
 
 
 def _percent(spread: float) -> Percent:

@@ -18,7 +18,7 @@ from llac.cores import oversubscription_note
 from llac.errors import LlacError
 from llac.experiment import Experiment, NoWorkingSet, working_set_bytes
 from llac.machines import open_machines, resolve_bsp
-from llac.obsp import ObspError, evaluate
+from llac.obsp import Costs, ObspError, evaluate_with
 from llac.obsp_runs import RunGroup, predict_run, representative, run_groups
 
 
@@ -87,17 +87,16 @@ def _program_table(session, statement: ast.Obsp) -> list:
     name = statement.obj.text
     rows, footer = [], []
     for procs, trace in sorted(program_supersteps(session, statement.obj).items()):
-        g, L, o, source = machine_parameters(trace, dict(statement.parameters), statement.machine,
-                                             f"obsp {name}")
+        costs, source = machine_parameters(trace, dict(statement.parameters), statement.machine, f"obsp {name}")
         failures = []
         for number in trace.runs() or (0,):
             try:
-                result = evaluate(trace, number, g, L, statement.combine, o)
+                result = evaluate_with(trace, number, costs, statement.combine)
             except ObspError as err:
-                rows.append((procs, number, *NOT_EVALUATED[:len(FIGURES) + 1], g, L, o))
+                rows.append((procs, number, *NOT_EVALUATED[:len(FIGURES) + 1], *costs))
                 failures.append((procs, err.message))
                 continue
-            rows.append((procs, number, *_figures(result), g, L, o))
+            rows.append((procs, number, *_figures(result), *costs))
         footer += [*_not_evaluated(failures, "runs"), f"P={procs}: {source}"]
     footer.append(_h_note(statement))
     return [Table(f"OBSP* and BSP predictions of {name} from its supersteps",
@@ -105,8 +104,8 @@ def _program_table(session, statement: ast.Obsp) -> list:
 
 
 FIGURES = (f"TIME {SECONDS}", f"OBSP* {SECONDS}", "OBSP* ERROR %", f"BSP {SECONDS}", "BSP ERROR %")
-PARAMETERS = ("g [s/byte]", "L [s]", "o [s/message]")
-NOT_EVALUATED = (None,) * (len(FIGURES) + 4)      # supersteps, the figures, g, L and o of a row not evaluated
+PARAMETERS = ("g [s/byte]", "L [s]", "o [s/message]", "L of bsp_sync [s]")    # Costs' fields, in order
+NOT_EVALUATED = (None,) * (1 + len(FIGURES) + len(PARAMETERS))   # supersteps, figures and costs of a row not evaluated
 
 
 def _figures(result, measured: float | None = None) -> tuple:
@@ -154,29 +153,29 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
         if group.procs not in parameters:     # one look-up in the machine database per P
             parameters[group.procs] = machine_parameters(trace, dict(statement.parameters), statement.machine,
                                                          f"obsp {statement.obj.text}")
-        g, L, o, _ = parameters[group.procs]
+        costs, _ = parameters[group.procs]
         chosen, used = None, len(group.runs)       # runs: those evaluated (the others are said below)
         try:
-            measured = _evaluable(trace, group, (g, L, o), statement.combine, footer)
+            measured = _evaluable(trace, group, costs, statement.combine, footer)
             chosen, used = measured[representative([m.measured for m in measured], aggregate)], len(measured)
             if statement.data is None:
-                rows.append((*label, used, *_figures(chosen), g, L, o))
+                rows.append((*label, used, *_figures(chosen), *costs))
                 continue
             same_p = [t for t in training if t.procs == group.procs]
             if not same_p:
                 raise ObspError(f"{statement.obj.text} has no runs at P={group.procs} to learn from")
             extra = _memory_extra(*memory, group) if memory is not None else None
             predicted = predict_run(experiment, trace, same_p, group.values, settings, extra)
-            result = evaluate(predicted.steps, predicted.template, g, L, statement.combine, o)
-            rows.append((*label, used, *_figures(result, chosen.measured), g, L, o))
+            result = evaluate_with(predicted.steps, predicted.template, costs, statement.combine)
+            rows.append((*label, used, *_figures(result, chosen.measured), *costs))
             if predicted.aware is not None:
-                obsp = evaluate(predicted.aware, predicted.template, g, L, statement.combine, o).obsp
+                obsp = evaluate_with(predicted.aware, predicted.template, costs, statement.combine).obsp
                 aware[len(rows) - 1] = (obsp, _error(obsp, chosen.measured))
             replays[group.procs] = (f"; replayed run {predicted.template} with W, bytes and messages fitted over "
                                     f"{len(same_p)} sizes" + (" (constants free)" if settings.constants == "free" else ""))
         except ObspError as err:     # the measured run, when known, keeps its supersteps and time
             known = (chosen.supersteps, chosen.measured) if chosen is not None else (None, None)
-            rows.append((*label, used, *known, *NOT_EVALUATED[:len(FIGURES) - 1], g, L, o))
+            rows.append((*label, used, *known, *NOT_EVALUATED[:len(FIGURES) - 1], *costs))
             failures.append((group.procs, err.message))
     footer += _not_evaluated(failures, "sizes")
     if replays:
@@ -269,15 +268,14 @@ def _points(groups: list[RunGroup], procs: int) -> dict[str, np.ndarray]:
     return {**points, "P": np.full(len(groups), float(procs))}
 
 
-def _evaluable(trace, group, costs: tuple[float, float, float], combine: str, footer: list) -> list:
-    """The evaluations of a size's runs (with `costs` g, L, o) that the model can evaluate; a
+def _evaluable(trace, group, costs: Costs, combine: str, footer: list) -> list:
+    """The evaluations of a size's runs (with `costs`) that the model can evaluate; a
     footer line for each that it cannot (a damaged record dropped a superstep). Raises the
     first error when none can."""
-    g, L, o = costs
     results, failed = [], []
     for number in group.runs:
         try:
-            results.append(evaluate(trace, number, g, L, combine, o))
+            results.append(evaluate_with(trace, number, costs, combine))
         except ObspError as err:
             failed.append(err)
     if not results:
@@ -287,19 +285,19 @@ def _evaluable(trace, group, costs: tuple[float, float, float], combine: str, fo
 
 
 def machine_parameters(run, given: dict[str, float], other: ast.Name | None,
-                       command: str) -> tuple[float, float, float, str]:
-    """g, L, o and where they came from for one run (o: seconds per message beyond its bytes,
-    llac.obsp): those `given`, the rest from the probe of machine `other` or of the machine
-    the run was measured on (its nearest P; o 0 when g and L are given without it, as in the
-    paper's model). `command` is the statement as the messages advise to retype it (`obsp f`,
-    `timeline f`)."""
+                       command: str) -> tuple[Costs, str]:
+    """g, L, o, L_sync and where they came from for one run (o: seconds per message beyond
+    its bytes, L_sync: the PUB library's empty bsp_sync; llac.obsp): those `given`, the rest
+    from the probe of machine `other` or of the machine the run was measured on (its nearest
+    P; o 0 when g and L are given without it, as in the paper's model, and L_sync then L).
+    `command` is the statement as the messages advise to retype it (`obsp f`, `timeline f`)."""
     if "g" in given and "L" in given:
         if other is not None:
             raise LlacError(f"{command} ... on {other.text}: with both g and L given, the machine has "
                             f"nothing left to give; drop `on` or one of them", other.span)
         o = given.get("o", 0.0)
-        return given["g"], given["L"], o, "g and L given" + (f", o = {o:g} s per message" if "o" in given else
-                                                             "; o = 0: no cost per message, as in the paper")
+        return Costs(given["g"], given["L"], o), "g and L given" + (f", o = {o:g} s per message" if "o" in given else
+                                                                    "; o = 0: no cost per message, as in the paper")
     try:
         db = open_machines()
     except LlacError as err:
@@ -328,7 +326,13 @@ def machine_parameters(run, given: dict[str, float], other: ast.Name | None,
              f"bytes)" if measured_o is not None else "; o = 0: the probe has no small-message g at that P")
     if not run.counts_messages:
         note += "; these supersteps do not count messages (a trace written before they were): o is not applied"
-    return given.get("g", point.g), given.get("L", point.L), o, note
+    L_sync = None if "L" in given else point.L_sync
+    note += (f"; a bsp_sync superstep pays L of bsp_sync = {L_sync:.3g} s (the probe's empty bsp_sync), "
+             f"the others L" if L_sync is not None else
+             "; L of bsp_sync = L (given)" if "L" in given else
+             "; L of bsp_sync = L: this probe run did not measure the PUB library's bsp_sync (probe again: "
+             "`call probe --procs ...`)")
+    return Costs(given.get("g", point.g), given.get("L", point.L), o, L_sync), note
 
 
 def _error(predicted: float, measured: float) -> float:

@@ -13,7 +13,7 @@ from llac.commands.obsp import machine_parameters, program_supersteps
 from llac.commands.results import Text
 from llac.errors import LlacError
 from llac.experiment import Experiment
-from llac.obsp import ObspError, evaluate
+from llac.obsp import ObspError, evaluate, evaluate_with
 from llac.obsp_runs import representative, run_groups
 from llac.plot import HTML_WIDTH, terminal_canvas
 from llac.timeline import draw, timeline_rows
@@ -44,10 +44,11 @@ TEXT_WIDTH = 80          # a timeline in a script, a pipe or a text file (a term
           'timeline f model to "f.html" replace'], ast.Timeline)
 def timeline(session, statement: ast.Timeline):
     trace, number, label = _chosen_run(session, statement)
-    g, L, o, source = machine_parameters(trace, dict(statement.parameters), statement.machine,
-                                         f"timeline {statement.obj.text}")
+    costs, source = machine_parameters(trace, dict(statement.parameters), statement.machine,
+                                       f"timeline {statement.obj.text}")
+    g, L, o = costs.g, costs.L, costs.o
     try:
-        result = evaluate(trace, number, g, L, statement.combine, o)
+        result = evaluate_with(trace, number, costs, statement.combine)
     except ObspError as err:
         raise LlacError(err.message, statement.obj.span) from None
     steps = trace.runs()[number]

@@ -3,6 +3,9 @@
    it with mpicc and runs it with `mpirun -np P bsp_probe quick|full`.
 
    L is the cost of an empty superstep: one MPI_Barrier, timed over a batch of barriers.
+   Lsync is the cost of an empty superstep of this project's PUB library (pub.c, linked in):
+   one bsp_sync, timed the same way. OBSP* charges it to the supersteps a PUB program ends
+   with bsp_sync (a reduce-scatter of the message counts, several times a barrier's cost).
    g is the time per byte of a full h-relation: every process sends h/(P-1) bytes to every
    other one and receives as much, between two barriers; t(h) = g*h + L' is fitted by least
    squares over a range of h, in two regimes: small messages (sizes cycling 8, 16, 32, 64
@@ -17,6 +20,7 @@
 
      bsp_probe 1 procs=P reps=R
      L <min> <median>
+     Lsync <min> <median>
      g small <floor g> <median g> <floor L'>
      g large <floor g> <median g> <floor L'>
      end
@@ -25,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "pub.h"
 
 typedef struct {
     int reps;        /* repetitions of each figure */
@@ -125,6 +131,23 @@ static void measure_L(const config *c) {
     free(values);
 }
 
+/* Lsync: as L, with the PUB library's empty superstep (bsp_sync) for the barrier. */
+static void measure_L_sync(const config *c, int *argc, char ***argv) {
+    t_bsp bsp;
+    double *values = malloc(sizeof(double) * c->reps);
+    bsp_begin(&bsp, argc, argv);       /* MPI is initialised: bsp_begin takes its processes */
+    bsp_sync(&bsp);
+    for (int r = 0; r < c->reps; r++) {
+        bsp_sync(&bsp);
+        double start = MPI_Wtime();
+        for (int b = 0; b < c->batch; b++) bsp_sync(&bsp);
+        values[r] = slowest((MPI_Wtime() - start) / c->batch);
+    }
+    if (rank == 0) printf("Lsync %.6e %.6e\n", minimum(values, c->reps), median(values, c->reps));
+    bsp_end(&bsp);
+    free(values);
+}
+
 /* Least-squares slope and intercept of t over h. */
 static void fit(const double *h, const double *t, int n, double *slope, double *intercept) {
     double mh = 0, mt = 0, shh = 0, sht = 0;
@@ -183,6 +206,7 @@ int main(int argc, char **argv) {
     const config *c = strcmp(mode, "quick") == 0 ? &QUICK : &FULL;
     if (rank == 0) printf("bsp_probe 1 procs=%d reps=%d\n", procs, c->reps);
     measure_L(c);
+    measure_L_sync(c, &argc, &argv);
     measure_g(c, 1, c->small_max);
     measure_g(c, 0, c->large_max);
     if (rank == 0) printf("end\n");
