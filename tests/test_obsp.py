@@ -559,3 +559,21 @@ def test_a_bsp_sync_superstep_pays_the_probes_empty_bsp_sync_and_an_oblivious_on
     assert float(probed[6]) == pytest.approx(2e-3 + 5e-5 + 2e-9 * 10**5 + 5e-5, rel=1e-3)    # BSP
     assert float(probed[-1]) == 5e-5 and "a bsp_sync superstep pays L of bsp_sync = 5e-05 s" in after.stdout
     assert float(given[4]) == pytest.approx(2e-3 + 4e-6 + 2e-9 * 10**5 + 4e-6, rel=1e-3)
+
+
+def test_table3_says_when_the_replay_misses_the_training_runs_themselves(tmp_path):
+    """A review: `obsp f at f` (the training sizes replayed) was 67-84% short at P = 4 without a
+    word. A cost per unit that changes inside the training sizes (here x4 from N = 4000 on)
+    cannot be followed by W fitted over them: the footer says by how much the replay misses
+    them, and says nothing where W follows them (a constant cost per unit)."""
+    script = (f'load "fig1.cll.2.dat"; small = f where N <= 8000; big = f where N > 8000; '
+              f'obsp small at big with g={G}, L={L}; obsp small at small with g={G}, L={L}')
+    sweep(tmp_path, sizes=(1000, 2000, 3000, 4000, 6000, 8000, 16000), unit=lambda N: 1e-5 if N < 4000 else 4e-5)
+    done = llac(tmp_path, script)
+    assert done.returncode == 0, done.stderr
+    said = re.findall(r"P=2: the replay misses the 6 training sizes themselves by a median of (\d+)% "
+                      r"\(up to ([-+]\d+)%\)", done.stdout)
+    assert len(said) == 2 and all(int(median) > 10 for median, _ in said), done.stdout
+    sweep(tmp_path, sizes=(1000, 2000, 3000, 4000, 6000, 8000, 16000), unit=1e-5)
+    quiet = llac(tmp_path, script)
+    assert quiet.returncode == 0 and "the replay misses" not in quiet.stdout, quiet.stdout

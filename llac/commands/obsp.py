@@ -180,6 +180,9 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
     footer += _not_evaluated(failures, "sizes")
     if replays:
         footer += _cache_notes(experiment, training, [t for t in targets if t.procs in replays])
+        footer += [note for procs in replays for note in
+                   _replay_misfit(experiment, traces[procs], [t for t in training if t.procs == procs],
+                                  settings, parameters[procs][0], statement.combine)]
     footer += [*(f"P={procs}: {source}{replays.get(procs, '')}" for procs, (*_, source) in parameters.items()),
                _h_note(statement),
                f"TIME: the {'fastest' if aggregate == 'min' else 'median'} run of each size's repetitions "
@@ -198,6 +201,35 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
     elif aware_note and replays:
         footer.insert(0, aware_note)
     return [Table(title, headers, tuple(rows), tuple(footer))]
+
+
+REPLAY_MISFIT = 0.10        # a replay this far from the training runs themselves (median) is said to be
+
+
+def _replay_misfit(experiment: Experiment, trace, training: list[RunGroup], settings, costs: Costs,
+                   combine: str) -> list[str]:
+    """A footer line when the replay misses the training runs themselves: each training size
+    replayed from the fit and evaluated, against its measured TIME (the session's estimator).
+    The fitted supersteps' W cannot follow them (a cost per unit that changes within the
+    sizes, or each superstep's fastest repetition summed, where a run of oversubscribed
+    processes is slow in some superstep or other), and a prediction beyond them inherits it;
+    a review's program was predicted 67-84% short at its own sizes at P = 4, with no word."""
+    errors = []
+    for group in training:
+        try:
+            measured = _evaluable(trace, group, costs, combine, [])
+            time = measured[representative([m.measured for m in measured], settings.aggregate)].measured
+            replay = predict_run(experiment, trace, training, group.values, settings)
+            errors.append(evaluate_with(replay.steps, replay.template, costs, combine).obsp / time - 1)
+        except ObspError:
+            return []
+    misses = np.abs(errors)
+    if not errors or np.median(misses) <= REPLAY_MISFIT:
+        return []
+    worst = int(np.argmax(misses))
+    return [f"P={trace.procs}: the replay misses the {len(errors)} training sizes themselves by a median of "
+            f"{100 * np.median(misses):.0f}% (up to {100 * errors[worst]:+.0f}%): the supersteps' W fitted over them "
+            f"do not follow them, and a prediction beyond inherits that"]
 
 
 def _memory_view(session, experiment: Experiment):
