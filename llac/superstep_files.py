@@ -57,22 +57,44 @@ def _rebased(step: Step, later: float) -> Step:
 
 def missing_processors(trace: Supersteps, ranks: set[int]) -> str | None:
     """Why a run whose whole machine (every rank below P) has supersteps of only `ranks` cannot
-    be evaluated, naming the files that may hold the others (None: none is missing)."""
+    be evaluated (None: none is missing): the ranks whose own traces were loaded with `trace`
+    finished no superstep of it (the program stopped inside it); for the others, the files
+    that may hold their supersteps."""
     missing = sorted(set(range(trace.procs)) - ranks)
     if not missing:
         return None
-    names = ",".join(map(str, missing))
+    loaded = {Path(part).name for part in trace.path.split(" + ")}
+    unread = [r for r in missing if Path(_rank_file(trace.path, r)).name not in loaded]
+    if not unread:                  # their own traces are here: they stopped inside the run
+        files = ", ".join(_rank_file(trace.path, r) for r in missing[:4]) + (", ..." if len(missing) > 4 else "")
+        whose = "their own traces are loaded and hold" if len(missing) > 1 else "its own trace is loaded and holds"
+        return (f"the run did not end: rank{_s(missing)} {_ranks(missing)} finished no superstep of it ({whose} "
+                f"none of its supersteps: {files}): the program stopped inside the run (the trace's status: "
+                f"{trace.status})")
     why = (f"{trace.path} holds rank {trace.origin}'s own records only" if trace.origin is not None
            else f"the trace's status: {trace.status}")
-    files = [_rank_file(trace.path, r) for r in missing]
-    loaded = {Path(part).name for part in trace.path.split(" + ")}
-    if all(Path(f).name in loaded for f in files):       # their own traces are here: they stopped before
-        return (f"rank{'s' if len(missing) > 1 else ''} {names} did not reach the end of this run: "
-                f"{'their' if len(missing) > 1 else 'its'} own trace ({', '.join(files[:4])}) holds none of "
-                f"its supersteps (the status: {trace.status}); the program stopped inside the run")
-    return (f"the supersteps of rank{'s' if len(missing) > 1 else ''} {names} are missing ({why}); a rank that "
+    files = [_rank_file(trace.path, r) for r in unread]
+    return (f"the supersteps of rank{_s(unread)} {_ranks(unread)} are missing ({why}); a rank that "
             f"is not gathered writes them to its own trace ({', '.join(files[:4])}{', ...' if len(files) > 4 else ''}): "
             f"load the traces of the execution together, e.g. load \"{_glob(trace.path)}\"")
+
+
+def finished_none(table: Supersteps) -> str:
+    """The note on loading a trace of an execution's supersteps that holds none: a rank's own
+    (a `.rank<r>` file, `table.origin` the rank) says that its rank finished none."""
+    who = (f"rank {table.origin} finished no superstep of a run: its own trace holds none"
+           if table.origin is not None else "the trace holds no supersteps")
+    return f"{table.path}: {who} (the trace's status: {table.status})"
+
+
+def _s(ranks: list[int]) -> str:
+    """The plural's s for a list of ranks."""
+    return "s" if len(ranks) > 1 else ""
+
+
+def _ranks(ranks: list[int]) -> str:
+    """Ranks as a message lists them: 1,3."""
+    return ",".join(map(str, ranks))
 
 
 def _rank_file(path: str, rank: int) -> str:

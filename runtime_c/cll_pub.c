@@ -5,7 +5,8 @@
  * pub_locate so that pub.c's messages number supersteps as the trace does.
  *
  * A run is one execution of a `sync` experiment: its begin bsp_syncs the machine NAME and
- * the run starts where that returns; until the experiment ends, every superstep of that
+ * the run starts where the experiment's clock starts after that (the tracer's own work
+ * between is neither's); until the experiment ends, every superstep of that
  * machine (machine 0) and of its partitions (0.K, 0.K.J, ...) is kept in memory as one
  * record per superstep, with times on this process's CLOCK_MONOTONIC (the clock of the MPI
  * layer's offsets). At report the MPI layer's gather writes them as `@step` lines, END made
@@ -339,15 +340,29 @@ static void require_started(const char *what)
     }
 }
 
+/* Make, before a run's barrier, the allocations its start needs (the thread's record buffer,
+ * room for the run's start, machine 0 and its name), so that no processor leaves the barrier
+ * late by the tracer's one-time work: in the first run it was 15-20 us, in the first W. */
+static void prepare_run(void)
+{
+    cll_thread_ready();
+    ROOM(pub.starts, (size_t)pub.runs + 1, pub.starts_cap);
+    ROOM(pub.stack, 1, pub.stack_cap);
+    ROOM(pub.names, pub.names_used + 2, pub.names_cap);
+}
+
 void cll_pub_begin(cll_experiment *e, double *values, t_bsp *machine)
 {
     char what[600];
     snprintf(what, sizeof what, "experiment '%s' (%s) begins", e->name, e->source);
+    int opened = 0;
     require_started(what);
     if (machine) {
+        if (pub.owner == NULL)
+            prepare_run();
         bsp_sync(machine);   /* a superstep of the open run, if any */
         if (pub.owner == NULL) {
-            double t = now();
+            double t = now();   /* until the run starts, below */
             ROOM(pub.starts, (size_t)pub.runs + 1, pub.starts_cap);
             pub.starts[pub.runs] = t;
             __atomic_signal_fence(__ATOMIC_SEQ_CST);   /* set before a signal's writer counts it */
@@ -356,11 +371,16 @@ void cll_pub_begin(cll_experiment *e, double *values, t_bsp *machine)
             name_runs_of(e->name);
             pub.owner = e;
             pub.owner_level = pub.open;
+            opened = 1;
         }
     }
     values[e->nvars - CLL_PUB_COLUMNS + CLL_COL_RUN] = pub.owner ? pub.runs : 0;
     pub.open++;
     cll_mpi_begin(e, values);
+    /* The run starts where the experiment's clock does, after the tracer's own work since the
+     * barrier returned: no superstep's W or END exceeds the experiment's time. */
+    if (opened)
+        pub.starts[pub.runs - 1] = pub.stack[0].start = now();
 }
 
 void cll_pub_end(cll_experiment *e, const char *site)

@@ -646,6 +646,12 @@ uint64_t cll_spilled_count(void)
     return n;
 }
 
+void cll_thread_ready(void)
+{
+    if (self == NULL)
+        slot_register();
+}
+
 double *cll_open_values(const cll_experiment *e)
 {
     cll_slot *s = self;

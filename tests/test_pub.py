@@ -186,9 +186,10 @@ def where(mode: str, procs: int, rank: int) -> tuple[str, str]:
     mine, other = (calls[0], calls[1]) if rank == odd else (calls[1], calls[0])
     first = odd if rank != odd else (1 if odd == 0 else 0)
     if mode == "partition_args":
-        there, here = ("2", f"1, Y = {{{procs}}}") if rank == 0 else ("1", f"2, Y = {{1,{procs}}}")
+        one, two = f"r = 1, Y = {{{procs}}}", f"r = 2, Y = {{1,{procs}}}"
+        there, here = (two, one) if rank == 0 else (one, two)
         return mine, (f"processor {first} (rank {first}) passed other arguments to bsp_partition "
-                      f"(r = {there} there; r = {here} here)")
+                      f"({there} there; {here} here)")
     return mine, f"processor {first} (rank {first}) reached {other} while this one is in {mine}"
 
 

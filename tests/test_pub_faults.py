@@ -82,7 +82,7 @@ def test_a_rank_that_aborts_inside_a_run_leaves_its_supersteps_in_its_rank_file(
     message, then MPI_Abort, which saves them first. The others get Open MPI's SIGTERM."""
     for old in folder.glob("pub_faults.cll.*"):
         old.unlink()
-    done = call_run(folder, procs, mode, OMPI_MCA_odls_base_sigkill_timeout="2")   # the ranks write in ms
+    done = call_run(folder, procs, mode, OMPI_MCA_odls_base_sigkill_timeout="3")   # the ranks write in ms
     last = procs - 1
     assert done.returncode != 0
     assert f"pub_faults.cll.{procs}.rank{last}.dat ({status})" in done.stderr, done.stderr
@@ -196,7 +196,7 @@ def test_a_wait_that_times_out_names_its_superstep_as_the_trace_does(places, pro
     that machine and run stop at the superstep before."""
     for old in places.glob("pub_places.cll.*"):
         old.unlink()
-    done = call_run(places, procs, mode, "pub_places", PUB_TIMEOUT="2", OMPI_MCA_odls_base_sigkill_timeout="2")
+    done = call_run(places, procs, mode, "pub_places", PUB_TIMEOUT="2", OMPI_MCA_odls_base_sigkill_timeout="3")
     last = procs - 1
     assert done.returncode != 0
     assert (f"pub: bsp_oblsync: rank {last} ({processor}): waited 2 s for message 2 of 2 in superstep {step} of "
@@ -214,10 +214,10 @@ def test_processors_in_different_supersteps_are_named_as_the_trace_numbers_them(
     and must stop there too, their records ending before it."""
     for old in places.glob("pub_places.cll.*"):
         old.unlink()
-    done = call_run(places, procs, mode, "pub_places", PUB_TIMEOUT="2", OMPI_MCA_odls_base_sigkill_timeout="2")
+    done = call_run(places, procs, mode, "pub_places", PUB_TIMEOUT="2", OMPI_MCA_odls_base_sigkill_timeout="3")
     assert done.returncode != 0
     said = said_by_rank(done, "bsp_sync")
-    assert said and "mean" not in done.stderr, done.stderr
+    assert said and not any("mean" in line for line in done.stderr.splitlines() if line.startswith("pub:")), done.stderr
     mine = {rank: 3 if rank == 0 else 5 if mode == "mean" and rank == procs - 1 else 4 for rank in range(procs)}
     for rank, text in said.items():
         differ = sum(mine[other] != mine[rank] for other in mine)
@@ -236,7 +236,7 @@ def test_a_wait_outside_the_runs_says_so(places):
     partition is none in the library's count), so the wait is in superstep 12."""
     for old in places.glob("pub_places.cll.*"):
         old.unlink()
-    done = call_run(places, 2, "outside", "pub_places", PUB_TIMEOUT="2", OMPI_MCA_odls_base_sigkill_timeout="2")
+    done = call_run(places, 2, "outside", "pub_places", PUB_TIMEOUT="2", OMPI_MCA_odls_base_sigkill_timeout="3")
     assert done.returncode != 0
     assert said_by_rank(done, "bsp_oblsync")[1].startswith(
         "waited 2 s for message 1 of 1 in superstep 12 (not in a run of the trace) and none arrived"), done.stderr

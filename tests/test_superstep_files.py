@@ -140,8 +140,9 @@ def test_a_rank_whose_own_trace_is_loaded_but_holds_none_of_the_run_is_said_to_h
                                                             status="MPI_Abort with errorcode 1")).supersteps
     both = replace(gathered, path="part.cll.4.dat + part.cll.4.rank3.dat")
     assert missing_processors(both, {0, 1, 2}) == (
-        "rank 3 did not reach the end of this run: its own trace (part.cll.4.rank3.dat) holds none of its "
-        "supersteps (the status: MPI_Abort with errorcode 1); the program stopped inside the run")
+        "the run did not end: rank 3 finished no superstep of it (its own trace is loaded and holds none of its "
+        "supersteps: part.cll.4.rank3.dat): the program stopped inside the run (the trace's status: MPI_Abort "
+        "with errorcode 1)")
     assert "load the traces of the execution together" in missing_processors(gathered, {0, 1, 2})
 
 

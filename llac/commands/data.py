@@ -18,7 +18,7 @@ from llac.errors import LlacError
 from llac.experiment import Experiment
 from llac.noise import noisy, point_spread, spread_summary
 from llac.parse import checked_formula
-from llac.superstep_files import combine, same_execution
+from llac.superstep_files import combine, finished_none, same_execution
 from llac.tables import agreed_fields, merge_experiments, repetitions, shared_records
 
 SHOW_LIMIT = 20
@@ -180,12 +180,14 @@ def store_supersteps(session, run, stored: dict | None = None) -> list[Note]:
     where = f"{run.program} at P={run.procs}"
     if kept is not None and same_execution(kept, run):
         held = {(s.run, s.rank) for s in kept.steps}
-        if all((s.run, s.rank) in held for s in run.steps):
+        if run.steps and all((s.run, s.rank) in held for s in run.steps):
             return [Note(f"{run.path}: its supersteps of {where} are held already (from {kept.path})")]
-        try:
+        try:    # a file without supersteps too: obsp then knows that its rank finished none
             runs[run.procs], doubles = combine(kept, run)
         except ValueError as err:
             return [Note(f"{run.path}: its supersteps are not added to those of {where}: {err}", warning=True)]
+        if not run.steps:
+            return [Note(finished_none(run))]
         ranks = ",".join(map(str, sorted({s.rank for s in run.steps if (s.run, s.rank) not in held})))
         return [*(Note(text, warning=True) for text in doubles),
                 Note(f"added the supersteps of rank{'s' if ',' in ranks else ''} {ranks} from {run.path} to those "
@@ -194,12 +196,27 @@ def store_supersteps(session, run, stored: dict | None = None) -> list[Note]:
         return [Note(f"{run.path}: rank {run.origin}'s own supersteps are of another execution than those of "
                      f"{where} kept from {kept.path} (their #execution differs): they are left out", warning=True)]
     runs[run.procs] = run
+    if not run.steps and run.origin is not None:
+        return [Note(finished_none(run))]
     if not run.steps:
         return [Note(f"the trace of {where} holds no supersteps: they are recorded in the runs of a `sync` "
                      f"experiment (#pragma cll sync NAME ...), and it ran none", warning=True)]
     name = (stored or {}).get((run.program, run.runs_of[0]), run.runs_of[0]) if run.runs_of else run.program
     return [Note(f"{'replaced' if kept is not None else 'kept'} the supersteps of {where}: "
-                 f"{len(run.steps)} records (obsp {name} evaluates them)")]
+                 f"{len(run.steps)} records ({_evaluated_by(session, name, run)})")]
+
+
+def _evaluated_by(session, name: str, run) -> str:
+    """Which obsp evaluates the supersteps `run` (a table of one P): `obsp NAME` (the sync
+    experiment as loaded) when it holds records of runs at that P, else `obsp PROGRAM`, which
+    evaluates the runs from their supersteps alone (or says why it cannot)."""
+    experiment = session.objects.get(name)
+    columns = experiment.columns if isinstance(experiment, Experiment) else {}
+    if name == run.program or "run" not in columns or "P" not in columns or \
+            np.any((columns["run"] > 0) & (columns["P"] == run.procs)):
+        return f"obsp {name} evaluates them"
+    return (f"obsp {run.program} evaluates them; {name} has no record of a run that ended at P={run.procs}, "
+            f"the trace's status: {run.status}")
 
 
 def _free_name(session, name: str, path, qualify: bool) -> str:

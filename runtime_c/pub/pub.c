@@ -105,6 +105,9 @@ typedef struct partition_check {
     long key;
     int r, *Y;                  /* bsp_partition's arguments (a copy), for the message */
     key_gather keys;            /* every processor's key, learnt when the sums disagree */
+    int *bounds;                /* then, when all of them partition, every processor's Y, */
+    int *counts;                /*   one after another (counts: every r, then the offsets) */
+    MPI_Request bounds_request;
     struct partition_check *next;
 } partition_check;
 static partition_check *partition_checks;
@@ -463,17 +466,28 @@ static void how_many_differ(char *more, size_t size, int others)
         snprintf(more, size, " (%d processors differ from this one)", others);
 }
 
+/* bsp_partition's arguments `r` and `Y` as a message shows them, "r = 2, Y = {1,4}", into
+ * `text` (at most `size` bytes; bounds that do not fit end in ",..."). */
+static void show_arguments(char *text, size_t size, int r, const int *Y)
+{
+    size_t used = (size_t)snprintf(text, size, "r = %d, Y = {", r);
+    int shown = 0;
+    for (; shown < r && used < size - 16; shown++)
+        used += (size_t)snprintf(text + used, size - used, "%s%d", shown ? "," : "", Y[shown]);
+    snprintf(text + used, size - used, "%s}", shown < r ? ",..." : "");
+}
+
 /* Fail naming, from every processor's key and r (`all`), the first processor at another call
  * than this one's (`key`), else the first that passed bsp_partition other arguments than this
- * one's `r` and `Y`, and how many differ. */
+ * one's `r` and `Y` (every processor's Y, one after another, in `bounds`), and how many differ. */
 static void report_disagreement(const char *fn, t_bsp *bsp, long key, int r, const int *Y,
-                                const long *all) __attribute__((noreturn));
+                                const long *all, const int *bounds) __attribute__((noreturn));
 static void report_disagreement(const char *fn, t_bsp *bsp, long key, int r, const int *Y,
-                                const long *all)
+                                const long *all, const int *bounds)
 {
     int q = -1, others = 0;
-    char more[64], bounds[120] = "";
-    int shown = 0;
+    long offset = 0;
+    char more[64], there[140], here[140];
     for (int i = 0; i < bsp->nprocs; i++)
         if (all[2 * i] != key) {
             others++;
@@ -486,12 +500,13 @@ static void report_disagreement(const char *fn, t_bsp *bsp, long key, int r, con
              "processor of a machine makes the same calls of bsp_sync, bsp_partition, bsp_done "
              "and bsp_end, in the same order", q, world_ranks(bsp)[q], call_name(all[2 * q]),
              call_name(key), more);
-    for (size_t used = 0; shown < r && used < sizeof bounds - 16; shown++)
-        used += (size_t)snprintf(bounds + used, sizeof bounds - used, "%s%d", shown ? "," : "",
-                                 Y[shown]);
-    FAIL(fn, bsp, "processor %d (rank %d) passed other arguments to bsp_partition (r = %ld there; "
-         "r = %d, Y = {%s%s} here)%s: every processor of the machine passes the same r and Y",
-         q, world_ranks(bsp)[q], all[2 * q + 1], r, bounds, shown < r ? ",..." : "", more);
+    for (int i = 0; i < q; i++)
+        offset += all[2 * i + 1];
+    show_arguments(there, sizeof there, (int)all[2 * q + 1], bounds + offset);
+    show_arguments(here, sizeof here, r, Y);
+    FAIL(fn, bsp, "processor %d (rank %d) passed other arguments to bsp_partition (%s there; "
+         "%s here)%s: every processor of the machine passes the same r and Y",
+         q, world_ranks(bsp)[q], there, here, more);
 }
 
 #define LEARNING_KEYS "learning which call the other processors are in"
@@ -510,7 +525,7 @@ static const long *learn_keys(const char *fn, t_bsp *bsp, long key, long detail,
  * then fail saying who is elsewhere (report_disagreement). */
 static void disagreement(const char *fn, t_bsp *bsp, long key)
 {
-    report_disagreement(fn, bsp, key, 0, NULL, learn_keys(fn, bsp, key, 0, LEARNING_KEYS));
+    report_disagreement(fn, bsp, key, 0, NULL, learn_keys(fn, bsp, key, 0, LEARNING_KEYS), NULL);
 }
 
 /* A bsp_sync whose meeting showed the processors of `bsp` in different supersteps: learn
@@ -580,10 +595,38 @@ static int check_step_done(partition_check *c, MPI_Request *request, int wait, c
     return done;
 }
 
+/* Whether every processor's key in `all` (two longs each, of the machine `bsp`) is a
+ * bsp_partition's. */
+static int all_partitioning(const t_bsp *bsp, const long *all)
+{
+    for (int i = 0; i < bsp->nprocs; i++)
+        if (call_of(all[2 * i]) != MEET_PARTITION)
+            return 0;
+    return 1;
+}
+
+/* Start learning every processor's Y after the partition check `c` learnt that they all
+ * partition, with their r (c->keys.all): one nonblocking allgatherv, made only when they
+ * disagree, so that the message shows the other processor's bounds beside this one's. */
+static void start_bounds_gather(partition_check *c)
+{
+    int n = c->who.nprocs, total = 0;
+    c->counts = grow(NULL, 2 * (size_t)n, sizeof *c->counts);
+    for (int i = 0; i < n; i++) {
+        c->counts[i] = (int)c->keys.all[2 * i + 1];   /* r <= nprocs: bsp_partition checks Y */
+        c->counts[n + i] = total;
+        total += c->counts[i];
+    }
+    c->bounds = grow(NULL, (size_t)total, sizeof *c->bounds);
+    MPI_Iallgatherv(c->Y, c->r, MPI_INT, c->bounds, c->counts, c->counts + n, MPI_INT,
+                    c->who.comm, &c->bounds_request);
+}
+
 /* Advance the partition check `c`, waiting for it to complete when `wait`; whether it has
  * completed in agreement. When its sums show that the machine's processors did not all reach
  * bsp_partition with the same arguments, it starts learning every processor's key (its
- * `keys`), and fails saying who differs once it has. Learning them does not interrupt
+ * `keys`), then, when every processor is in bsp_partition, every processor's Y (its
+ * `bounds`), and fails saying who differs once it has. Learning them does not interrupt
  * bsp_partition's handshake: members of a subgroup that agree among themselves may already be
  * in MPI_Comm_create_group, waiting for this processor, and join the gathering after it. */
 static int partition_check_agreed(partition_check *c, int wait)
@@ -596,8 +639,15 @@ static int partition_check_agreed(partition_check *c, int wait)
             return 1;
         start_key_gather(&c->who, c->key, c->r, &c->keys);
     }
-    if (check_step_done(c, &c->keys.request, wait, LEARNING_KEYS))
-        report_disagreement("bsp_partition", &c->who, c->key, c->r, c->Y, c->keys.all);
+    if (c->bounds == NULL) {
+        if (!check_step_done(c, &c->keys.request, wait, LEARNING_KEYS))
+            return 0;
+        if (!all_partitioning(&c->who, c->keys.all))    /* the same on every processor */
+            report_disagreement("bsp_partition", &c->who, c->key, c->r, c->Y, c->keys.all, NULL);
+        start_bounds_gather(c);
+    }
+    if (check_step_done(c, &c->bounds_request, wait, "learning the other processors' arguments"))
+        report_disagreement("bsp_partition", &c->who, c->key, c->r, c->Y, c->keys.all, c->bounds);
     return 0;
 }
 

@@ -317,6 +317,10 @@ static void misuse(t_bsp *bsp, const char *mode)
             bsp_partition(bsp, &sub, 2, Z);
         bsp_sync(&sub);
         bsp_done(&sub);
+    } else if (!strcmp(mode, "partition_bounds")) {   /* the same r, processor 0 another Y */
+        int Y[2] = {me == 0 ? 1 : 2, p};
+        bsp_partition(bsp, &sub, 2, Y);
+        bsp_done(&sub);
     } else if (!strcmp(mode, "partition_missing")) {   /* a member of the subgroup never comes */
         int Y[1] = {p};
         if (me == 0)
