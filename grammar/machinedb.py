@@ -120,9 +120,9 @@ class MachineDB:
         self.path = Path(path) if path is not None else default_path()
         if not create and not self.path.exists():
             problem = missing_folder(self.path)
+            make = "then `call probe` makes one, measuring" if problem else "`call probe` measures"
             raise MachineDBError(f"{self.path}: no machine database here" + (f": {problem}" if problem else "")
-                                 + f"; `call probe` measures this machine (${ENVIRONMENT_VARIABLE} names "
-                                 f"another database)")
+                                 + f"; {make} this machine (${ENVIRONMENT_VARIABLE} names another database)")
         problem = missing_folder(self.path) if chosen else None    # a typo must not make a new database
         if problem:
             raise MachineDBError(f"{self.path}: {problem}")

@@ -431,6 +431,7 @@ def test_a_database_in_a_missing_folder_says_the_folder_is_missing(tmp_path):
     done = llac("machine list", tmp_path / "nonexist" / "m.sqlite")
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert f"no machine database here: the folder {tmp_path / 'nonexist'} does not exist" in done.stderr
+    assert "; then `call probe` makes one, measuring this machine" in done.stderr    # the folder alone is not it
     assert not (tmp_path / "nonexist").exists()
 
 
