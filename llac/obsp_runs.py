@@ -7,7 +7,10 @@ Table 3.
 
 The prediction replays a measured run's supersteps (who waits for whom, how each ends) with
 every processor's W, in and out bytes and messages of every superstep fitted, over the training runs, by
-the experiment's own formula: each superstep's work is a part of the experiment's cost, so it
+the experiment's own formula, each training size stood for by its representative run (the
+fastest for `set aggregate min`, as TIME is: each superstep's own fastest repetition, summed,
+was below every real run of oversubscribed processes, each slow in some superstep or other):
+each superstep's work is a part of the experiment's cost, so it
 lies in the span of the formula's terms (at the run's P, terms that only depend on P are
 constants). The fit is the project's relative least squares, its constants non-negative
 unless `set constants free` (llac.fit, as `fit` does); g and L then give each superstep's
@@ -28,7 +31,6 @@ import numpy as np
 
 from llac.experiment import Experiment
 from llac.fit import FitSettings, bounded_columns, relative_fit
-from llac.fit_data import summary
 from llac.obsp import ObspError
 from llac.supersteps import Step, Supersteps
 
@@ -94,7 +96,7 @@ def predict_run(experiment: Experiment, trace: Supersteps, training: list[RunGro
                 values: tuple[float, ...], settings: FitSettings,
                 memory: tuple[int, float] | None = None) -> Prediction:
     """The supersteps of a run of `experiment` at P = trace.procs and these variable values,
-    from the training groups' runs of `trace` (each group's repetitions summarised by
+    from the training groups' runs of `trace` (each group's representative run under
     `settings.aggregate`, the constants bounded as `settings.constants` says), and with
     `memory` (the formula's lead term, the seconds its memory term adds per processor at the
     target) the machine-aware replay beside them. Raises ObspError when the training runs do
@@ -110,13 +112,14 @@ def predict_run(experiment: Experiment, trace: Supersteps, training: list[RunGro
         if _structure(steps) != shape:
             raise ObspError(f"at P={trace.procs}, run {number} has other supersteps than run {template} "
                             f"(who sends to whom, how they end): a prediction replays one structure")
+    chosen = [group.runs[representative([max(s.end for s in runs[r]) for r in group.runs], settings.aggregate)]
+              for group in training]
     design, target, kept = _designs(experiment, trace.procs, training, values)
     bounded = bounded_columns(design, settings)
     fitted, lead_parts = {}, {}
     for key in shape:
         for field in REPLAYED:
-            measured = [summary([getattr(places[r][key], field) for r in group.runs], settings.aggregate)
-                        for group in training]
+            measured = [getattr(places[run][key], field) for run in chosen]
             constants = _fit_amount(design, bounded, measured)
             fitted.setdefault(key, {})[field] = _at(target, constants)
             if field == "W" and memory is not None and memory[0] in kept:

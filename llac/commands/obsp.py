@@ -211,9 +211,9 @@ def _replay_misfit(experiment: Experiment, trace, training: list[RunGroup], sett
     """A footer line when the replay misses the training runs themselves: each training size
     replayed from the fit and evaluated, against its measured TIME (the session's estimator).
     The fitted supersteps' W cannot follow them (a cost per unit that changes within the
-    sizes, or each superstep's fastest repetition summed, where a run of oversubscribed
-    processes is slow in some superstep or other), and a prediction beyond them inherits it;
-    a review's program was predicted 67-84% short at its own sizes at P = 4, with no word."""
+    sizes), or OBSP* does not reproduce the runs (oversubscribed processes), and a prediction
+    beyond them inherits it; a review's program was predicted 67-84% short at its own sizes
+    at P = 4, with no word."""
     errors = []
     for group in training:
         try:
