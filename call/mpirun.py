@@ -5,6 +5,7 @@ records were not gathered)."""
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -33,9 +34,9 @@ class MpiLaunch(Launch):
         self.scratch: dict[str, str] = {}      # the running run's own directories (call.scratch)
 
     def shown(self, count: int | None) -> str:
-        """The command as the progress step shows it: mpirun, then the program and its
-        arguments as a sequential run shows them."""
-        return f"mpirun -np {count} {super().shown(count)}"
+        """The command as the progress step shows it: the launcher that runs (`mpirun`, or
+        what $MPIRUN names), then the program and its arguments as a sequential run shows them."""
+        return f"{shlex.join(self.launcher)} -np {count} {super().shown(count)}"
 
     def command(self, count: int | None) -> list[str]:
         """The mpirun command of the run with `count` ranks."""

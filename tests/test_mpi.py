@@ -440,6 +440,7 @@ def test_under_mpich_call_run_names_no_open_mpi_variable(tmp_path):
     done = call("run", "exchange.c", cwd=tmp_path, env={"MPICC": "mpicc.mpich", "MPIRUN": "mpirun.mpich"})
     assert done.returncode == 0, done.stderr
     assert "call: trace (P=4):" in done.stderr and "OMPI_" not in done.stderr, done.stderr
+    assert "(P=4): mpirun.mpich -np 4 .cll-build/exchange" in done.stderr    # the launcher that runs
     if cores() < 4:
         assert f"P=4 > {cores()} cores: oversubscribing; ranks share cores" in done.stderr
 
