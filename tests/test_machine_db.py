@@ -553,3 +553,21 @@ def test_a_run_without_bsp_parameters_says_where_they_are_measured(tmp_path):
                                       "`machine export` there and `machine import` here bring them)") in there.stderr
     here = llac("machine bsp", path)
     assert here.returncode == 1 and "has no BSP parameters (`call probe --procs 1,2,4` measures them)" in here.stderr
+
+
+def test_compare_shows_L_and_bsp_sync_once_per_processor_count(tmp_path):
+    """A review: L and bsp_sync were shown twice per P (as `small` and `large`), where neither
+    depends on the messages' size."""
+    from dataclasses import replace
+    path = tmp_path / "machines.sqlite"
+    with MachineDB(path) as db:
+        for date, sync in (("2026-11-23T10:00:00Z", 2e-6), ("2026-11-24T10:00:00Z", 3e-6)):
+            run = probe_run(date=date, label="day" + date[8:10])
+            run.bsp = [replace(b, L_sync=sync * b.procs, L_sync_spread=0.01) for b in run.bsp]
+            db.store(run)
+    done = llac("machine compare node1@day23 node1@day24", path)
+    assert done.returncode == 0, done.stderr
+    names = [line.split("  ")[0] for line in done.stdout.splitlines() if line.startswith(("L P=", "bsp_sync P="))]
+    assert names == ["L P=1, µs", "bsp_sync P=1, µs", "L P=2, µs", "bsp_sync P=2, µs", "L P=4, µs",
+                     "bsp_sync P=4, µs"], done.stdout
+    assert [line.split()[-1] for line in done.stdout.splitlines() if line.startswith("bsp_sync P=2")] == ["1.5"]

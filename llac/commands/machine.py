@@ -171,10 +171,10 @@ def _compare(first, second) -> Table:
         q = b_bsp.get((p.procs, p.message))
         if q:
             rows.append((f"g P={p.procs} {p.message}, ns/byte", p.g * NANO, q.g * NANO, q.g / p.g))
-            rows.append((f"L P={p.procs} {p.message}, µs", p.L * 1e6, q.L * 1e6, q.L / p.L))
-            if p.L_sync and q.L_sync:
-                rows.append((f"bsp_sync P={p.procs} {p.message}, µs", p.L_sync * 1e6, q.L_sync * 1e6,
-                             q.L_sync / p.L_sync))
+            if p.message == "large":         # L and bsp_sync: one figure per P, stored with each message size
+                rows.append((f"L P={p.procs}, µs", p.L * 1e6, q.L * 1e6, q.L / p.L))
+                if p.L_sync and q.L_sync:
+                    rows.append((f"bsp_sync P={p.procs}, µs", p.L_sync * 1e6, q.L_sync * 1e6, q.L_sync / p.L_sync))
     if not rows:
         raise LlacError(f"{name_a} and {name_b} have no figure in common to compare")
     a_tag, b_tag = f"{name_a}@{a.run_id}", f"{name_b}@{b.run_id}"

@@ -226,10 +226,9 @@ def _replay_misfit(experiment: Experiment, trace, training: list[RunGroup], sett
     misses = np.abs(errors)
     if not errors or np.median(misses) <= REPLAY_MISFIT:
         return []
-    worst = int(np.argmax(misses))
     return [f"P={trace.procs}: the replay misses the {len(errors)} training sizes themselves by a median of "
-            f"{100 * np.median(misses):.0f}% (up to {100 * errors[worst]:+.0f}%): the supersteps' W fitted over them "
-            f"do not follow them, and a prediction beyond inherits that"]
+            f"{100 * np.median(misses):.0f}% (errors from {100 * min(errors):+.0f}% to {100 * max(errors):+.0f}%): the "
+            f"supersteps' W fitted over them do not follow them, and a prediction beyond inherits that"]
 
 
 def _memory_view(session, experiment: Experiment):
@@ -329,7 +328,8 @@ def machine_parameters(run, given: dict[str, float], other: ast.Name | None,
                             f"nothing left to give; drop `on` or one of them", other.span)
         o = given.get("o", 0.0)
         return Costs(given["g"], given["L"], o), "g and L given" + (f", o = {o:g} s per message" if "o" in given else
-                                                                    "; o = 0: no cost per message, as in the paper")
+                                                                    "; o = 0: no cost per message, as in the paper") \
+            + "; L of bsp_sync = L (given): every superstep pays L"
     try:
         db = open_machines()
     except LlacError as err:
