@@ -244,7 +244,7 @@ def test_timeline_of_figure1_as_a_user_sees_it(tmp_path):
     rows = [line for line in measured.splitlines() if line.startswith("P")]
     assert len(rows) == 2 and all(r.endswith("|") and r.count("|") == 2 and "." not in r for r in rows)
     assert "TIME 0.005 s measured, OBSP* 0.005 s, BSP 0.006 s" in measured
-    assert "o = 0 s/message (g and L given; o = 0: no cost per message, as in the paper); h = in max out" in measured
+    assert "o = 0 s/message (g and L given; o = 0: no cost per message, as in the paper; L of bsp_sync = L (given): every superstep pays L); h = in max out" in measured
 
 
 def test_g_and_L_come_from_the_probe_as_for_obsp(tmp_path):
