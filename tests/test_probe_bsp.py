@@ -11,6 +11,7 @@ import math
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -39,15 +40,17 @@ def measured():
     """One quick probe of P = 1, 2, 4 (4 oversubscribes a 2-core machine) and its progress.
     Beside the suite's other workers, the oversubscribed P = 4 sometimes measures no growth
     with h, which the probe refuses (BspIncomplete: "run it again when it is quieter"): as
-    the message says, it is run again, up to three times."""
-    for attempt in range(3):
+    the message says, it is run again, up to five times, a few seconds apart (three in a row
+    failed once in a suite run with three workers on 2 cores: the load comes in bursts)."""
+    for attempt in range(5):
         stream = io.StringIO()
         try:
             points = probe_bsp.measure_bsp([1, 2, 4], True, Progress(stream, live=False))
             return points, stream.getvalue()
         except probe_bsp.BspIncomplete:
-            if attempt == 2:
+            if attempt == 4:
                 raise
+            time.sleep(3)
 
 
 def test_probe_source_is_installed_as_package_data():
