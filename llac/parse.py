@@ -463,7 +463,7 @@ def _syntax_error(err: UnexpectedInput, text: str, keywords) -> LlacError:
             where = span_of(err.token)
         hint = (" (a comparison is written ==)" if err.token.type == "EQUAL"
                 and "formula__COMPARE" in err.expected else _keyword_hint(str(err.token), err.expected)
-                or _option_hint(err, text))
+                or _option_hint(err, text) or _machine_hint(err, text))
         return LlacError(f"expected {_words(_acceptable(err))}, found {found}{hint}", where)
     if isinstance(err, UnexpectedCharacters):
         char = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
@@ -523,6 +523,15 @@ def _option_hint(err: UnexpectedToken, text: str) -> str:
     if words and words[-1] in ("merge", "aggregate", "copy"):       # `merge a, b` without `NAME =`
         return f" ({words[-1]} makes a new object: name it, NAME = {words[-1]} ...)"
     return suggest(words[-1], grammar_keywords()) if words else ""
+
+
+def _machine_hint(err: UnexpectedToken, text: str) -> str:
+    """A number where a `machine` command takes a machine: probe runs are named by their
+    machine (`machine compare 1 2` was a bare syntax error)."""
+    statement = text[:err.token.start_pos or 0].split(";")[-1].split("\n")[-1].split()
+    if statement[:1] != ["machine"] or not re.fullmatch(r"\d+", str(err.token)):
+        return ""
+    return f" (a probe run is named MACHINE@ID or MACHINE@LABEL, such as MACHINE@{err.token}: `machine list` shows them)"
 
 
 OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "CIRCUMFLEX", "_formula__POWER", "formula__COMPARE",
