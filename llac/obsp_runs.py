@@ -94,13 +94,16 @@ class Prediction:
 
 def predict_run(experiment: Experiment, trace: Supersteps, training: list[RunGroup],
                 values: tuple[float, ...], settings: FitSettings,
-                memory: tuple[int, float] | None = None) -> Prediction:
+                memory: tuple[int, float] | None = None, fits: dict | None = None) -> Prediction:
     """The supersteps of a run of `experiment` at P = trace.procs and these variable values,
     from the training groups' runs of `trace` (each group's representative run under
     `settings.aggregate`, the constants bounded as `settings.constants` says), and with
     `memory` (the formula's lead term, the seconds its memory term adds per processor at the
-    target) the machine-aware replay beside them. Raises ObspError when the training runs do
-    not share one superstep structure or are too few for the formula."""
+    target) the machine-aware replay beside them. `fits`, a dictionary the caller keeps for
+    the predictions of one P from the same training runs and settings, holds the fitted
+    constants of each superstep amount by the terms kept, so that each is fitted once (a
+    table predicts several sizes, and replays the training sizes too). Raises ObspError when
+    the training runs do not share one superstep structure or are too few for the formula."""
     runs = trace.runs()
     missing = [r for group in training for r in group.runs if r not in runs]
     if missing:
@@ -116,11 +119,14 @@ def predict_run(experiment: Experiment, trace: Supersteps, training: list[RunGro
               for group in training]
     design, target, kept = _designs(experiment, trace.procs, training, values)
     bounded = bounded_columns(design, settings)
+    fits = {} if fits is None else fits
     fitted, lead_parts = {}, {}
     for key in shape:
         for field in REPLAYED:
-            measured = [getattr(places[run][key], field) for run in chosen]
-            constants = _fit_amount(design, bounded, measured)
+            if (tuple(kept), key, field) not in fits:
+                measured = [getattr(places[run][key], field) for run in chosen]
+                fits[tuple(kept), key, field] = _fit_amount(design, bounded, measured)
+            constants = fits[tuple(kept), key, field]
             fitted.setdefault(key, {})[field] = _at(target, constants)
             if field == "W" and memory is not None and memory[0] in kept:
                 lead_parts[key] = max(0.0, float(target[kept.index(memory[0])] * constants[kept.index(memory[0])]))

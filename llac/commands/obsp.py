@@ -143,6 +143,7 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
     names = targets[0].names
     memory, aware_note = _memory_view(session, experiment) if statement.data else (None, None)
     rows, footer, parameters, replays, failures, aware = [], [], {}, {}, [], {}
+    fits: dict[int, dict] = {}            # per P, the replay's fitted amounts (llac.obsp_runs.predict_run)
     for group in targets:
         label = (group.procs, *group.values)
         trace = traces.get(group.procs)
@@ -165,7 +166,8 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
             if not same_p:
                 raise ObspError(f"{statement.obj.text} has no runs at P={group.procs} to learn from")
             extra = _memory_extra(*memory, group) if memory is not None else None
-            predicted = predict_run(experiment, trace, same_p, group.values, settings, extra)
+            predicted = predict_run(experiment, trace, same_p, group.values, settings, extra,
+                                    fits.setdefault(group.procs, {}))
             result = evaluate_with(predicted.steps, predicted.template, costs, statement.combine)
             rows.append((*label, used, *_figures(result, chosen.measured), *costs))
             if predicted.aware is not None:
@@ -182,7 +184,7 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
         footer += _cache_notes(experiment, training, [t for t in targets if t.procs in replays])
         footer += [note for procs in replays for note in
                    _replay_misfit(experiment, traces[procs], [t for t in training if t.procs == procs],
-                                  settings, parameters[procs][0], statement.combine)]
+                                  settings, parameters[procs][0], statement.combine, fits[procs])]
     footer += [*(f"P={procs}: {source}{replays.get(procs, '')}" for procs, (*_, source) in parameters.items()),
                _h_note(statement),
                f"TIME: the {'fastest' if aggregate == 'min' else 'median'} run of each size's repetitions "
@@ -207,7 +209,7 @@ REPLAY_MISFIT = 0.10        # a replay this far from the training runs themselve
 
 
 def _replay_misfit(experiment: Experiment, trace, training: list[RunGroup], settings, costs: Costs,
-                   combine: str) -> list[str]:
+                   combine: str, fits: dict) -> list[str]:
     """A footer line when the replay misses the training runs themselves: each training size
     replayed from the fit and evaluated, against its measured TIME (the session's estimator).
     The fitted supersteps' W cannot follow them (a cost per unit that changes within the
@@ -219,7 +221,7 @@ def _replay_misfit(experiment: Experiment, trace, training: list[RunGroup], sett
         try:
             measured = _evaluable(trace, group, costs, combine, [])
             time = measured[representative([m.measured for m in measured], settings.aggregate)].measured
-            replay = predict_run(experiment, trace, training, group.values, settings)
+            replay = predict_run(experiment, trace, training, group.values, settings, fits=fits)
             errors.append(evaluate_with(replay.steps, replay.template, costs, combine).obsp / time - 1)
         except ObspError:
             return []
@@ -315,6 +317,9 @@ def _evaluable(trace, group, costs: Costs, combine: str, footer: list) -> list:
     return results
 
 
+GIVEN_L = "; L of bsp_sync = L (given): every superstep pays L"    # the footer's words when L is given
+
+
 def machine_parameters(run, given: dict[str, float], other: ast.Name | None,
                        command: str) -> tuple[Costs, str]:
     """g, L, o, L_sync and where they came from for one run (o: seconds per message beyond
@@ -329,7 +334,7 @@ def machine_parameters(run, given: dict[str, float], other: ast.Name | None,
         o = given.get("o", 0.0)
         return Costs(given["g"], given["L"], o), "g and L given" + (f", o = {o:g} s per message" if "o" in given else
                                                                     "; o = 0: no cost per message, as in the paper") \
-            + "; L of bsp_sync = L (given): every superstep pays L"
+            + GIVEN_L
     try:
         db = open_machines()
     except LlacError as err:
@@ -361,7 +366,7 @@ def machine_parameters(run, given: dict[str, float], other: ast.Name | None,
     L_sync = None if "L" in given else point.L_sync
     note += (f"; a bsp_sync superstep pays L of bsp_sync = {L_sync:.3g} s (the probe's empty bsp_sync), "
              f"the others L" if L_sync is not None else
-             "; L of bsp_sync = L (given)" if "L" in given else
+             GIVEN_L if "L" in given else
              "; L of bsp_sync = L: this probe run did not measure the PUB library's bsp_sync (probe again: "
              "`call probe --procs ...`)")
     return Costs(given.get("g", point.g), given.get("L", point.L), o, L_sync), note
