@@ -18,11 +18,10 @@ import re
 import subprocess
 from dataclasses import dataclass
 
+from call.cexpr import truth
 from call.clex import CodeToken, Directive
 
 _WORD = re.compile(r"[A-Za-z_]\w*")
-_TOKEN = re.compile(r"\s*(0[xX][0-9a-fA-F]+|\d+|[A-Za-z_]\w*|&&|\|\||[=!<>]=|<<|>>|[-+*/%()<>!~&|^?:])")
-_SUFFIX = re.compile(r"(?<=[0-9a-fA-F])[uUlL]+\b")
 
 
 @dataclass(frozen=True)
@@ -157,45 +156,46 @@ def _decide(word: str, rest: str, known: dict[str, str | None]) -> bool | None:
 _DEFINED = re.compile(r"\bdefined\s*(\(\s*([A-Za-z_]\w*)\s*\)|([A-Za-z_]\w*))")
 
 
-def _evaluate(expression: str, known: dict[str, str | None], depth: int = 0) -> bool | None:
+def _evaluate(expression: str, known: dict[str, str | None]) -> bool | None:
     """An `#if` expression's truth when it is an integer constant expression whose macros
     are known, or whose value is the same whether each unknown one in `defined` is defined or
-    not (`defined(X) && 0`); None otherwise."""
+    not (`defined(X) && 0`); None otherwise. The arithmetic is C's (call/cexpr.py)."""
     unknown = sorted({m.group(2) or m.group(3) for m in _DEFINED.finditer(expression)} - known.keys())
     if unknown and len(unknown) <= 4:
-        values = {_evaluate(expression, {**known, **dict(zip(unknown, choice))}, depth)
+        values = {_evaluate(expression, {**known, **dict(zip(unknown, choice))})
                   for choice in _choices(len(unknown))}
         return values.pop() if len(values) == 1 else None
-    expression = _DEFINED.sub(lambda m: _defined(m.group(2) or m.group(3), known), expression)
-    if "?" in expression or depth > 8:
+    expanded = _expand(expression, known, frozenset())
+    return None if expanded is None else truth(expanded)
+
+
+# a preprocessing number (digits, letters of a suffix or exponent), a name, a character
+# constant, or any other character
+_PP_TOKEN = re.compile(r"(\.?[0-9](?:[\w.]|[eEpP][-+])*)|([A-Za-z_]\w*)|([LuU]?'(?:\\.|[^'\\\n])*')|(\s+|.)",
+                       re.S)
+
+
+def _expand(text: str, known: dict[str, str | None], active: frozenset[str]) -> str | None:
+    """`text` with `defined X` replaced by 1 or 0 and every macro by its replacement text,
+    rescanned as the preprocessor does (no parentheses added: `#define A 1+2` makes `A*2`
+    5); a macro undefined (None) is 0. None when a name is not known, is a function-like
+    macro, or refers back to itself (what gcc makes of those depends on more than call knows)."""
+    text = _DEFINED.sub(lambda m: _defined(m.group(2) or m.group(3), known), text)
+    if "defined_unknown_macro_" in text or len(active) > 32:
         return None
-    python, position = [], 0
-    for match in _TOKEN.finditer(_SUFFIX.sub("", expression)):
-        if match.start() != position:
+    out = []
+    for match in _PP_TOKEN.finditer(text):
+        name = match.group(2)
+        if name is None:
+            out.append(match.group())
+            continue
+        if name not in known or name in active or known[name] == "(":
             return None
-        position, token = match.end(), match.group(1)
-        if _WORD.fullmatch(token):
-            if token not in known:
-                return None
-            value = known[token]
-            token = "0" if value is None else _evaluate_value(value, known, depth)
-            if token is None:
-                return None
-        python.append({"&&": " and ", "||": " or ", "!": " not ", "/": "//"}.get(token, token))
-    if position != len(_SUFFIX.sub("", expression).rstrip()) or not python:
-        return None
-    try:
-        return bool(eval("".join(python), {"__builtins__": {}}))   # digits and operators only
-    except Exception:   # division by zero, a malformed expression: the compiler's to report
-        return None
-
-
-def _evaluate_value(value: str, known: dict[str, str | None], depth: int) -> str | None:
-    """A known macro's value inside an `#if` expression, as a number's text."""
-    if re.fullmatch(r"\s*\d+\s*", _SUFFIX.sub("", value)):
-        return _SUFFIX.sub("", value).strip()
-    truth = _evaluate(value, known, depth + 1) if value and value != "(" else None
-    return None if truth is None else str(int(truth))
+        replacement = "0" if known[name] is None else _expand(known[name], known, active | {name})
+        if replacement is None:
+            return None
+        out.append(f" {replacement} ")
+    return "".join(out)
 
 
 def _choices(count: int) -> list[tuple[str | None, ...]]:
