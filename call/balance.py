@@ -1,5 +1,6 @@
 """The balance of `#pragma cll` begin/end and for/end for within each function of a file:
-the open experiments and sampling loops, `return`/`goto`/`break`/`continue` that leave them,
+the open experiments and sampling loops, `return`/`goto`/`break`/`continue` that leave them
+(and `longjmp`, and macros that expand to a `break` or `continue`),
 what is never ended, and near-miss prefixes (`#pragma ll ...`) pointed at as likely typos
 when something does not balance."""
 from __future__ import annotations
@@ -88,6 +89,40 @@ class Balance:
             self.findings.program.jumps[_at(token)] = (token.text, crossed[0])
         self.leaving(token, after)
 
+    def macro_jump(self, use: CodeToken, kind: str, target: CodeToken | None, definition: Diagnostic) -> bool:
+        """A use of a macro whose replacement holds a `break` or `continue` (`kind`) of its
+        own, which there leaves for `target` (None: no loop or switch): when that leaves a
+        sampling loop's body, a warning, since call cannot carry a jump it does not see past
+        the sampling loop (jump); whether it warned."""
+        after = (target.line, target.column) if target else (0, 0)
+        crossed = [o.pragma for o in self.stack if isinstance(o.pragma, For) and _at(o.pragma) > after]
+        if not crossed:
+            return False
+        self.findings.warn(use.line, use.column,
+                           f"macro {use.text!r} expands to a '{kind}' that leaves the body of "
+                           f"'#pragma cll for': in the instrumented program it leaves only the "
+                           f"sampling loop, not the loop or switch it leaves in the plain program "
+                           f"(call does not see a jump inside a macro); write the '{kind}' itself "
+                           f"here, outside the macro",
+                           [self.findings.note(crossed[-1], "the 'for' is here"), definition])
+        return True
+
+    def long_jump(self, token: CodeToken) -> None:
+        """A call of `longjmp` (`siglongjmp`...) inside an open experiment: one to a `setjmp`
+        outside it leaves it open, a warning."""
+        experiments = [o.pragma for o in self.stack if isinstance(o.pragma, Begin)]
+        if not experiments:
+            return
+        inner = experiments[-1]
+        self.findings.warn(token.line, token.column,
+                           f"'{token.text}' inside experiment {inner.name!r}: a {token.text} to a "
+                           f"setjmp outside the experiment leaves it open (this execution of it has "
+                           f"no record), and the program then stops at the next 'end' of an "
+                           f"experiment open around it (status 70: it does not match the open "
+                           f"{inner.name!r}); end {inner.name!r} before the {token.text}",
+                           [self.findings.note(inner, f"experiment {inner.name!r} begins here")]
+                           + self.findings.undecided_notes(inner))
+
     def leaving(self, token: CodeToken, after: tuple[int, int]) -> None:
         """When `token` (return, break, continue) leaves experiments begun after
         position `after`: they are never ended on that path, a warning; an error if an
@@ -116,7 +151,10 @@ class Balance:
                                                                        f"{outer[-1].name!r} begins here")])
         else:
             caller = (f"; if a caller has an experiment open around this call, the run stops at its "
-                      f"'end' (status 70: it does not match the open {inner.name!r})"
+                      f"'end' (status 70: it does not match the open {inner.name!r}), unless that "
+                      f"experiment is {inner.name!r} itself (a recursive call): then the caller's "
+                      f"'end' closes the frame left open here, and its record has this call's "
+                      f"values and time, not the caller's"
                       if token.text == "return" else "")
             self.findings.warn(token.line, token.column,
                                f"'{token.text}' inside experiment {inner.name!r}: on this path the "

@@ -67,6 +67,63 @@ def translate(source: str, out_dir: str | Path | None = None, warn: Warn = None,
     return output, program
 
 
+# the -std= values of C89/C90 (-ansi is one): the code call generates is C99 (its header's
+# inline functions, an experiment's array of values known at run time, a begin's statement
+# before the declarations that follow it); GNU C89 has all three as extensions
+C89_STANDARDS = {"c89", "c90", "iso9899:1990", "iso9899:199409"}
+GNU_C89_STANDARDS = {"gnu89", "gnu90"}
+NEEDS_C99 = ("the code call generates needs C99 or later: an experiment's begin is a statement "
+             "that may stand before your declarations, it fills an array with values known at run "
+             "time, and the generated header has inline functions")
+
+
+def standard_problem(flags: list[str]) -> str | None:
+    """Why compiler `flags` cannot build the instrumented program, though they build the plain
+    one, or None: a C89/C90 standard (`-std=c89`, `-ansi`: the last -std/-ansi counts; GNU
+    C89, `-std=gnu89`, builds, unless its pedantic warnings are errors), or
+    -Wdeclaration-after-statement as an error (each pragma becomes a statement, and a
+    declaration after one is then such an error)."""
+    standard, pedantic, pedantic_errors, werror = None, False, False, False
+    after, after_error = False, None      # -Wdeclaration-after-statement; as an error (None: as -Werror says)
+    for flag in flags:
+        if flag == "-ansi" or flag.startswith("-std="):
+            standard = flag
+        elif flag in ("-pedantic", "-Wpedantic"):
+            pedantic = True
+        elif flag in ("-pedantic-errors", "-Werror=pedantic"):
+            pedantic = pedantic_errors = True
+        elif flag in ("-Werror", "-Wno-error"):
+            werror = flag == "-Werror"
+        elif flag in ("-Wdeclaration-after-statement", "-Wno-declaration-after-statement"):
+            after = flag == "-Wdeclaration-after-statement"
+        elif flag == "-Werror=declaration-after-statement":
+            after, after_error = True, True
+        elif flag == "-Wno-error=declaration-after-statement":
+            after_error = False
+    name = "c90" if standard == "-ansi" else standard[len("-std="):] if standard else None
+    choose = "compile with -std=c99, -std=gnu99, -std=c11 or a later standard (or none: gcc's default is gnu17)"
+    if name in C89_STANDARDS:
+        return f"{standard} selects C89/C90, but {NEEDS_C99}; {choose}"
+    if name in GNU_C89_STANDARDS and (pedantic_errors or (pedantic and werror)):
+        errors = "-pedantic-errors" if pedantic_errors else "-pedantic with -Werror"
+        return (f"{standard} with {errors} makes an error of each GNU extension of C89, but "
+                f"{NEEDS_C99}; {choose}, or drop {errors.split()[0]}")
+    if after and (after_error if after_error is not None else werror):
+        return ("-Wdeclaration-after-statement with -Werror: each '#pragma cll' line becomes a "
+                "statement, so a declaration after one fails in the instrumented program though "
+                "the plain program builds; build it without them, or add "
+                "-Wno-error=declaration-after-statement")
+    return None
+
+
+def refuse_standard(flags: list[str], who: str) -> None:
+    """A CallError from `who` (`call cc`, `call check`, `call run`) when compiler `flags`,
+    after the flags of $CC, cannot build the instrumented program (standard_problem)."""
+    problem = standard_problem(c_compiler()[0][1:] + list(flags))
+    if problem:
+        raise CallError([Diagnostic("error", who, 0, 0, problem)])
+
+
 # gcc options whose value is the next argument (`-o FILE`, `-I DIR`, `-MF FILE`): that
 # argument is no input file
 VALUE_OPTIONS = {"-o", "-x", "-I", "-L", "-l", "-D", "-U", "-MF", "-MT", "-MQ", "-include",
@@ -294,6 +351,8 @@ def compile_program(arguments: list[str], warn: Warn = None,
     compiler's exit status."""
     _refuse_recursion()
     sources = c_sources(arguments)
+    if sources:
+        refuse_standard(arguments, "call cc")
     if not sources and not (links(arguments) and (object_files(arguments) or _archives(arguments))):
         what = " and no object file to link" if links(arguments) else ""
         raise CallError([Diagnostic("error", "call cc", 0, 0, f"no .c file to compile{what}")])

@@ -2,7 +2,7 @@
 the brace depth (and whether the innermost brace opens a struct, union or enum body, an
 initializer or a compound literal), the open parentheses (with the word before each), the
 previous token, the control header a `)` just closed, and a pending statement pragma
-(`#pragma omp for` ...)."""
+(`#pragma omp for` ..., or the same written `_Pragma("omp for")`)."""
 from __future__ import annotations
 
 from call.clex import CodeToken, Directive
@@ -34,6 +34,8 @@ class CContext:
         self.closed_control: str | None = None  # the keyword, if the previous ')' closed a control header
         self.closed_type_name = False     # the previous ')' closed what may be `(type-name)`
         self.statement_pragma: str | None = None  # e.g. 'omp' right after '#pragma omp ...'
+        self.pragma_operator: str | None = None   # `_Pragma("omp parallel")` when that set it
+        self.operator_string: str | None = None   # the string of the `_Pragma(` open now
 
     def token(self, token: CodeToken) -> None:
         """Follow one token of C code."""
@@ -53,9 +55,19 @@ class CContext:
             self.closed_control = word if word in CONTROL else None
             self.closed_type_name = _before_type_name(word)
             closed_pragma_operator = word == "_Pragma"
+        elif token.kind == "STRING" and self.parens[-1:] == ["_Pragma"]:
+            self.operator_string = text
         self._follow_tag(token)
         self.previous, self.closed_pragma_operator = token, closed_pragma_operator
-        self.statement_pragma = None
+        self.statement_pragma = self.pragma_operator = None
+        if closed_pragma_operator and self.operator_string is not None:
+            # `_Pragma("omp parallel")` is `#pragma omp parallel`: it applies to the next statement
+            words = self.operator_string.strip('"').replace('\\"', '"').split()
+            if len(words) > 1 and words[0] in STATEMENT_PRAGMAS and words[1] not in STANDALONE:
+                self.statement_pragma = words[0]
+                self.pragma_operator = f"_Pragma({self.operator_string})"
+        if closed_pragma_operator:
+            self.operator_string = None
 
     def _follow_tag(self, token: CodeToken) -> None:
         """Follow `struct [attributes] [NAME] {`: the keyword, then only attributes (with
@@ -105,6 +117,7 @@ class CContext:
         words = directive.body.split()
         if directive.namespace in STATEMENT_PRAGMAS and words and words[0] not in STANDALONE:
             self.statement_pragma = directive.namespace
+            self.pragma_operator = None
 
     def header(self) -> str | None:
         """The control header whose body begins here ('else', 'do', 'if (...)'), if any."""

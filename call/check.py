@@ -9,18 +9,22 @@ experiment and a `break`/`continue` that leaves one, the `break`/`continue` stat
 leave a sampling loop's body for a loop or switch outside it (the generated code carries them
 past the sampling loop, call.jumps finds them), and near-miss prefixes such as `#pragma ll`
 that a compiler would silently ignore; call.order checks the measurement order (repetition
-loops inside size sweeps, `shuffle` nests).
+loops inside size sweeps, `shuffle` nests). It warns about what it cannot carry out: a
+`longjmp` inside an experiment, an experiment in a function the file installs as a signal
+handler, and a macro of the file that expands to a `break`/`continue` leaving a sampling
+loop's body.
 """
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from call.balance import Balance
 from call.ccontext import COMPOUND_LITERAL, INITIALIZER, CContext
 from call.clex import CLexError, CodeToken, Directive, lex
 from call.conditions import kept
 from call.diagnostics import CallError, Diagnostic, edit_distance
-from call.jumps import jump_targets
+from call.jumps import jump_targets, jumps_in_macro, macro_uses
 from call.omp import Partial, partial_constructs
 from call.order import Order
 from call.pragmas import MODELS, Begin, End, EndFor, For, Parallel, Pragma, Report, parse_pragma
@@ -46,7 +50,10 @@ def check_file(file: str, text: str, macros: dict[str, str | None] | None = None
     stream, undecided = kept(stream, lines, macros or {})
     findings = Findings(Program(file, lines), undecided)
     code = [t for t in stream if isinstance(t, CodeToken)]
-    _Checker(findings, jump_targets(code), partial_constructs(stream)).run(stream)
+    definitions = _definitions(stream, lines)
+    jumping = frozenset(m.name for m in definitions.values() if m.jumps)
+    _Checker(findings, jump_targets(code), partial_constructs(stream), definitions,
+             macro_uses(code, jumping)).run(stream)
     if findings.errors:
         found = sorted(findings.errors + findings.program.warnings, key=lambda d: (d.line, d.column))
         raise CallError(found, lines)
@@ -101,11 +108,18 @@ class _Checker:
     an unbraced body (call.wrap), checks where each pragma stands, and describes the program."""
 
     def __init__(self, findings: Findings, targets: dict[CodeToken, CodeToken | None],
-                 partials: list[Partial]):
+                 partials: list[Partial], definitions: dict[Directive, "_Macro"],
+                 uses: dict[CodeToken, tuple[CodeToken | None, CodeToken | None]]):
         self.findings = findings
         self.program = findings.program
         self.targets = targets            # break/continue -> the loop or switch it leaves, labels
         self.partials = partials          # OpenMP constructs' statements (call.omp)
+        self.definitions = definitions    # the file's #define/#undef lines (_definitions)
+        self.macros: dict[str, _Macro] = {}   # the macros defined at this point of the file
+        self.uses = uses                  # uses of macros holding a jump -> (loop, loop or switch) there
+        self.function: str | None = None  # the name of the function whose body this is
+        self.declared: str | None = None  # the name before the last outermost '(' at file scope
+        self.begun_in: list[tuple[Begin, str]] = []   # each experiment begin and its function
         self.context = CContext()
         self.balance = Balance(findings)
         self.wraps = Wraps(findings, self.balance, self.context)
@@ -127,12 +141,35 @@ class _Checker:
                     self.balance.near_miss(item)
                 for string in item.operators:
                     self.pragma_operator(string)
+                if item in self.definitions:
+                    macro = self.definitions[item]
+                    self.macros[macro.name] = macro
             self.context.directive(item)
         self.close_function(None)
         self.sync_needs_machine()
         self.sync_reaches_team()
         self.mpi_include_needs_parallel(stream)
         self.reports_name_experiments()
+        self.experiments_in_signal_handlers([t for t in stream if isinstance(t, CodeToken)])
+
+    def experiments_in_signal_handlers(self, code: list[CodeToken]):
+        """A warning at each experiment begun in a function this file installs as a signal
+        handler (`signal(SIG, f)`, `sa.sa_handler = f`): the runtime is not async-signal-safe,
+        and the handler's experiment would open and end inside whatever experiment the signal
+        interrupts."""
+        handlers = _signal_handlers(code)
+        for begin, function in self.begun_in:
+            if function in handlers:
+                installed = handlers[function]
+                self.findings.warn(begin.line, begin.column,
+                                   f"experiment {begin.name!r} in {function!r}, which this file "
+                                   f"installs as a signal handler (line {installed.line}): the "
+                                   f"runtime is not async-signal-safe, and an experiment in a "
+                                   f"handler interleaves with those of the code the signal "
+                                   f"interrupts (the run stops at an 'end' with status 70, or its "
+                                   f"records are wrong); time that work outside the handler",
+                                   [self.findings.note(installed, f"{function!r} is installed as a "
+                                                                  f"signal handler here")])
 
     def mpi_include_needs_parallel(self, stream):
         """A warning at `#include "pub.h"` (or <mpi.h>) in a file without a `parallel PUB` (or
@@ -204,6 +241,12 @@ class _Checker:
         if token.kind == "STRING" and previous is not None and previous.text == "(" \
                 and self.context.parens[-1:] == ["_Pragma"]:
             self.pragma_operator(token)
+        self.follow_function(token, previous)
+        if token.kind == "IDENT" or token.text == "(":
+            self.macro_jump(token, previous)
+        if token.text == "(" and previous is not None and previous.kind == "IDENT" \
+                and previous.text in LONG_JUMPS:
+            self.balance.long_jump(previous)
         if token.text == "}" and self.context.depth == 0:
             self.close_function(token)
         elif token.text == "return" and token.kind == "IDENT":
@@ -215,6 +258,31 @@ class _Checker:
         elif token in self.targets:
             self.balance.label(token, self.targets[token])
         self.wraps.code(token)
+
+    def follow_function(self, token: CodeToken, previous: CodeToken | None):
+        """The name of the function whose body the code is in: the identifier before the last
+        outermost `(` at file scope, when a block's `{` follows (`void on_alarm(int s) {`)."""
+        if token.text == "(" and self.context.depth == 0 and len(self.context.parens) == 1 \
+                and previous is not None and previous.kind == "IDENT":
+            self.declared = previous.text
+        elif token.text == "{" and self.context.depth == 1 and self.context.braces == [""]:
+            self.function = self.declared
+
+    def macro_jump(self, token: CodeToken, previous: CodeToken | None):
+        """A macro of this file whose replacement holds a `break` or `continue` of its own
+        (`#define STOP_IF(c) if (c) break`), used where that jump would leave a sampling
+        loop's body: call does not see it, so it leaves only the sampling loop, a warning
+        (call.balance). Object-like at its name, function-like at its `(`."""
+        use = previous if token.text == "(" else token
+        macro = self.macros.get(use.text) if use is not None and use in self.uses else None
+        if macro is None or macro.function_like != (use is previous):
+            return
+        loop, breakable = self.uses[use]
+        for kind in macro.jumps:
+            definition = self.findings.diagnostic("note", macro.line, macro.column,
+                                                  f"macro {macro.name!r} is defined here")
+            if self.balance.macro_jump(use, kind, breakable if kind == "break" else loop, definition):
+                return
 
     def pragma_operator(self, token: CodeToken):
         """`_Pragma("cll ...")` (in a macro, say): call reads only `#pragma cll` lines, so it
@@ -228,6 +296,7 @@ class _Checker:
 
     def close_function(self, token: CodeToken | None):
         """The end of a function or of the file: nothing stays open across it."""
+        self.function = self.declared = None
         self.balance.close_function(token)
         self.wraps.clear()
         self.order.clear()
@@ -301,10 +370,11 @@ class _Checker:
                                         f"exactly the one body statement of an if/else/for/while/do "
                                         f"may stand there)")
         elif context.statement_pragma:
-            self.findings.error(pragma, f"{what} directly after a '#pragma {context.statement_pragma}' "
-                                        f"line, which applies to the next statement: the inserted "
-                                        f"code would become that statement; move the '#pragma cll' "
-                                        f"line before it")
+            after = (f"'{context.pragma_operator}' (a '#pragma {context.statement_pragma}')"
+                     if context.pragma_operator else f"a '#pragma {context.statement_pragma}' line")
+            self.findings.error(pragma, f"{what} directly after {after}, which applies to the next "
+                                        f"statement: the inserted code would become that statement; "
+                                        f"move the '#pragma cll' line before it")
         elif previous not in (";", "{", "}", ":") and not context.closed_pragma_operator:
             line = context.previous.line if context.previous else pragma.line
             ends_an_expression = previous in (")", "]") or (previous or " ")[0].isalnum() or previous == "_"
@@ -330,6 +400,8 @@ class _Checker:
                                 [self.findings.note(first, f"and {there} here")] + undecided)
         self.balance.open(pragma, self.context.depth)
         self.order.experiment(pragma)
+        if self.function is not None:
+            self.begun_in.append((pragma, self.function))
 
     def sampling_loop(self, pragma: For):
         """A sampling loop begins."""
@@ -372,6 +444,78 @@ def _malformed_for(words: list[str]) -> bool:
     experiment's name (`fork`)."""
     head = words[0].split("(")[0] if words else ""
     return head == "for" or (bool(words) and head != words[0] and bool(nearest(head, ("for",))))
+
+
+@dataclass(frozen=True)
+class _Macro:
+    """A `#define` of the file (an `#undef`: `jumps` empty): its name, whether it takes
+    arguments, the jumps of its replacement that leave it (call.jumps.jumps_in_macro) and
+    where it is defined."""
+    name: str
+    function_like: bool
+    jumps: tuple[str, ...]
+    line: int
+    column: int
+
+
+DEFINE = re.compile(r"\s*(?:#|%:)\s*(define|undef)\s+([A-Za-z_]\w*)(\([^)]*\))?(.*)", re.S)
+
+
+def _definitions(stream: list[CodeToken | Directive], lines: list[str]) -> dict[Directive, _Macro]:
+    """The `#define` and `#undef` lines among the kept items of a file, by directive."""
+    found = {}
+    for item in stream:
+        if not isinstance(item, Directive) or item.namespace is not None:
+            continue
+        text = re.sub(r"\\[ \t]*\r?\n", "", "\n".join(lines[item.line - 1:item.last_line]))
+        match = DEFINE.match(text)
+        if match is None:
+            continue
+        word, name, parameters, replacement = match.groups()
+        jumps: list[str] = []
+        if word == "define":
+            try:
+                jumps = jumps_in_macro([t for t in lex(replacement) if isinstance(t, CodeToken)])
+            except CLexError:
+                pass
+        found[item] = _Macro(name, parameters is not None and word == "define", tuple(jumps),
+                             item.line, match.start(2) + 1)
+    return found
+
+
+SIGNAL_FUNCTIONS = {"signal", "sigset", "bsd_signal", "sysv_signal"}   # f(SIG, HANDLER)
+HANDLER_FIELDS = {"sa_handler", "sa_sigaction"}                       # struct sigaction's
+LONG_JUMPS = {"longjmp", "siglongjmp", "_longjmp", "__builtin_longjmp"}
+
+
+def _signal_handlers(code: list[CodeToken]) -> dict[str, CodeToken]:
+    """The functions a file installs as signal handlers, by name, with the place of the first
+    installation: the last argument of `signal(SIG, f)` (`sigset`...), and what is assigned to
+    a `sa_handler` or `sa_sigaction` member (`sa.sa_handler = f`, `.sa_handler = &f`)."""
+    found: dict[str, CodeToken] = {}
+    for i, token in enumerate(code):
+        start = None
+        if token.kind != "IDENT":
+            continue
+        if token.text in HANDLER_FIELDS and code[i + 1:i + 2] and code[i + 1].text == "=":
+            start = i + 2
+        elif token.text in SIGNAL_FUNCTIONS and code[i + 1:i + 2] and code[i + 1].text == "(":
+            depth, j = 0, i + 1
+            while j < len(code):
+                text = code[j].text
+                depth += (text in ("(", "[", "{")) - (text in (")", "]", "}"))
+                if depth == 0:
+                    break
+                if text == "," and depth == 1:
+                    start = j + 1
+                j += 1
+        if start is not None:
+            start += start < len(code) and code[start].text == "&"
+            name = code[start] if start < len(code) else None
+            after = code[start + 1].text if start + 1 < len(code) else None
+            if name is not None and name.kind == "IDENT" and after in (")", ";", ",", "}"):
+                found.setdefault(name.text, name)
+    return found
 
 
 INCLUDE = re.compile(r'\s*#\s*include\s*[<"](?:.*/)?([^/>"]+)[>"]')   # the header an #include line names

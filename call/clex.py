@@ -3,7 +3,8 @@
 Comments, string and character literals and line splices are recognised (grammar/ctokens.lark),
 so pragma-looking text inside a comment or a string is not a pragma, and a directive continued
 with a trailing backslash is joined into one logical line whose characters still map back to
-their line and column in the file.
+their line and column in the file. A line that begins with the digraph `%:` is a preprocessor
+line as one that begins with `#` (C95 and gcc read `%:` as `#`): `%:pragma cll` is a pragma.
 """
 from __future__ import annotations
 
@@ -74,7 +75,7 @@ def lex(text: str) -> list[CodeToken | Directive]:
     stream: list[CodeToken | Directive] = []
     for line_tokens, end in _logical_lines(tokens, len(text)):
         first = next((t for t in line_tokens if t.type != "COMMENT"), None)
-        if first is not None and first.type == "HASH":
+        if first is not None and (first.type == "HASH" or _digraph(line_tokens, first)):
             stream.append(_directive(text, line_tokens, end, place))
         else:
             stream.extend(CodeToken(t.type, str(t), t.line, t.column)
@@ -95,8 +96,19 @@ def _logical_lines(tokens, text_end: int):
         yield current, text_end
 
 
+def _digraph(tokens, first) -> bool:
+    """Whether a line begins with the digraph `%:`, which C (since C95) and gcc read as `#`:
+    `%:pragma cll ...` is a pragma, `%:define` a definition."""
+    if first.type != "PUNCT" or str(first) != "%":
+        return False
+    after = tokens[tokens.index(first) + 1:]
+    return bool(after) and str(after[0]) == ":" and after[0].start_pos == first.end_pos
+
+
 def _directive(text: str, tokens, end: int, place) -> Directive:
     words = [t for t in tokens if t.type not in ("COMMENT", "SPLICE")]
+    if words[0].type != "HASH":         # `%:`: its `:` is part of the `#`
+        words = words[:1] + words[2:]
     hash_line, hash_col = words[0].line, words[0].column
     last_line = place(max(end - 1, words[0].start_pos))[0]
     is_pragma = len(words) >= 3 and str(words[1]) == "pragma" and words[2].type == "IDENT"

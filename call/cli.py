@@ -9,7 +9,7 @@ import signal
 import sys
 import traceback
 
-from call.build import added_flags, compile_program, known_macros, read_source, translate
+from call.build import added_flags, compile_program, known_macros, read_source, refuse_standard, translate
 from call.check import Program, check_file, check_together, settle_reports
 from call.diagnostics import CallError, Diagnostic
 from cll_grammar.span import printable, suggest
@@ -251,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
             output, _ = translate(args.source, args.out_dir, warn=print_warnings, macros=known_macros([]))
             print(f"call: wrote {output} and {output.with_suffix('.h')}", file=sys.stderr)
         elif args.command == "check":
+            refuse_standard(shlex.split(args.cflags), "call check")
             programs = check_files(args.sources, known_macros(shlex.split(args.cflags)))
             if programs is None:
                 return 1
@@ -289,6 +290,7 @@ def run_program_command(args, program_args: list[str]) -> int:
     if not args.source.endswith(".c"):
         raise CallError([Diagnostic("error", args.source, 0, 0, "not a .c file: call run builds "
                                                                 "and runs one C source file, PROG.c")])
+    refuse_standard(shlex.split(args.cflags), "call run")
     program = check_file(args.source, read_source(args.source), known_macros(shlex.split(args.cflags)))
     print_warnings(program)
     return run_program(program, args.procs, args.cflags, program_args, args.oversubscribe, Progress())

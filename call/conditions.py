@@ -135,7 +135,8 @@ def _text(directive: Directive, lines: list[str]) -> str:
     text = re.sub(r"\\\r?\n", "", text)
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     text = re.sub(r"//.*", "", text)
-    return text.strip()[1:].strip()
+    text = text.strip()
+    return text[2 if text.startswith("%:") else 1:].strip()   # `#if` or the digraph `%:if`
 
 
 def _value(definition: str) -> str:

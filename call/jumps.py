@@ -6,7 +6,9 @@ generated loop instead; an experiment that such a jump leaves is never ended. To
 jumps do that, this module follows the statement structure of the code tokens (blocks,
 if/else, for/while/do/switch with or without braces, labels, case labels, loop macros) far
 enough to pair each jump with its construct, and each `case`/`default` label with its
-switch (a jump to a label inside an experiment enters it without its begin). It never fails:
+switch (a jump to a label inside an experiment enters it without its begin). A macro whose
+replacement holds a `break` or `continue` of its own (`#define STOP_IF(c) if (c) break`) is
+such a jump where it is used: the constructs around each use are found too. It never fails:
 odd input still ends.
 """
 from __future__ import annotations
@@ -16,25 +18,51 @@ from call.clex import CodeToken
 # C keywords that may stand as `WORD (...) {`: their statements are not loop macros.
 NOT_MACROS = frozenset({"if", "return", "sizeof", "_Alignof", "_Generic", "_Static_assert"})
 
+Enclosing = tuple[CodeToken | None, CodeToken | None]   # what a `continue`, a `break` there leaves
+
+
 def jump_targets(tokens: list[CodeToken]) -> dict[CodeToken, CodeToken | None]:
     """For each `break`/`continue` token, the keyword token (`for`, `while`, `do`, `switch`)
     of the construct it leaves, or None when it stands in no loop (no loop or switch for a
     `break`), where a C compiler rejects it. Labels too, the places a jump may enter: a
     `case`/`default` token gives its switch (the innermost loop or switch, None outside
     any), the name of a goto label None."""
-    walker = _Walker(tokens)
+    return _walked(tokens).targets
+
+
+def macro_uses(tokens: list[CodeToken], names: frozenset[str]) -> dict[CodeToken, Enclosing]:
+    """For each identifier token in `names` (macros whose replacement holds a jump:
+    jumps_in_macro), the constructs a `continue` and a `break` would leave there, as (loop,
+    loop or switch), None where there is none."""
+    return _walked(tokens, names).uses if names else {}
+
+
+def jumps_in_macro(tokens: list[CodeToken]) -> list[str]:
+    """The jumps ('break', 'continue') of a macro's replacement `tokens` that leave it: those
+    not inside a loop (or, for `break`, a switch) of the replacement itself (`if (c) break`
+    does, `do { ... break; } while (0)` does not)."""
+    brace = [CodeToken("PUNCT", "{", 0, 0)], [CodeToken("PUNCT", "}", 0, 0)]
+    targets = jump_targets(brace[0] + tokens + brace[1])
+    return sorted({token.text for token, target in targets.items()
+                   if token.text in ("break", "continue") and target is None})
+
+
+def _walked(tokens: list[CodeToken], names: frozenset[str] = frozenset()) -> "_Walker":
+    walker = _Walker(tokens, names)
     try:
         walker.file()
     except RecursionError:   # statements nested a thousand deep: what was paired so far
         pass
-    return walker.targets
+    return walker
 
 
 class _Walker:
-    def __init__(self, tokens: list[CodeToken]):
+    def __init__(self, tokens: list[CodeToken], names: frozenset[str] = frozenset()):
         self.tokens = tokens
         self.i = 0
         self.targets: dict[CodeToken, CodeToken | None] = {}
+        self.names = names
+        self.uses: dict[CodeToken, Enclosing] = {}
 
     def peek(self, ahead: int = 0) -> str | None:
         index = self.i + ahead
@@ -65,6 +93,8 @@ class _Walker:
         if token.text == "{":
             self.block(loop, breakable)
         elif word in ("for", "while", "switch") or (word and self.macro_header()):
+            if word in self.names:
+                self.uses[token] = (loop, breakable)
             self.i += 1      # a macro `NAME(...)` before a block is taken as a loop (FOREACH)
             self.parens(loop, breakable)
             self.statement(loop if word == "switch" else token, token)
@@ -118,6 +148,8 @@ class _Walker:
                 depth = max(depth - 1, 0)
             elif token.kind == "IDENT" and token.text in ("break", "continue"):
                 self.targets[token] = breakable if token.text == "break" else loop
+            elif token.kind == "IDENT" and token.text in self.names:
+                self.uses[token] = (loop, breakable)
             self.i += 1
             if depth == 0 and token.text == until:
                 return

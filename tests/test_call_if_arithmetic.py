@@ -142,3 +142,11 @@ def test_the_reviewers_program_builds_and_runs_as_the_plain_program(tmp_path):
     assert build.returncode == 0, build.stderr
     run = subprocess.run(["./hexver"], cwd=tmp_path, capture_output=True, text=True)
     assert (run.returncode, run.stdout) == (0, "new API\ndone\n"), run.stderr
+
+
+def test_a_digraph_if_is_decided_as_the_directive_is():
+    """`%:if` is `#if` to gcc (and `%:define` a `#define`)."""
+    assert call_keeps("V == 16", "%:define V 0x10\n") is True
+    text = "%:if 0\nno\n%:else\nyes\n%:endif\n"
+    items, undecided = kept(lex(text), text.splitlines(), {})
+    assert [t.text for t in items if isinstance(t, CodeToken)] == ["yes"] and not undecided
