@@ -116,9 +116,10 @@ class Balance:
         inner = experiments[-1]
         self.findings.warn(token.line, token.column,
                            f"'{token.text}' inside experiment {inner.name!r}: a {token.text} to a "
-                           f"setjmp outside the experiment leaves it open (this execution of it has "
-                           f"no record), and the program then stops at the next 'end' of an "
-                           f"experiment open around it (status 70: it does not match the open "
+                           f"setjmp outside the experiment leaves it open: this run of it has no "
+                           f"record (the runtime counts it as left open); to a setjmp in this same "
+                           f"function (or one it is inlined into), the program then stops at the next 'end' of an experiment "
+                           f"open around it (status 70: it does not match the open "
                            f"{inner.name!r}); end {inner.name!r} before the {token.text}",
                            [self.findings.note(inner, f"experiment {inner.name!r} begins here")]
                            + self.findings.undecided_notes(inner))
@@ -150,12 +151,8 @@ class Balance:
                                 notes + [self.findings.note(outer[-1], f"experiment "
                                                                        f"{outer[-1].name!r} begins here")])
         else:
-            caller = (f"; if a caller has an experiment open around this call, the run stops at its "
-                      f"'end' (status 70: it does not match the open {inner.name!r}), unless that "
-                      f"experiment is {inner.name!r} itself (a recursive call): then the caller's "
-                      f"'end' closes the frame left open here, and its record has this call's "
-                      f"values and time, not the caller's"
-                      if token.text == "return" else "")
+            caller = (f": this run of it has no record (the next 'end' in a calling function, "
+                      f"or the exit, counts it as left open)" if token.text == "return" else "")
             self.findings.warn(token.line, token.column,
                                f"'{token.text}' inside experiment {inner.name!r}: on this path the "
                                f"experiment is never ended{caller}", notes)

@@ -92,13 +92,13 @@ def _statement(pragma: Pragma, program: Program) -> str:
             if pragma.sync and not pub else ""
         machine = (", cll_machine" if pragma.sync else ", 0") if pub else ""
         if not values:
-            return f"{{ {sync}cll_begin(&cll_exp_{pragma.name}, 0); }}"
+            return f"{{ {sync}cll_begin(&cll_exp_{pragma.name}, 0, CLL_HERE); }}"
         checked = _machine_check(pragma, program) if pub and pragma.sync else ("", "")
         return (f"{{ {checked[0]}{sync}double cll_v[] = {{{', '.join(values)}}}; "
-                f"{layer}_begin(&cll_exp_{pragma.name}, cll_v{machine}); }}{checked[1]}"
+                f"{layer}_begin(&cll_exp_{pragma.name}, cll_v{machine}, CLL_HERE); }}{checked[1]}"
                 + _lines_after(pragma, program, places))
     if isinstance(pragma, End):
-        return f"{layer}_end(&cll_exp_{pragma.name}, {c_string(pragma.site)});"
+        return f"{layer}_end(&cll_exp_{pragma.name}, {c_string(pragma.site)}, CLL_HERE);"
     if isinstance(pragma, For) and pragma.site in program.nests:
         return shuffle.loop_code(program.nests[pragma.site], pragma)
     if isinstance(pragma, For):

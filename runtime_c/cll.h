@@ -5,9 +5,9 @@
  * (and the program's parallel mode) from a constructor before main runs. Each experiment
  * site then becomes
  *
- *     { double cll_v[] = {(double)(N), (double)(CLL_NPROCS)}; cll_begin(&cll_exp_f, cll_v); }
+ *     { double cll_v[] = {(double)(N), (double)(CLL_NPROCS)}; cll_begin(&cll_exp_f, cll_v, CLL_HERE); }
  *     ...the user's code...
- *     cll_end(&cll_exp_f, "prog.c:42:1");
+ *     cll_end(&cll_exp_f, "prog.c:42:1", CLL_HERE);
  *
  * Records are kept in per-thread buffers (no lock on the hot path) that spill to disk, and
  * are written as a text trace (docs/trace-format.md) by cll_report() or, if the program
@@ -55,13 +55,22 @@ typedef struct cll_program {
  * formulas is a fatal error naming both sources). Initialises the runtime on first call. */
 void cll_register(const cll_program *program);
 
-/* Open experiment `e`, capturing e->nvars doubles from `vars` now. Nests to any depth. */
-void cll_begin(cll_experiment *e, const double *vars);
+/* The C stack frame of the function that begins or ends an experiment: an experiment's end
+ * knows its own begin from the frames that calls since returned from left open (a `return`,
+ * `break` or `longjmp` out of them skipped their end). */
+#define CLL_HERE __builtin_frame_address(0)
 
-/* Close experiment `e`; it must be the innermost open experiment of this thread. A mismatch
- * is a clear run-time error naming `site` and the open experiment: the trace measured so far
- * is written (status "error") and the program exits with status 70. */
-void cll_end(cll_experiment *e, const char *site);
+/* Open experiment `e` in the function whose stack frame is `where` (CLL_HERE; NULL: not
+ * known), capturing e->nvars doubles from `vars` now. Nests to any depth. */
+void cll_begin(cll_experiment *e, const double *vars, const void *where);
+
+/* Close experiment `e` in the function whose frame is `where` (CLL_HERE; NULL: not known).
+ * The innermost open experiments of this thread that calls which have returned began (their
+ * frames lie deeper on the stack than `where`) are left open: counted as such, no record.
+ * Then `e` must be the innermost open experiment, begun in this same frame. A mismatch is a
+ * clear run-time error naming `site` and the open experiment: the trace measured so far is
+ * written (status "error") and the program exits with status 70. */
+void cll_end(cll_experiment *e, const char *site, const void *where);
 
 /* Write the trace now with the records of the named experiments (names == NULL: all).
  * May be called more than once; each call rewrites the file with everything so far. */

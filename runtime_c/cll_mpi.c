@@ -610,7 +610,7 @@ static void cll_mpi_probed_add_(MPI_Message message, MPI_Comm comm)
 
 /* ------------------------------------------------------------------ experiments */
 
-void cll_mpi_begin(cll_experiment *e, double *values)
+void cll_mpi_begin(cll_experiment *e, double *values, const void *where)
 {
     if (!cll_mpi_.started) {
         char msg[512];
@@ -632,12 +632,21 @@ void cll_mpi_begin(cll_experiment *e, double *values)
     c[CLL_COL_BYTES_RECV] = (double)t->bytes_recv;
     c[CLL_COL_PARTNERS] = c[CLL_COL_H] = 0;
     c[CLL_COL_MPI_TIME] = (double)t->mpi_ticks;
-    cll_begin(e, values);
+    cll_begin(e, values, where);
 }
 
-void cll_mpi_end(cll_experiment *e, const char *site)
+int cll_mpi_unwind(const void *where)
 {
     cll_mpi_thread *t = &cll_mpi_self_;
+    int popped = cll_unwind(where);
+    t->depth = popped < t->depth ? t->depth - popped : 0;
+    return popped;
+}
+
+void cll_mpi_end(cll_experiment *e, const char *site, const void *where)
+{
+    cll_mpi_thread *t = &cll_mpi_self_;
+    cll_mpi_unwind(where);
     double *v = cll_open_values(e);
     if (v && t->depth > 0) {   /* otherwise cll_end reports the mismatch */
         double *c = v + e->nvars - CLL_MPI_COLUMNS - cll_mpi_trailing_();
@@ -649,7 +658,7 @@ void cll_mpi_end(cll_experiment *e, const char *site)
         c[CLL_COL_H] = c[CLL_COL_BYTES_SENT] + c[CLL_COL_BYTES_RECV];
         c[CLL_COL_MPI_TIME] = ((double)t->mpi_ticks - c[CLL_COL_MPI_TIME]) * cll_seconds_per_tick();
     }
-    cll_end(e, site);
+    cll_end(e, site, where);
 }
 
 int cll_mpi_procs(MPI_Comm comm)

@@ -5,9 +5,9 @@
  * own mpicc compiles once per program (docs/mpi.md). An experiment site becomes
  *
  *     { cll_mpi_sync(COMM); double cll_v[] = {(double)(n), (double)(cll_mpi_procs(COMM)),
- *       0, 0, 0, 0, 0, 0, 0}; cll_mpi_begin(&cll_exp_f, cll_v); }
+ *       0, 0, 0, 0, 0, 0, 0}; cll_mpi_begin(&cll_exp_f, cll_v, CLL_HERE); }
  *     ...the user's code...
- *     cll_mpi_end(&cll_exp_f, "prog.c:42:1");
+ *     cll_mpi_end(&cll_exp_f, "prog.c:42:1", CLL_HERE);
  *
  * where the trailing zeros are the measured columns below, filled by the layer.
  */
@@ -31,10 +31,15 @@ enum { CLL_COL_MSGS_SENT, CLL_COL_BYTES_SENT, CLL_COL_MSGS_RECV, CLL_COL_BYTES_R
 
 /* cll_begin of an MPI program: `values` holds the captured variables, then CLL_MPI_COLUMNS
  * slots the layer fills. A fatal error before MPI_Init. */
-void cll_mpi_begin(cll_experiment *e, double *values);
+void cll_mpi_begin(cll_experiment *e, double *values, const void *where);
 
 /* cll_end of an MPI program: the measured columns become what happened since the begin. */
-void cll_mpi_end(cll_experiment *e, const char *site);
+void cll_mpi_end(cll_experiment *e, const char *site, const void *where);
+
+/* The open experiments that calls which have returned began, seen from the function whose
+ * stack frame is `where`, are left open in the runtime and in this layer (cll_unwind): how
+ * many. cll_mpi_end does it first; a layer above that keeps its own count calls it before. */
+int cll_mpi_unwind(const void *where);
 
 /* P: the size of `comm` (0 before MPI_Init: the experiment's begin then says why). */
 int cll_mpi_procs(MPI_Comm comm);

@@ -21,6 +21,12 @@ extern "C" {
  * counters into them just before cll_end copies them into the record. */
 double *cll_open_values(const cll_experiment *e);
 
+/* Pop this thread's innermost open experiments that calls which have returned began, seen
+ * from the function whose stack frame is `where` (CLL_HERE of an end), counting them as left
+ * open, as cll_end does before it records; how many it popped: a layer that keeps its own
+ * state per open experiment drops as many of its own. */
+int cll_unwind(const void *where);
+
 /* Give this thread its record buffer now, as its first begin would (its allocation took
  * 15-20 us there): for a layer whose own timing starts at a begin, so that this one-time work
  * is done before (cll_pub.c: before a run's barrier). */

@@ -351,7 +351,7 @@ static void prepare_run(void)
     ROOM(pub.names, pub.names_used + 2, pub.names_cap);
 }
 
-void cll_pub_begin(cll_experiment *e, double *values, t_bsp *machine)
+void cll_pub_begin(cll_experiment *e, double *values, t_bsp *machine, const void *where)
 {
     char what[600];
     snprintf(what, sizeof what, "experiment '%s' (%s) begins", e->name, e->source);
@@ -376,15 +376,23 @@ void cll_pub_begin(cll_experiment *e, double *values, t_bsp *machine)
     }
     values[e->nvars - CLL_PUB_COLUMNS + CLL_COL_RUN] = pub.owner ? pub.runs : 0;
     pub.open++;
-    cll_mpi_begin(e, values);
+    cll_mpi_begin(e, values, where);
     /* The run starts where the experiment's clock does, after the tracer's own work since the
      * barrier returned: no superstep's W or END exceeds the experiment's time. */
     if (opened)
         pub.starts[pub.runs - 1] = pub.stack[0].start = now();
 }
 
-void cll_pub_end(cll_experiment *e, const char *site)
+void cll_pub_end(cll_experiment *e, const char *site, const void *where)
 {
+    pub.open -= cll_mpi_unwind(where);
+    if (pub.owner && pub.open <= pub.owner_level) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "experiment '%s', which began the run of its BSP machine, was "
+                 "left open by a return or longjmp out of it (found at %s): the run has no end",
+                 pub.owner->name, site);
+        fail(msg);
+    }
     pub.open--;
     if (pub.owner == e && pub.open == pub.owner_level) {
         double t = now();
@@ -402,7 +410,7 @@ void cll_pub_end(cll_experiment *e, const char *site)
         pub.depth = 0;
         pub.owner = NULL;
     }
-    cll_mpi_end(e, site);
+    cll_mpi_end(e, site, where);
 }
 
 void cll_pub_report(const char *const *names, int nnames)

@@ -12,10 +12,10 @@
  *                                cll_pub_not_a_machine());
  *     #line 42 "prog.c"
  *       double cll_v[] = {(double)(N), (double)(cll_mpi_procs(MPI_COMM_WORLD)),
- *       0, 0, 0, 0, 0, 0, 0, 0}; cll_pub_begin(&cll_exp_f, cll_v, cll_machine); }
+ *       0, 0, 0, 0, 0, 0, 0, 0}; cll_pub_begin(&cll_exp_f, cll_v, cll_machine, CLL_HERE); }
  *     #line 43 "prog.c"
  *     ...the user's code...
- *     cll_pub_end(&cll_exp_f, "prog.c:42:1");
+ *     cll_pub_end(&cll_exp_f, "prog.c:42:1", CLL_HERE);
  *
  * (machine 0 for an experiment without `sync`): the trailing zeros are the MPI columns
  * and the run column, which the layers fill.
@@ -44,11 +44,11 @@ t_bsp *cll_pub_not_a_machine(void) __attribute__((error(
  * the run column. With a `machine` (a `sync` experiment) it first synchronises it with
  * bsp_sync and starts a run of recorded supersteps, unless one is open (docs/trace-format.md,
  * "Supersteps (PUB programs)"). A runtime error before bsp_begin. */
-void cll_pub_begin(cll_experiment *e, double *values, t_bsp *machine);
+void cll_pub_begin(cll_experiment *e, double *values, t_bsp *machine, const void *where);
 
 /* cll_end of a PUB program; the end of the experiment that started the run ends it (its
  * machine 0's last superstep ends in `end`); a runtime error inside an unfinished partition. */
-void cll_pub_end(cll_experiment *e, const char *site);
+void cll_pub_end(cll_experiment *e, const char *site, const void *where);
 
 /* `#pragma cll report` of a PUB program (after bsp_begin, before bsp_end): the MPI layer's
  * gather, with every rank's supersteps. */

@@ -27,11 +27,13 @@
 
 #define BUFFER_BYTES (2u << 20)
 
-/* An open experiment on its thread's stack of frames: [e][t0][e->nvars doubles][e]. The
- * trailing copy of e finds the innermost frame from the top of the stack (end checks it before
- * trusting its size), the leading one lets the stack be walked from the bottom. */
+/* An open experiment on its thread's stack of frames: [e][where][t0][e->nvars doubles][e].
+ * The trailing copy of e finds the innermost frame from the top of the stack (end checks it
+ * before trusting its size), the leading one lets the stack be walked from the bottom;
+ * `where` is the C stack frame of the function that began it (CLL_HERE, or NULL). */
 typedef struct cll_frame {
     cll_experiment *e;
+    const void *where;
     uint64_t t0;
     double vars[];
 } cll_frame;
@@ -124,11 +126,9 @@ static inline int slot_values(const cll_slot *s, const cll_experiment *e)
     return s->counting ? cll_values_(e) : e->nvars;
 }
 
-/* A full stack: its outer half, frames that jumps left open and no `end` can close any
- * more in a run that goes on (an `end` of one of them would find the frames above it open
- * and stop the run), is cut off and counted in s->dropped by experiment, so that the stack
- * stays bounded; the frames are still reported as open (cll_store_each_open_). */
-static void squash_leaked(cll_slot *s)
+/* Count `frames` more frames of experiment `id` as left open on `s` (reported at exit with
+ * the frames still open, cll_store_each_open_). */
+static void count_dropped(cll_slot *s, int id, uint64_t frames)
 {
     int n = cll_experiment_count_();
     if (n > s->ndropped) {
@@ -139,10 +139,19 @@ static void squash_leaked(cll_slot *s)
         s->dropped = grown;
         s->ndropped = n;
     }
+    s->dropped[id] += frames;
+}
+
+/* A full stack: its outer half, frames that jumps left open and no `end` can close any
+ * more in a run that goes on (an `end` of one of them would find the frames above it open
+ * and stop the run), is cut off and counted in s->dropped by experiment, so that the stack
+ * stays bounded; the frames are still reported as open (cll_store_each_open_). */
+static void squash_leaked(cll_slot *s)
+{
     size_t at = 0;
     while (at < s->top / 2) {
         const cll_frame *f = (const cll_frame *)(s->stack + at);
-        s->dropped[f->e->id]++;
+        count_dropped(s, f->e->id, 1);
         at += FRAME_BYTES(slot_values(s, f->e));
     }
     memmove(s->stack, s->stack + at, s->top - at);
@@ -239,6 +248,10 @@ static __attribute__((noinline, noreturn, cold)) void end_mismatch(cll_slot *s, 
                  STACK_LIMIT_BYTES / FRAME_BYTES(slot_values(s, e)));
     else if (!o)
         snprintf(status, sizeof status, "end of '%s' at %s but no experiment is open", e->name, site);
+    else if (o == e || o->id == e->id)
+        snprintf(status, sizeof status, "end of '%s' at %s is not in the function call that "
+                 "began the open '%s' (begun at %s): an experiment ends in the call of the "
+                 "function that began it", e->name, site, o->name, o->source ? o->source : "?");
     else
         snprintf(status, sizeof status,
                  "end of '%s' at %s does not match the open experiment '%s' (begun at %s)",
@@ -255,11 +268,13 @@ static inline int begin_fits(const cll_slot *s, const cll_experiment *e)
 
 /* Push the frame of `e` with its variables (copied now) and room for `values` values in all
  * on s's stack, which has room; the caller stamps the returned frame's t0 (and counters). */
-static inline cll_frame *push_frame(cll_slot *s, cll_experiment *e, const double *vars, int values)
+static inline cll_frame *push_frame(cll_slot *s, cll_experiment *e, const double *vars, int values,
+                                    const void *where)
 {
     int n = e->nvars;
     cll_frame *f = (cll_frame *)(s->stack + s->top);
     f->e = e;
+    f->where = where;
     for (int i = 0; i < n; i++)    /* a loop, not memcpy: n is small, a call is not */
         f->vars[i] = vars[i];
     *(cll_experiment **)(f->vars + values) = e;
@@ -267,45 +282,49 @@ static inline cll_frame *push_frame(cll_slot *s, cll_experiment *e, const double
     return f;
 }
 
-static inline void begin_on(cll_slot *s, cll_experiment *e, const double *vars)
+static inline void begin_on(cll_slot *s, cll_experiment *e, const double *vars, const void *where)
 {
     if (!begin_fits(s, e))
         slot_grow(s, e);
-    cll_frame *f = push_frame(s, e, vars, e->nvars);
+    cll_frame *f = push_frame(s, e, vars, e->nvars, where);
     f->t0 = cll_now_();
 }
 
 /* begin on a counting slot: the counters are read into the frame after the variables, then
  * the clock. */
-static void begin_counted(cll_slot *s, cll_experiment *e, const double *vars)
+static void begin_counted(cll_slot *s, cll_experiment *e, const double *vars, const void *where)
 {
     int values = cll_values_(e);
     if (s->top + FRAME_BYTES(values) > s->stack_bytes || e->id < 0)
         slot_grow(s, e);
-    cll_frame *f = push_frame(s, e, vars, values);
+    cll_frame *f = push_frame(s, e, vars, values, where);
     cll_counters_read_(f->vars + e->nvars);
     f->t0 = cll_now_();
 }
 
-static void end_slow(cll_slot *s, cll_experiment *e, const char *site, uint64_t t1);
+static void end_slow(cll_slot *s, cll_experiment *e, const char *site, uint64_t t1, const void *where);
+static void end_unwound(cll_slot *s, cll_experiment *e, const char *site, uint64_t t1, const void *where);
 
 /* r->thread from the user's thread-id function: a separate call so end_on's fast path
  * can tail-call it and save no registers. */
 static __attribute__((noinline)) void set_thread(cll_record *r) { r->thread = cll_thread_id_(); }
 
 /* Slow paths are tail calls, so the common path saves no registers. */
-static inline void end_on(cll_slot *s, cll_experiment *e, const char *site, uint64_t t1)
+static inline void end_on(cll_slot *s, cll_experiment *e, const char *site, uint64_t t1,
+                          const void *where)
 {
     if (__builtin_expect(!s || s->top == 0, 0))
         end_mismatch(s, e, site);
     const cll_experiment *o = innermost(s);
     if (__builtin_expect(o != e, 0) && o->id != e->id)   /* same name, other unit? */
-        end_mismatch(s, e, site);
+        return end_unwound(s, e, site, t1, where);
     int n = e->nvars;   /* the frame's size: one name has one number of variables */
     size_t size = sizeof(cll_record) + (size_t)n * sizeof(double);
     if (__builtin_expect(s->pos + size > s->cap, 0))
-        return end_slow(s, e, site, t1);
+        return end_slow(s, e, site, t1, where);
     cll_frame *f = top_frame(s, n);
+    if (__builtin_expect(f->where != where, 0))
+        return end_unwound(s, e, site, t1, where);
     cll_record *r = (cll_record *)(s->buf + s->pos);
     r->exp = (uint32_t)e->id;
     r->thread = s->thread;
@@ -373,52 +392,98 @@ static void end_counted(cll_slot *s, cll_experiment *e, uint64_t t1)
 /* end_on past its fast path: on a counting slot, end_counted; otherwise the buffer is full:
  * spill it, then record into the emptied buffer. */
 static __attribute__((noinline, cold)) void end_slow(cll_slot *s, cll_experiment *e,
-                                                     const char *site, uint64_t t1)
+                                                     const char *site, uint64_t t1, const void *where)
 {
-    if (s->counting)
+    if (s->counting) {
+        if (top_frame(s, cll_values_(e))->where != where)
+            return end_unwound(s, e, site, t1, where);
         return end_counted(s, e, t1);
+    }
     t1 += spill_aside(s);
-    end_on(s, e, site, t1);
+    end_on(s, e, site, t1, where);
+}
+
+/* Whether a frame begun where the C stack frame was `begun` belongs to a call that has
+ * returned, seen from the function whose frame is `here`: the stack grows down, so such a
+ * frame lies below (x86-64, AArch64 and every target gcc builds call's programs for). */
+static inline int returned(const void *begun, const void *here)
+{
+    return here && begun && (uintptr_t)begun < (uintptr_t)here;
+}
+
+/* Pop the innermost frames of `s` that calls which have returned began (seen from `where`),
+ * counting each as left open (s->dropped, reported at exit as squash_leaked's are); how many. */
+static int unwind(cll_slot *s, const void *where)
+{
+    int popped = 0;
+    while (s->top) {
+        const cll_experiment *o = innermost(s);
+        cll_frame *f = top_frame(s, slot_values(s, o));
+        if (!returned(f->where, where))
+            break;
+        count_dropped(s, o->id, 1);
+        s->top = (size_t)((char *)f - s->stack);
+        popped++;
+    }
+    return popped;
+}
+
+/* An end that does not find its own frame innermost: the frames above it that calls since
+ * returned from left open are popped (unwind), then the end is what it would have been; an
+ * end that still does not match stops the run (end_mismatch). */
+static __attribute__((noinline, cold)) void end_unwound(cll_slot *s, cll_experiment *e,
+                                                        const char *site, uint64_t t1, const void *where)
+{
+    unwind(s, where);
+    const cll_experiment *o = innermost(s);
+    if (!o || (o != e && o->id != e->id))
+        end_mismatch(s, e, site);
+    const void *begun = top_frame(s, slot_values(s, o))->where;
+    if (where && begun && begun != where)   /* its own name, begun by another call */
+        end_mismatch(s, e, site);
+    end_on(s, e, site, t1, begun);
 }
 
 /* cll_begin of a thread's first record, with a full open stack, or counting (cold path). */
-static __attribute__((noinline, cold)) void begin_slow(cll_experiment *e, const double *vars)
+static __attribute__((noinline, cold)) void begin_slow(cll_experiment *e, const double *vars,
+                                                       const void *where)
 {
     cll_slot *s = self ? self : slot_register();
     if (s->counting)
-        return begin_counted(s, e, vars);
-    begin_on(s, e, vars);
+        return begin_counted(s, e, vars, where);
+    begin_on(s, e, vars, where);
 }
 
 /* The begin stamp with the monotonic clock: a call, kept out of cll_begin's TSC path. */
 static __attribute__((noinline)) void stamp_monotonic(cll_frame *f) { f->t0 = cll_monotonic_ns_(); }
 
 /* cll_end with the monotonic clock: a call, kept out of cll_end's TSC path. */
-static __attribute__((noinline)) void end_monotonic(cll_experiment *e, const char *site)
+static __attribute__((noinline)) void end_monotonic(cll_experiment *e, const char *site,
+                                                    const void *where)
 {
     uint64_t t1 = cll_monotonic_ns_();
-    end_on(self, e, site, t1);
+    end_on(self, e, site, t1, where);
 }
 
 /* The hot path: every slower case is a tail call, so the TSC path is a leaf that saves no
  * registers; the clock is read last at begin and first at end. */
-void cll_begin(cll_experiment *e, const double *vars)
+void cll_begin(cll_experiment *e, const double *vars, const void *where)
 {
     cll_slot *s = self;
     if (__builtin_expect(s == NULL, 0) || !begin_fits(s, e))
-        return begin_slow(e, vars);
-    cll_frame *f = push_frame(s, e, vars, e->nvars);
+        return begin_slow(e, vars, where);
+    cll_frame *f = push_frame(s, e, vars, e->nvars, where);
     if (!cll_clock_inline_())
         return stamp_monotonic(f);
     f->t0 = cll_tsc_();
 }
 
-void cll_end(cll_experiment *e, const char *site)
+void cll_end(cll_experiment *e, const char *site, const void *where)
 {
     if (!cll_clock_inline_())
-        return end_monotonic(e, site);
+        return end_monotonic(e, site, where);
     uint64_t t1 = cll_tsc_();
-    end_on(self, e, site, t1);
+    end_on(self, e, site, t1, where);
 }
 
 /* Visit the records in buf[0..len) of slot s. */
@@ -610,8 +675,8 @@ double cll_store_overhead_(void)
         scratch->pos = 0;
         uint64_t t0 = cll_now_();
         for (int i = 0; i < PAIRS; i++) {
-            begin_on(scratch, &probe, &v);
-            end_on(scratch, &probe, "overhead", cll_now_());
+            begin_on(scratch, &probe, &v, &v);
+            end_on(scratch, &probe, "overhead", cll_now_(), &v);
         }
         per_pair[b] = (double)(cll_now_() - t0) / PAIRS;
     }
@@ -650,6 +715,11 @@ void cll_thread_ready(void)
 {
     if (self == NULL)
         slot_register();
+}
+
+int cll_unwind(const void *where)
+{
+    return self ? unwind(self, where) : 0;
 }
 
 double *cll_open_values(const cll_experiment *e)

@@ -49,8 +49,9 @@ def test_a_longjmp_inside_an_experiment_is_warned_at_the_call(tmp_path):
     status, _, err = check(tmp_path, LONGJMP)
     assert status == 0, err
     assert err.startswith("prog.c:5:16: warning: 'longjmp' inside experiment 'I': a longjmp to a "
-                          "setjmp outside the experiment leaves it open (this execution of it has no "
-                          "record), and the program then stops at the next 'end' of an experiment "
+                          "setjmp outside the experiment leaves it open: this run of it has no "
+                          "record (the runtime counts it as left open); to a setjmp in this same "
+                          "function (or one it is inlined into), the program then stops at the next 'end' of an experiment "
                           "open around it (status 70"), err
     assert "prog.c:4:5: note: experiment 'I' begins here" in err, err
     assert err.count("warning:") == 1, err

@@ -164,7 +164,7 @@ def test_translate_writes_files_and_program_keeps_behaviour(tmp_path):
     text = (tmp_path / "out" / "p.cll.c").read_text()
     generated = compiled_lines(text)
     assert text.splitlines()[1] == '#line 1 "p.c"' and len(generated) == 11
-    assert generated[6].strip() == 'cll_end(&cll_exp_f, "p.c:7:5");'
+    assert generated[6].strip() == 'cll_end(&cll_exp_f, "p.c:7:5", CLL_HERE);'
     assert call("cc", "p.c", "-o", "p", cwd=tmp_path).returncode == 0
     run = subprocess.run(["./p"], cwd=tmp_path, capture_output=True, text=True, check=True)
     assert run.stdout == "10 #pragma cll end g\n"

@@ -127,7 +127,7 @@ def test_translation_keeps_every_line_and_braces_the_body(tmp_path):
     assert body[line] == "        } else"
     assert body[line + 1].startswith("        { { double cll_v[] = {(double)(N)}; cll_begin(&cll_exp_G")
     assert body[line + 2] == original[line + 2]
-    assert body[line + 3] == '        cll_end(&cll_exp_G, "fig5.c:24:9"); }'
+    assert body[line + 3] == '        cll_end(&cll_exp_G, "fig5.c:24:9", CLL_HERE); }'
 
 
 def test_compiler_errors_in_a_wrapped_statement_point_at_the_original_line(tmp_path):

@@ -39,8 +39,8 @@ def test_mpi_program_uses_the_mpi_layer_and_the_named_communicator(tmp_path):
     lines = compiled_lines(source)
     assert lines[2].strip() == ("{ cll_mpi_sync(row_comm); double cll_v[] = {(double)(n), "
                                 "(double)(cll_mpi_procs(row_comm)), 0, 0, 0, 0, 0, 0, 0}; "
-                                "cll_mpi_begin(&cll_exp_D, cll_v); }")
-    assert lines[4].strip() == 'cll_mpi_end(&cll_exp_D, "prog.c:5:5");'
+                                "cll_mpi_begin(&cll_exp_D, cll_v, CLL_HERE); }")
+    assert lines[4].strip() == 'cll_mpi_end(&cll_exp_D, "prog.c:5:5", CLL_HERE);'
     assert "cll_mpi_report(cll_names, 1);" in lines[5]
 
 

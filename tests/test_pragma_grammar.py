@@ -83,10 +83,10 @@ def test_generated_code_keeps_lines_and_uses_the_runtime_api():
     assert lines[:2] == ['#include "s.cll.h"', '#line 1 "s.c"']
     body = compiled_lines(instrumented_source(program, "s.cll.h"))
     assert len(body) == len(SEQUENTIAL.splitlines())
-    assert body[2] == "    { double cll_v[] = {(double)(N), (double)(cll_procs())}; cll_begin(&cll_exp_f, cll_v); }"
+    assert body[2] == "    { double cll_v[] = {(double)(N), (double)(cll_procs())}; cll_begin(&cll_exp_f, cll_v, CLL_HERE); }"
     assert body[3] == ""  # continuation line
-    assert body[5] == '    cll_end(&cll_exp_f, "s.c:6:5");'
-    assert body[6] == "    { cll_begin(&cll_exp_e, 0); }"
+    assert body[5] == '    cll_end(&cll_exp_f, "s.c:6:5", CLL_HERE);'
+    assert body[6] == "    { cll_begin(&cll_exp_e, 0, CLL_HERE); }"
     assert body[8].endswith('{"f", "e"}; cll_report(cll_names, 2); }')
     header = instrumented_header(program)
     assert 'static cll_experiment cll_exp_f = {"f", "f[0] + f[1]*N + f[2]*P", "s.c:3:5", 2, cll_vars_f, -1, 0};' in header

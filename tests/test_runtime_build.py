@@ -12,7 +12,7 @@ from support.runtime import read_trace
 def test_runtime_paths_point_at_the_built_library_and_header():
     header = runtime_paths.include_dir() / "cll.h"
     library = runtime_paths.static_library()
-    assert "void cll_begin(cll_experiment *e, const double *vars);" in header.read_text()
+    assert "void cll_begin(cll_experiment *e, const double *vars, const void *where);" in header.read_text()
     members = subprocess.run(["ar", "t", str(library)], capture_output=True, text=True,
                              check=True).stdout.split()
     assert sorted(members) == ["counters.o", "decimal.o", "fatal.o", "files.o", "header.o", "lifecycle.o",
@@ -48,8 +48,8 @@ SCRIPT = textwrap.dedent("""
     values = ffi.new("double[]", 1)
     for n in range(200000):
         values[0] = n
-        lib.cll_begin(exp, values)
-        lib.cll_end(exp, b"py.c:2:1")
+        lib.cll_begin(exp, values, ffi.NULL)
+        lib.cll_end(exp, b"py.c:2:1", ffi.NULL)
     print(lib.cll_record_count(), lib.cll_spilled_count(), ffi.string(lib.cll_trace_path()).decode(),
           ffi.string(lib.cll_timer_name()).decode(), lib.cll_seconds_per_tick() > 0)
     lib.cll_report(ffi.NULL, 0)

@@ -57,9 +57,10 @@ def test_mismatch_under_other_sizes_names_the_innermost(tmp_path):
 
 
 def test_end_from_another_unit_closes_the_frame_begun_here(tmp_path):
-    # other.c's struct for w is another object with the same id: it ends prog.c's frame
-    other = c_program({"w": MIXED["w"]}, "", source="other.c", functions=f"""
-        void close_w(void) {{ {end("w", 7)} }}""").split("int main(")[0]
+    # other.c's struct for w is another object with the same id: it ends prog.c's frame (in
+    # another function, which generated code never does: its frame is given as not known, 0)
+    other = c_program({"w": MIXED["w"]}, "", source="other.c", functions="""
+        void close_w(void) { cll_end(&cll_exp_w, "prog.c:7:1", 0); }""").split("int main(")[0]
     main = c_program(MIXED, f"""
         {begin("a", "9")} {begin("w", "1", "2", "3", "4", "5")} close_w(); {end("a")}
         cll_report(0, 0); return 0;""", prelude="void close_w(void);")
@@ -93,3 +94,16 @@ def test_experiments_left_open_again_and_again_are_counted_in_bounded_memory(tmp
     trace = read_trace(tmp_path / "prog.cll.1.dat")
     assert trace.header["open"] == "a (thread 0, begun at prog.c:11:1, 1500000 times)"
     assert len(trace.records["z"]) == 1500000
+
+
+def test_an_end_in_another_call_than_its_begin_says_so(tmp_path):
+    """Generated code begins and ends an experiment in one call of one function; an end in a
+    function called inside it (hand-written here) names that, not a mismatch of names."""
+    src = c_program(MIXED, f"""
+        {begin("a", "9")} end_a(); return 0;""",
+                    functions=f"""static __attribute__((noinline)) void end_a(void) {{ {end("a", 7)} }}""")
+    result = run(build(tmp_path, {"prog.c": src}))
+    assert result.returncode == 70
+    assert result.stderr.strip() == (
+        "prog.c:7:1: error: end of 'a' at prog.c:7:1 is not in the function call that began the open "
+        "'a' (begun at prog.c:11:1): an experiment ends in the call of the function that began it")

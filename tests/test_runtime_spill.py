@@ -162,6 +162,6 @@ def test_a_recursion_deeper_than_the_open_experiments_stack_is_said_to_be_so(tmp
     done = subprocess.run(["./deep", "400000"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
                           preexec_fn=big_stack)
     assert done.returncode == 70 and "after the stack of open experiments was full (16 MiB: " in done.stderr \
-        and "about 299593 levels of nesting of it" in done.stderr, done.stderr
+        and "about 262144 levels of nesting of it" in done.stderr, done.stderr
     assert subprocess.run(["./deep", "200000"], cwd=tmp_path, capture_output=True, timeout=120,
                           preexec_fn=big_stack).returncode == 0

@@ -36,14 +36,14 @@ def c_program(experiments: dict[str, tuple[str, list[str]]], main_body: str, *,
 def begin(name: str, *values: str) -> str:
     """The begin statement generated code has for experiment `name` with these values."""
     if not values:
-        return f"{{ cll_begin(&cll_exp_{name}, 0); }}"
+        return f"{{ cll_begin(&cll_exp_{name}, 0, CLL_HERE); }}"
     cast = ", ".join(f"(double)({v})" for v in values)
-    return f"{{ double cll_v[] = {{{cast}}}; cll_begin(&cll_exp_{name}, cll_v); }}"
+    return f"{{ double cll_v[] = {{{cast}}}; cll_begin(&cll_exp_{name}, cll_v, CLL_HERE); }}"
 
 
 def end(name: str, line: int = 99) -> str:
     """The end statement generated code has, with site prog.c:<line>:1."""
-    return f'cll_end(&cll_exp_{name}, "prog.c:{line}:1");'
+    return f'cll_end(&cll_exp_{name}, "prog.c:{line}:1", CLL_HERE);'
 
 
 def build(directory: Path, sources: dict[str, str], exe: str = "prog",
