@@ -17,6 +17,7 @@ from cll_grammar.columns import MPI_COLUMNS, PUB_COLUMNS, RECORD_COLUMNS
 from cll_grammar.formula import parse_formula
 from llac.errors import InputError
 from llac.experiment import Experiment
+from llac.records import plain_float
 from llac.trace import Problem, format_numbers, read_file_bytes
 
 
@@ -29,8 +30,8 @@ def read_csv(path: str | os.PathLike, formula: str, name: str | None = None,
     """Read a CSV file as one experiment with `formula` (named `name`, default the formula's).
 
     The first row names the columns; `time` names the column of elapsed times (it becomes
-    `time`); every formula variable must be a column. Values must be numbers (`nan` and `inf`
-    too): a row with a bad value or the wrong number of fields is reported and skipped; a
+    `time`); every formula variable must be a column. Values must be numbers as C reads them
+    (`nan` and `inf` too, not `1_000` or full-width digits): a row with a bad value or the wrong number of fields is reported and skipped; a
     column whose values are not numbers at all, and which the formula does not need, is left
     out with one problem. Raises CsvError for an unusable file and FormulaError (with the
     column in the formula text) for a bad formula.
@@ -116,17 +117,24 @@ def _numbers(where, names, needed, rows, lines, problems):
 
 
 def _floats(cells: list[str]) -> tuple[np.ndarray, list[int]]:
-    """The cells as floats (NaN where they are not numbers) and the indices of those that are not."""
-    try:
-        return np.array(cells, dtype=float), []
-    except ValueError:
-        values, bad = np.full(len(cells), np.nan), []
-        for i, cell in enumerate(cells):
-            try:
-                values[i] = float(cell)
-            except ValueError:
-                bad.append(i)
-        return values, bad
+    """The cells as floats (NaN where they are not numbers) and the indices of those that are not.
+    A number is what C's strtod and a CSV user take for one: ASCII digits, a sign, a decimal
+    point, an exponent, inf and nan; not the digit separators (`1_000`) and other scripts'
+    digits (full-width `１６`) that Python's float() also reads (`llac.records.plain_float`,
+    as the trace reader)."""
+    joined = "".join(cells)
+    if joined.isascii() and "_" not in joined:
+        try:
+            return np.array(cells, dtype=float), []
+        except ValueError:
+            pass
+    values, bad = np.full(len(cells), np.nan), []
+    for i, cell in enumerate(cells):
+        try:
+            values[i] = plain_float(cell.encode())
+        except ValueError:
+            bad.append(i)
+    return values, bad
 
 
 def write_csv(experiment: Experiment, path: str | os.PathLike) -> None:

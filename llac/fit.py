@@ -108,7 +108,9 @@ NOISY = 3.0             # a point whose spread exceeds this many typical spreads
 def noise_factors(spread: np.ndarray) -> np.ndarray:
     """Each sample point's noise factor for `relative_fit`: max(1, s / (NOISY·s0)), where s is
     the point's spread ((median - min) / min of its repetitions) and s0 the typical spread (the
-    median over points with repetitions, at least NOISE_FLOOR). Interference only adds time:
+    median over points with repetitions, at least NOISE_FLOOR), of all the points given: the fit
+    passes all its sample points once, before any split, and every interval uses these factors
+    (docs/method.md §2). Interference only adds time:
     a point whose repetitions mostly ran much slower than its fastest was measured under load,
     and its summary is less trustworthy than a point whose repetitions agree; such a point
     weighs 1/factor² as much (docs/method.md §2). Spreads up to NOISY typical ones are the

@@ -35,6 +35,22 @@ class SamplePoints:
         return len(self.time)
 
 
+INVALID_TIME = "NaN, inf or non-positive time"     # why a record is left out of every fit
+
+
+def valid_times(time: np.ndarray) -> np.ndarray:
+    """Which records a fit uses: those whose time is a positive finite number (the others,
+    NaN, inf, 0 or negative, are left out of the fit, `aggregate` and `describe` alike)."""
+    time = np.asarray(time, dtype=float)
+    return np.isfinite(time) & (time > 0)
+
+
+def excluded_text(count: int) -> str:
+    """'4 records excluded: NaN, inf or non-positive time': the fit's words for the records
+    `valid_times` leaves out, which `aggregate`, `describe` and `load` repeat."""
+    return f"{count} record{'s' * (count != 1)} excluded: {INVALID_TIME}"
+
+
 def aggregate_points(formula: Formula, columns, aggregate: str = "median") -> SamplePoints:
     """Group records by the formula's variables and summarise each group's times.
 
@@ -51,11 +67,11 @@ def aggregate_points(formula: Formula, columns, aggregate: str = "median") -> Sa
     time = np.asarray(columns["time"], dtype=float)
     if len(time) == 0:
         raise FitError("no records to fit")
-    valid = np.isfinite(time) & (time > 0)
+    valid = valid_times(time)
     excluded = int(len(time) - valid.sum())
     if not valid.any():
         raise FitError(f"no valid times: {excluded} record{'s' * (excluded != 1)} "
-                       f"{'have' if excluded != 1 else 'has'} NaN, inf or non-positive time")
+                       f"{'have' if excluded != 1 else 'has'} {INVALID_TIME}")
     keys = [np.asarray(columns[v], dtype=float)[valid] for v in formula.variables]
     time = time[valid]
     group, first = group_rows(keys, len(time))

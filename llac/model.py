@@ -21,7 +21,7 @@ from llac.advice import formula_warnings
 from llac.experiment import Experiment
 from llac.fit import (CONSTANT_BOUNDS, FitError, FitSettings, bounded_columns, fit_statistics, median,
                       noise_factors, relative_fit)
-from llac.fit_data import SamplePoints, aggregate_points, check_identifiable
+from llac.fit_data import SamplePoints, aggregate_points, check_identifiable, excluded_text
 from llac.extrapolation import drift_rates, log_distance
 from llac.noise import descheduled_warning, fastest_by, spread_warning, unit_warning
 from llac.numbers import number_text
@@ -708,8 +708,7 @@ def _warnings(formula: Formula, points: SamplePoints, pieces: tuple[Piece, ...],
     or no statistically real cut)."""
     warnings = []
     if points.excluded:
-        warnings.append(f"{points.excluded} record{'s' * (points.excluded != 1)} excluded: "
-                        f"NaN, inf or non-positive time")
+        warnings.append(excluded_text(points.excluded))
     k = len(formula.constants)
     if settings.split and 0 < settings.minpoints <= k:
         warnings.append(f"minpoints {settings.minpoints} is below the formula's {k} constants + 1: each side "

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal, localcontext
 
 from lark import Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
@@ -268,14 +269,17 @@ class StatementBuilder(Transformer):
         start, stop, factor = map(_number, children)
         if start <= 0 or factor <= 1:
             raise LlacError("a range 'A..B *F' needs A > 0 and a factor F > 1", span_of(meta))
-        return _expand(start, stop, lambda x: x * factor, meta)
+        start, stop, factor = map(_decimal, children)
+        return _expand(stop, lambda i: start * factor ** i, meta)
 
     def arithmetic(self, meta, children):
         start, stop = _number(children[0]), _number(children[1])
         step = _number(children[2]) if len(children) > 2 and children[2] is not None else 1.0
         if step <= 0:
             raise LlacError("a range 'A..B step S' needs a step S > 0", span_of(meta))
-        return _expand(start, stop, lambda x: x + step, meta)
+        start, stop = _decimal(children[0]), _decimal(children[1])
+        step = _decimal(children[2]) if len(children) > 2 and children[2] is not None else Decimal(1)
+        return _expand(stop, lambda i: start + i * step, meta)
 
     def plot(self, meta, children):
         options = {}
@@ -358,13 +362,23 @@ def _parallel_report(kind, meta, children, plot: bool) -> ast.ParallelReport:
     return kind(_name(children[0]), by, plot, path, replace, span=span_of(meta))
 
 
-def _expand(start: float, stop: float, step, meta) -> tuple[float, ...]:
-    values, x = [], start
-    while x <= stop * (1 + 1e-12):
-        values.append(x)
-        if len(values) > MAX_RANGE:
-            raise LlacError(f"the range has more than {MAX_RANGE} values", span_of(meta))
-        x = step(x)
+def _decimal(token: Token) -> Decimal:
+    """A number token's exact decimal value (`0.1` is one tenth, not the double nearest it)."""
+    return Decimal(str(token))
+
+
+def _expand(stop: Decimal, value_at, meta) -> tuple[float, ...]:
+    """The values `value_at(0), value_at(1), ...` up to `stop`, in decimal arithmetic on the
+    numbers as typed, each made a double once: `0.1..1 step 0.1` is 0.1, 0.2, ..., 0.7, ...,
+    1.0 (each value start + i·step, the double nearest that decimal, where adding doubles gave
+    0.7999999999999999), and `1..2 step 0.1` ends at 2, never past it."""
+    values = []
+    with localcontext() as context:
+        context.prec = 60
+        while (x := value_at(len(values))) <= stop:
+            values.append(float(x))
+            if len(values) > MAX_RANGE:
+                raise LlacError(f"the range has more than {MAX_RANGE} values", span_of(meta))
     if not values:
         raise LlacError("the range is empty: its start is beyond its end", span_of(meta))
     return tuple(values)

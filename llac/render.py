@@ -15,11 +15,11 @@ from llac.numbers import number_text
 # C0 and C1 control characters (ESC, CR, TAB, DEL, ...) and the bidirectional overrides
 def number(value) -> str:
     """A number in a table: integers as integers, others with 4 significant digits; a
-    `Percent` as a percentage, None (no value) as '-'."""
+    `Percent` as a percentage, None (no value) and a Percent of NaN as '-'."""
     if value is None:
         return "-"
-    if isinstance(value, Percent):
-        return f"{value.fraction:.{value.digits}%}"
+    if isinstance(value, Percent):      # one that does not exist (NaN) is no value, as None
+        return f"{value.fraction:.{value.digits}%}" if np.isfinite(value.fraction) else "-"
     if isinstance(value, (str, bool)):
         return str(value)
     if isinstance(value, Exact):
@@ -195,14 +195,15 @@ def _csv_cell(value):
 
 def tabular(result) -> tuple[tuple[str, ...], list[tuple]]:
     """The headers and rows of a table for a program (its `machine` form if it has one, every
-    `Percent` in percent, its column's name saying so); of a model, one row per constant
+    `Percent` in percent, its column's name saying so, even when all of them are NaN, which
+    become None); of a model, one row per constant
     and interval."""
     if isinstance(result, Table):
         headers, rows = result.machine or (result.headers, result.rows)
         percent = [any(isinstance(row[i], Percent) for row in rows) for i in range(len(headers))]
         headers = tuple(f"{h} %" if p and not h.endswith("%") else h for h, p in zip(headers, percent))
-        return headers, [tuple(100 * v.fraction if isinstance(v, Percent) else v for v in row)
-                         for row in rows]
+        return headers, [tuple((100 * v.fraction if np.isfinite(v.fraction) else None) if isinstance(v, Percent)
+                               else v for v in row) for row in rows]
     model = result.model
     # a constant set to 0 (pruned) or held at its bound has no standard error: none, as in text
     rows = [(result.name, i + 1, region_text(p.region), name, value,

@@ -11,7 +11,9 @@ from cll_grammar.span import suggest
 from llac import ast
 from llac.errors import LlacError
 from llac.experiment import Experiment, Source
-from llac.fit_data import FitError, aggregate_points, group_rows
+from llac.fit_data import FitError, aggregate_points, excluded_text, group_rows, valid_times
+from llac.noise import NAMED
+from llac.numbers import number_text
 
 
 def column_values(experiment: Experiment, node, span: ast.Span):
@@ -28,13 +30,39 @@ def column_values(experiment: Experiment, node, span: ast.Span):
 
 def repetitions(experiment: Experiment) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """The sample points (distinct values of the formula's variables, variable -> values) and
-    how many records each has, every record counted, whatever its time (`describe`)."""
+    how many records each has, of the records a fit uses (`valid_times`: NaN, inf and
+    non-positive times are left out, and a point with no other record with them) (`describe`)."""
     variables = experiment.formula.variables
-    if not len(experiment):
+    valid = valid_times(experiment.columns["time"]) if len(experiment) else np.zeros(0, dtype=bool)
+    if not valid.any():
         return {v: np.zeros(0) for v in variables}, np.zeros(0, dtype=np.intp)
-    keys = [np.asarray(experiment.columns[v], dtype=float) for v in variables]
-    group, first = group_rows(keys, len(experiment))
+    keys = [np.asarray(experiment.columns[v], dtype=float)[valid] for v in variables]
+    group, first = group_rows(keys, int(valid.sum()))
     return {v: k[first] for v, k in zip(variables, keys)}, np.bincount(group, minlength=len(first))
+
+
+def excluded_records(experiment: Experiment) -> str | None:
+    """What a fit of `experiment` leaves out, in the fit's words (`excluded_text`: '4 records
+    excluded: NaN, inf or non-positive time'), naming the sample points left with no record,
+    which no aggregate or fit has (at most NAMED of them); None when every record counts."""
+    time = np.asarray(experiment.columns["time"], dtype=float)
+    valid = valid_times(time)
+    excluded = int(len(time) - valid.sum())
+    if not excluded:
+        return None
+    text = excluded_text(excluded)
+    variables = experiment.formula.variables
+    if not variables or not valid.any():
+        return text
+    keys = [np.asarray(experiment.columns[v], dtype=float) for v in variables]
+    group, first = group_rows(keys, len(time))
+    empty = np.flatnonzero(np.bincount(group, weights=valid.astype(float), minlength=len(first)) == 0)
+    if not len(empty):
+        return text
+    names = ", ".join(" ".join(f"{v}={number_text(k[first[i]])}" for v, k in zip(variables, keys))
+                      for i in empty[:NAMED]) + (f" and {len(empty) - NAMED} more" if len(empty) > NAMED else "")
+    return text + (f"; sample point {names} has only such records and is left out" if len(empty) == 1 else
+                   f"; {len(empty)} sample points have only such records and are left out: {names}")
 
 
 def aggregate_experiment(experiment: Experiment, method: str = "median",

@@ -19,7 +19,8 @@ from llac.experiment import Experiment
 from llac.noise import noisy, point_spread, spread_summary
 from llac.parse import checked_formula
 from llac.superstep_files import combine, finished_none, same_execution
-from llac.tables import agreed_fields, merge_experiments, repetitions, shared_records
+from llac.fit_data import valid_times
+from llac.tables import agreed_fields, excluded_records, merge_experiments, repetitions, shared_records
 
 SHOW_LIMIT = 20
 STDIN = "<stdin>"
@@ -40,7 +41,9 @@ EXPORT_SUFFIXES = {"extrap": "txt"}        # a file name's suffix by format, whe
          does a spill file's own path. A PUB program's supersteps are kept per program and P;
          those of the `.rank<r>` traces of ranks that were not gathered join the gathered trace's
          of the same execution (load "prog.cll.4*.dat"). A CSV file needs `as NAME` and a formula; its columns are
-         time and the formula's variables (not time, rank or thread, as for `formula`). A model written by `export` (a .json file, or any
+         time and the formula's variables (not time, rank or thread, as for `formula`), its
+         values numbers as C reads them (not `1_000`); one that leaves nothing to fit (no data
+         rows, every row ignored, no time a fit can use) loads with a warning saying so. A model written by `export` (a .json file, or any
          file that holds one) predicts as the exported one did; one that no fit could have
          written (an interval's region that ends below its start, a constant below 0 that its
          settings keep >= 0, a setting that `set` would refuse) is refused, naming what. An Extra-P text file (`export
@@ -263,7 +266,23 @@ def _load_csv(session, statement: ast.Load, files):
     experiment, problems = read_csv(files[0], statement.formula)
     refuse_measured_variables(experiment, formula, statement)
     warnings = [Note(str(p), warning=True) for p in problems]
-    return [*warnings, session.store(_free_name(session, statement.name.text, files[0], False), experiment)]
+    name = _free_name(session, statement.name.text, files[0], False)
+    if nothing := _nothing_to_fit(name, experiment, problems):
+        warnings.append(Note(nothing, warning=True))
+    return [*warnings, session.store(name, experiment)]
+
+
+def _nothing_to_fit(name: str, experiment: Experiment, problems) -> str | None:
+    """Why an experiment loaded from a CSV file has no record a fit can use (a file with a
+    header row alone, rows that were all ignored, times that are all NaN, inf or not positive),
+    said at the load rather than at the first fit; None when it has some."""
+    if not len(experiment):
+        why = ("its file has no data rows, only the header row" if not problems else
+               "every data row of its file was ignored (the warnings above say why)")
+        return f"{name} holds no records: {why}; there is nothing to fit"
+    if not valid_times(experiment.columns["time"]).any():
+        return f"{name} has no record a fit can use: {excluded_records(experiment)}"
+    return None
 
 
 def _is_model_file(path: str) -> bool:
@@ -379,19 +398,27 @@ def show(session, statement: ast.Show):
          as `show`: its intervals, constants, errors and warnings. Of an experiment merged
          from several trace files (a sweep over P), the header fields the files agree on,
          and a table of the files with the records read from each and the fields that
-         differ (procs, date, ...).""",
+         differ (procs, date, ...). Like a fit, it counts only the records whose time is a
+         positive finite number: the others (NaN, inf, 0, negative) are left out of the ranges,
+         repetitions and spreads, and a line counts them and names any sample point left with
+         none.""",
          ["describe colinit", "describe colinit.model"], ast.Describe)
 def describe(session, statement: ast.Describe):
     if model := _model(session, statement.obj):
         return [ModelReport(statement.obj.text, model)]
     experiment = session.experiment(statement.obj)
-    rows = tuple((c, float(np.nanmin(v)), float(np.nanmax(v)), len(np.unique(v)))
-                 for c, v in experiment.columns.items() if len(v))
+    # every figure is of the records a fit uses; the others are counted as the fit counts them
+    used = valid_times(experiment.columns["time"]) if len(experiment) else np.zeros(0, dtype=bool)
+    rows = tuple((c, float(np.nanmin(v[used])), float(np.nanmax(v[used])), len(np.unique(v[used])))
+                 for c, v in experiment.columns.items() if used.any())
     points, counts = repetitions(experiment)
+    left_out, kept = excluded_records(experiment), int(used.sum())
     footer = [f"formula: {experiment.formula}", f"origin: {experiment.origin or '-'}",
-              f"{len(experiment)} record{'s' * (len(experiment) != 1)} at {len(counts)} sample "
+              f"{kept} record{'s' * (kept != 1)} at {len(counts)} sample "
               f"point{'s' * (len(counts) != 1)}; repetitions per point: "
-              + (f"{counts.min()}..{counts.max()}" if len(counts) else "-")]
+              + (f"{counts.min()}..{counts.max()}" if len(counts) else "-")
+              + (f" (of {len(experiment)} records)" if left_out else ""),
+              *([f"{left_out} (as in a fit: the figures here are of the other {kept})"] if left_out else [])]
     if not experiment.sources:      # the records and columns are counted above, as they are now
         footer += [f"{'trace formula' if k == 'formula' else k}: {v}" for k, v in experiment.header.items()
                    if k not in ("records", "columns") and not (k == "formula" and v == str(experiment.formula))]
@@ -430,7 +457,7 @@ def _spread_table(experiment: Experiment, points: dict, counts: np.ndarray) -> T
     marked = noisy(spread)
     shown = min(len(counts), SHOW_LIMIT)
     rows = tuple((*(points[v][i] for v in points), counts[i],
-                  Percent(spread[i], 1) if np.isfinite(spread[i]) else None, "noisy" if marked[i] else "")
+                  Percent(spread[i], 1), "noisy" if marked[i] else "")       # NaN: '-', null
                  for i in range(shown))
     footer = ([f"first {shown} of {len(counts)} sample points"] if shown < len(counts) else []) \
         + spread_summary(points, spread)

@@ -14,7 +14,7 @@ from llac.commands.results import Note, Produced
 from llac.errors import LlacError
 from llac.fit_data import AGGREGATES
 from llac.parse import checked_formula
-from llac.tables import aggregate_experiment, column_values, merge_experiments, shared_records
+from llac.tables import aggregate_experiment, column_values, excluded_records, merge_experiments, shared_records
 from llac.numbers import number_text
 
 COMPARISONS = ("<", "<=", "==", "!=", ">=", ">")
@@ -125,7 +125,10 @@ def merge(session, source: ast.Merge):
 
 @command("aggregate", "NAME = aggregate EXPERIMENT [by median|min|mean]", """One record per
          sample point (distinct values of the formula's variables), its time the median (or
-         min, mean) of the repetitions; a `count` column says how many there were.""",
+         min, mean) of the repetitions; a `count` column says how many there were. As in a fit,
+         records whose time is NaN, inf or not positive are left out, with a warning that
+         counts them and names the sample points left with no record, which the aggregate
+         lacks.""",
          ["agg = aggregate colinit by min"], ast.Aggregate)
 def aggregate(session, source: ast.Aggregate):
     experiment = session.experiment(source.obj)
@@ -133,7 +136,9 @@ def aggregate(session, source: ast.Aggregate):
     if method not in AGGREGATES:
         raise LlacError(f"aggregate by {' or '.join(AGGREGATES)}, not {method!r}"
                         f"{suggest(method, AGGREGATES)}", source.method.span)
-    return Produced(aggregate_experiment(experiment, method, source.span))
+    aggregated = aggregate_experiment(experiment, method, source.span)
+    left_out = excluded_records(experiment)     # as the fit says it
+    return Produced(aggregated, (Note(left_out, warning=True),) if left_out else ())
 
 
 @command("formula", 'NAME = EXPERIMENT formula "FORMULA"', """The same records with another

@@ -239,7 +239,8 @@ def _bsp_chart(name: str, run) -> str:
 
 def _sync_figures(point) -> tuple:
     """The PUB library's empty superstep in µs and its spread; none in runs probed before it."""
-    return (None, None) if point.L_sync is None else (point.L_sync * 1e6, _percent(point.L_sync_spread))
+    return (None, _percent(float("nan"))) if point.L_sync is None else \
+        (point.L_sync * 1e6, _percent(point.L_sync_spread))     # NaN: the column keeps its ' %' name
 
 
 def _percent(spread: float) -> Percent:

@@ -332,7 +332,8 @@ def _beyond_note(found, far: str) -> list[str]:
 @command("predict", "predict [NAME [VAR=VALUES ...] [on MACHINE] [with g=G, L=L]]  |  predict NAME at EXPERIMENT [on MACHINE]", """Predict
          times with the model of NAME (fitted first if needed). VALUES is a number, a list
          `1,2,4` (no thousands separators: `1,000` is refused), a range `1024..65536 *2`
-         (multiply) or `100..1000 step 100` (`100..1000` alone: step 1); several
+         (multiply) or `100..1000 step 100` (`100..1000` alone: step 1), its values worked
+         out in decimal (`0.1..1 step 0.1` is 0.1, 0.2, ..., 1, never past the end); several
          variables give every combination, at most 100,000 points. With no values: at the fitted sample points, against
          the measurements. `predict` alone: the last model fitted, at its sample points. `at
          EXPERIMENT`: at that experiment's sample points, with the measured time (aggregated as in the fit);

@@ -145,8 +145,9 @@ def comm(session, statement: ast.Comm):
 
 @command("table3", "predict NAME at EXPERIMENT by VAR", """Predict at the sample points of
          EXPERIMENT and print them in the layout of the CALL paper's Table 3: PROCS (the values
-         of VAR, usually P; another VAR heads the column with its name), the other variables, TIME (measured: the aggregate of the records at
-         that point, as `set aggregate` says), PREDICTED (both in seconds) and ERROR % = 100
+         of VAR, usually P; another VAR heads the column with its name), the other variables, TIME (measured: the records at that point
+         summarised by the estimator the model was fitted with, its `set aggregate` at the fit,
+         not one set since, as the footer says), PREDICTED (both in seconds) and ERROR % = 100
          (PREDICTED - TIME) / TIME, the sign of every error llac prints: positive when the model
          predicts more than measured (the paper's Table 3 has the opposite sign); with a memory
          term in the model, `predict`'s machine-aware column and its error follow. Rows

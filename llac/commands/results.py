@@ -16,7 +16,8 @@ class Note:
 class Percent:
     """A table cell holding a fraction that people read as a percentage ('7.21%', `digits`
     decimals); `llac --format csv|json` writes it in percent at full precision, under its
-    column's name with ' %' added."""
+    column's name with ' %' added. A fraction that does not exist is NaN (shown as '-', null
+    in JSON), not None, so that the column keeps its name when no row has one."""
     fraction: float
     digits: int = 2
 
