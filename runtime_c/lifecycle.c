@@ -82,31 +82,44 @@ static void remember_report(const char *status, const char *const *names, int nn
             break;
 }
 
-/* The exit handler (on_exit: it sees the exit status). A program that never reported gets
- * its trace; one that measured more after its last report gets it again, with the experiments
- * that report named; in both, an exit status other than 0 is the trace's status, so that
- * neither `call` (the .previous rule) nor llac take the run for a whole one. An MPI rank's
- * trace is rank 0's gathered file (`kept`): records after its last report can only be named. */
-static void at_exit(int code, void *unused)
+/* The trace at the program's end (the exit handlers below). A program that never reported
+ * gets its trace, with status `unreported`; one that measured more after its last report gets
+ * it again, with the experiments that report named and status `again`; an exit status other
+ * than 0 is the trace's status, so that neither `call` (the .previous rule) nor llac take the
+ * run for a whole one. An MPI rank's trace is rank 0's gathered file (`kept`): records after
+ * its last report can only be named. */
+static void end_of_program(const char *unreported, const char *again)
 {
-    (void)unused;
     if (finished)
         return;
     finished = 1;
     cll_store_each_open_(warn_open, NULL);
-    char failed[48];
-    snprintf(failed, sizeof failed, "exit with status %d", code);
     uint64_t later = cll_record_count() - reported_records;
     if (!reported)
-        write_or_complain(code ? failed : "exit-without-report", NULL, 0, 0);
+        write_or_complain(unreported, NULL, 0, 0);
     else if (later && kept)
         fprintf(stderr, "cll: warning: %llu records measured after the last report are not in "
                 "the trace: report again before MPI_Finalize\n", (unsigned long long)later);
     else if (later)
-        write_or_complain(code ? failed : reported_status, (const char *const *)reported_names,
-                          reported_nnames, 0);
+        write_or_complain(again, (const char *const *)reported_names, reported_nnames, 0);
     cll_store_remove_spills_();
     deliver_deferred();
+}
+
+/* The exit handler (on_exit: it sees the exit status). */
+static void at_exit(int code, void *unused)
+{
+    (void)unused;
+    char failed[48];
+    snprintf(failed, sizeof failed, "exit with status %d", code);
+    end_of_program(code ? failed : "exit-without-report", code ? failed : reported_status);
+}
+
+/* quick_exit's handler (at_quick_exit): as at exit, with the status "quick_exit" (its
+ * handlers are not told the exit status). */
+static void at_quick_exit_handler(void)
+{
+    end_of_program("quick_exit", "quick_exit");
 }
 
 void cll_save_records(const char *status)
@@ -390,6 +403,7 @@ static void init_once(void)
     cll_command_init_();
     cll_cpu_init_();
     on_exit(at_exit, NULL);
+    at_quick_exit(at_quick_exit_handler);
     pthread_atfork(NULL, NULL, forget_in_child);
 #ifndef CLL_NO_SIGNAL_HANDLERS
     install_signal_handlers();
