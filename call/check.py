@@ -147,10 +147,11 @@ class _Checker:
             self.context.directive(item)
         self.close_function(None)
         self.sync_needs_machine()
-        self.sync_reaches_team()
+        code = [t for t in stream if isinstance(t, CodeToken)]
+        self.sync_reaches_team(code)
         self.mpi_include_needs_parallel(stream)
         self.reports_name_experiments()
-        self.experiments_in_signal_handlers([t for t in stream if isinstance(t, CodeToken)])
+        self.experiments_in_signal_handlers(code)
 
     def experiments_in_signal_handlers(self, code: list[CodeToken]):
         """A warning at each experiment begun in a function this file installs as a signal
@@ -213,22 +214,40 @@ class _Checker:
                                             f"t_bsp * variable in scope here",
                                     [self.findings.note(parallel, "the parallel line is here")])
 
-    def sync_reaches_team(self):
+    def sync_reaches_team(self, code: list[CodeToken]):
         """A `sync` experiment of a `parallel OpenMP` program is a barrier of the team: inside
         `#pragma omp single` (critical, the body of `omp for`...) not every thread reaches it
-        together and the run would wait forever, so each such begin is an error."""
+        together and the run would wait forever, so each such begin is an error; so is a call,
+        inside one, of a function of this file that begins a sync experiment (by its name)."""
         parallel = self.program.parallel
         if parallel is None or parallel.model != "OpenMP":
             return
         for _, pragma in self.program.sites:
-            inside = [p for p in self.partials if p.holds(pragma.line, pragma.column)]
-            if isinstance(pragma, Begin) and pragma.sync and inside and inside[-1].reason:
-                construct = inside[-1]
+            construct = self.partial_around(pragma.line, pragma.column)
+            if isinstance(pragma, Begin) and pragma.sync and construct:
                 self.findings.error(pragma, f"a sync experiment synchronises every thread of the "
                                             f"team; inside '#pragma {construct.name}' (line "
                                             f"{construct.line}) {construct.reason}, so the run "
                                             f"would wait forever: move {pragma.name!r} outside it "
                                             f"or drop 'sync'")
+        syncing = {function: begin for begin, function in reversed(self.begun_in) if begin.sync}
+        for at, token in enumerate(code[:-1]):
+            begin = syncing.get(token.text) if token.kind == "IDENT" and code[at + 1].text == "(" else None
+            construct = self.partial_around(token.line, token.column) if begin else None
+            if construct:
+                self.findings.error(token, f"{token.text!r} begins the sync experiment {begin.name!r}, "
+                                           f"which synchronises every thread of the team; this call is "
+                                           f"inside '#pragma {construct.name}' (line {construct.line}), "
+                                           f"where {construct.reason}, so the run would wait forever: "
+                                           f"call it outside that construct or drop 'sync'",
+                                    [self.findings.note(begin, f"sync experiment {begin.name!r} "
+                                                               f"begins here")])
+
+    def partial_around(self, line: int, column: int) -> Partial | None:
+        """The innermost OpenMP construct around (line, column) if the team does not run its
+        statement together (call.omp); None outside one or inside a `parallel` region in it."""
+        inside = [p for p in self.partials if p.holds(line, column)]
+        return inside[-1] if inside and inside[-1].reason else None
 
     # ------------------------------------------------------------ C code
 

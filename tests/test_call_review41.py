@@ -10,6 +10,8 @@
 4. `-std=c89` (`-ansi`, ...) and `-Wdeclaration-after-statement -Werror` passed `call check`
    and then failed inside the generated code: refused up front, with one message.
 6. `%:pragma cll` (the digraph of `#`, which gcc reads as `#pragma`) was ignored silently.
+11. A function that begins a `sync` experiment, called inside `#pragma omp single`, hung the
+   run (the check saw only experiments written inside the construct): refused at the call.
 """
 from __future__ import annotations
 
@@ -250,3 +252,41 @@ def test_a_digraph_pragmas_experiment_is_traced(tmp_path):
     assert done.returncode == 0 and done.stdout == "5\n", done.stderr
     trace = (tmp_path / "prog.cll.1.dat").read_text()
     assert "#experiment: D" in trace and "\nD 0 0 " in trace, trace
+
+
+# ---- 11. a function that begins a sync experiment, called inside `omp single`
+
+SYNC_IN_SINGLE = """#include <stdio.h>
+#pragma cll parallel OpenMP
+static int work = 0;
+static void step(int n) {
+    #pragma cll sync S S[0] + S[1]*n
+    work += n;
+    #pragma cll end S
+}
+int main(void) {
+    #pragma omp parallel num_threads(2)
+    {
+        step(1);
+        #pragma omp single
+        step(5);
+        #pragma omp parallel num_threads(2)
+        step(2);
+    }
+    printf("work=%d\\n", work);
+    return 0;
+}
+"""
+
+
+def test_a_call_inside_omp_single_of_a_function_that_begins_a_sync_experiment_is_refused(tmp_path):
+    """The review's program hung (only one thread reaches the experiment's barrier); the call
+    in the whole team (line 12) and the one in a parallel region of its own (line 16) are fine."""
+    status, _, err = check(tmp_path, SYNC_IN_SINGLE)
+    assert status == 1, err
+    errors = [line for line in err.splitlines() if "error:" in line]
+    assert errors == ["prog.c:14:9: error: 'step' begins the sync experiment 'S', which synchronises "
+                      "every thread of the team; this call is inside '#pragma omp single' (line 13), "
+                      "where only one thread reaches it, so the run would wait forever: call it "
+                      "outside that construct or drop 'sync'"], err
+    assert "prog.c:5:5: note: sync experiment 'S' begins here" in err
