@@ -224,10 +224,18 @@ def instrumented_header(program: Program) -> str:
     if openmp:
         out += ["/* `sync` in OpenMP: a barrier of the enclosing parallel region, if any. */",
                 "static inline void cll_sync(void) {", "    if (omp_in_parallel()) {",
-                "#pragma omp barrier", "    }", "}"]
+                "#pragma omp barrier", "    }", "}",
+                "/* A record's thread: its number in the team, and in nested parallel regions the",
+                " * numbers of its ancestors too (mixed radix: outer * inner team size + inner), so",
+                " * that no two threads of one region share a number. */",
+                "static int cll_omp_thread(void) {",
+                "    int id = 0, level = omp_get_level();",
+                "    for (int l = 1; l <= level; l++)",
+                "        id = id * omp_get_team_size(l) + omp_get_ancestor_thread_num(l);",
+                "    return id;", "}"]
     out += ["__attribute__((constructor)) static void cll_register_this_file(void) {"]
     if openmp:
         out += ["    cll_set_procs(omp_get_max_threads(), 0);",
-                "    cll_set_thread_id_function(omp_get_thread_num);"]
+                "    cll_set_thread_id_function(cll_omp_thread);"]
     out += ["    cll_register(&cll_this_program);", "}", "#endif", ""]
     return "\n".join(out)

@@ -10,13 +10,17 @@
 4. `-std=c89` (`-ansi`, ...) and `-Wdeclaration-after-statement -Werror` passed `call check`
    and then failed inside the generated code: refused up front, with one message.
 6. `%:pragma cll` (the digraph of `#`, which gcc reads as `#pragma`) was ignored silently.
+10. In nested OpenMP regions the thread column repeated 0, 1, 2 over six threads.
 11. A function that begins a `sync` experiment, called inside `#pragma omp single`, hung the
    run (the check saw only experiments written inside the construct): refused at the call.
 """
 from __future__ import annotations
 
+import csv
+import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -290,3 +294,45 @@ def test_a_call_inside_omp_single_of_a_function_that_begins_a_sync_experiment_is
                       "where only one thread reaches it, so the run would wait forever: call it "
                       "outside that construct or drop 'sync'"], err
     assert "prog.c:5:5: note: sync experiment 'S' begins here" in err
+
+
+# ---- 10. nested OpenMP regions: every thread its own number
+
+NESTED = """#include <stdio.h>
+#include <omp.h>
+#pragma cll parallel OpenMP
+int main(void) {
+    omp_set_max_active_levels(2);
+    #pragma omp parallel num_threads(2)
+    {
+        int outer = omp_get_thread_num();
+        #pragma omp parallel num_threads(3)
+        {
+            int id = outer * 10 + omp_get_thread_num();
+            #pragma cll N N[0] + N[1]*id
+            id += 0;
+            #pragma cll end N
+        }
+    }
+    #pragma cll report all
+    return 0;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
+def test_the_threads_of_nested_parallel_regions_have_numbers_of_their_own(tmp_path):
+    """The review's program recorded threads 0, 1, 2 twice over six threads (each inner
+    team's omp_get_thread_num); now outer * 3 + inner, one number per thread."""
+    (tmp_path / "nest.c").write_text(NESTED)
+    env = dict(os.environ, OMP_NUM_THREADS="2")
+    built = subprocess.run([sys.executable, "-m", "call", "cc", "-fopenmp", "nest.c", "-o", "nest"],
+                           cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert built.returncode == 0, built.stderr
+    ran = subprocess.run(["./nest"], cwd=tmp_path, capture_output=True, text=True, timeout=60, env=env)
+    assert ran.returncode == 0, ran.stderr
+    trace = next(tmp_path.glob("nest.cll.*.dat"))
+    subprocess.run([sys.executable, "-m", "llac", "-c", f'load "{trace.name}"; export N "n.csv"'],
+                   cwd=tmp_path, capture_output=True, text=True, check=True)
+    pairs = {(int(r["thread"]), int(float(r["id"]))) for r in csv.DictReader((tmp_path / "n.csv").open())}
+    assert pairs == {(outer * 3 + inner, outer * 10 + inner) for outer in range(2) for inner in range(3)}

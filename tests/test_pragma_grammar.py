@@ -99,7 +99,7 @@ def test_openmp_header_and_sync():
     header = instrumented_header(program)
     assert "#include <omp.h>" in header and "#pragma omp barrier" in header
     assert "cll_set_procs(omp_get_max_threads(), 0);" in header
-    assert "cll_set_thread_id_function(omp_get_thread_num);" in header
+    assert "cll_set_thread_id_function(cll_omp_thread);" in header
     assert "omp_in_parallel() ? omp_get_num_threads() : omp_get_max_threads()" in header
     assert "{ cll_sync(); double cll_v[]" in instrumented_source(program, "o.cll.h")
 
