@@ -33,6 +33,9 @@ class Session:
         self.changed_settings: dict[str, object] = {}
         self.last_model: str | None = None    # what `predict` alone predicts with
         self.supersteps: dict[str, dict[int, object]] = {}   # program -> P -> its PUB supersteps (obsp)
+        # (program, P, execution) -> those supersteps, of every execution loaded (the experiments
+        # loaded from one find theirs: llac.commands.obsp.superstep_traces)
+        self.executions: dict[tuple[str, int, str], object] = {}
 
     # ---------------------------------------------------------------- running
     def execute(self, source: str) -> Iterator[object]:
@@ -54,6 +57,7 @@ class Session:
             statement = ast.Assign(ast.Name(target, statement.obj.span), statement, span=statement.span)
         objects, settings = dict(self.objects), dict(self.changed_settings)
         supersteps = {name: dict(runs) for name, runs in self.supersteps.items()}
+        executions = dict(self.executions)
         try:
             return list(handler_for(statement).handler(self, statement) or ())
         except LlacError as err:
@@ -62,6 +66,7 @@ class Session:
             raise LlacError(str(err), statement.span) from None
         except BaseException:   # Ctrl-C or an internal error: the statement leaves nothing behind
             self.objects, self.changed_settings, self.supersteps = objects, settings, supersteps
+            self.executions = executions
             raise
 
     def produce(self, source: ast.Source) -> Produced:

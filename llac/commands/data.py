@@ -181,6 +181,15 @@ def store_supersteps(session, run, stored: dict | None = None) -> list[Note]:
     runs = session.supersteps.setdefault(run.program, {})
     kept = runs.get(run.procs)
     where = f"{run.program} at P={run.procs}"
+    notes = _store(session, run, runs, kept, where, stored)
+    if run.execution and run.execution == runs[run.procs].execution:
+        session.executions[(run.program, run.procs, run.execution)] = runs[run.procs]
+    return notes
+
+
+def _store(session, run, runs: dict, kept, where: str, stored: dict | None) -> list[Note]:
+    """store_supersteps' work: `runs` (P -> supersteps of run.program) updated with `run`,
+    and what the load says of it."""
     if kept is not None and same_execution(kept, run):
         held = {(s.run, s.rank) for s in kept.steps}
         if run.steps and all((s.run, s.rank) in held for s in run.steps):
@@ -205,8 +214,10 @@ def store_supersteps(session, run, stored: dict | None = None) -> list[Note]:
         return [Note(f"the trace of {where} holds no supersteps: they are recorded in the runs of a `sync` "
                      f"experiment (#pragma cll sync NAME ...), and it ran none", warning=True)]
     name = (stored or {}).get((run.program, run.runs_of[0]), run.runs_of[0]) if run.runs_of else run.program
+    earlier = (f"; the experiments loaded from {kept.path} keep theirs" if kept is not None and kept.execution
+               and run.execution else "")
     return [Note(f"{'replaced' if kept is not None else 'kept'} the supersteps of {where}: "
-                 f"{len(run.steps)} records ({_evaluated_by(session, name, run)})")]
+                 f"{len(run.steps)} records ({_evaluated_by(session, name, run)}){earlier}")]
 
 
 def _evaluated_by(session, name: str, run) -> str:

@@ -16,7 +16,7 @@ from llac.commands.modeling import SECONDS, error_summary, fitted
 from llac.commands.results import Table
 from llac.cores import oversubscription_note
 from llac.errors import LlacError
-from llac.experiment import Experiment, NoWorkingSet, working_set_bytes
+from llac.experiment import Experiment, NoWorkingSet, Source, working_set_bytes
 from llac.machines import open_machines, resolve_bsp
 from llac.obsp import Costs, ObspError, evaluate_with
 from llac.obsp_runs import RunGroup, predict_run, representative, run_groups
@@ -82,6 +82,36 @@ def program_supersteps(session, name: ast.Name, command: str = "obsp") -> dict:
     return session.supersteps[name.text]
 
 
+def superstep_traces(session, experiment: Experiment, where) -> dict:
+    """The supersteps (by P) that `experiment`'s runs were measured with: at each P, those of
+    the execution its records were read from, not those of another execution of the program at
+    that P loaded since (its runs are numbered alike: run 8 of one is not run 8 of the other).
+    Records of two executions at one P cannot be told apart (an error at `where`); traces that
+    name no execution (older ones) take the program's supersteps of that P."""
+    program = experiment.header.get("program", "")
+    traces = dict(session.supersteps.get(program, {}))
+    sources = experiment.sources or (Source(experiment.origin, experiment.header, len(experiment)),)
+    by_procs: dict[int, dict[str, str]] = {}
+    for source in sources:
+        procs, execution = source.header.get("procs", ""), source.header.get("execution", "")
+        if procs.isdigit() and execution:
+            by_procs.setdefault(int(procs), {}).setdefault(execution, source.origin)
+    for procs, executions in by_procs.items():
+        if len(executions) > 1:
+            raise LlacError(f"{experiment.name} holds the runs of {len(executions)} executions of {program} "
+                            f"at P={procs} ({', '.join(executions.values())}): their runs are numbered "
+                            f"alike, so their supersteps cannot be told apart; load each trace with a "
+                            f"load of its own (the later one's experiments are named like "
+                            f"{experiment.name}@FILESTEM)", where)
+        (execution, _), = executions.items()
+        kept = session.executions.get((program, procs, execution))
+        if kept is not None:
+            traces[procs] = kept
+        elif procs in traces and traces[procs].execution and traces[procs].execution != execution:
+            del traces[procs]     # this execution's supersteps were not loaded (none recorded)
+    return traces
+
+
 def _program_table(session, statement: ast.Obsp) -> list:
     """One row per P and run of a program's supersteps."""
     name = statement.obj.text
@@ -132,7 +162,7 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
     """The rows of a sync experiment's sizes by P: evaluated from their own supersteps, or, with
     `at DATA`, DATA's sizes predicted from the experiment's runs (Table 3)."""
     program = experiment.header.get("program", "")
-    traces = session.supersteps.get(program, {})
+    traces = superstep_traces(session, experiment, statement.obj.span)
     settings = session.fit_settings()
     aggregate = settings.aggregate
     try:
@@ -141,12 +171,14 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
     except ObspError as err:
         raise LlacError(err.message, (statement.data or statement.obj).span) from None
     names = targets[0].names
+    target_traces = (superstep_traces(session, session.experiment(statement.data), statement.data.span)
+                     if statement.data else traces)
     memory, aware_note = _memory_view(session, experiment) if statement.data else (None, None)
     rows, footer, parameters, replays, failures, aware = [], [], {}, {}, [], {}
     fits: dict[int, dict] = {}            # per P, the replay's fitted amounts (llac.obsp_runs.predict_run)
     for group in targets:
         label = (group.procs, *group.values)
-        trace = traces.get(group.procs)
+        trace = target_traces.get(group.procs)
         if trace is None:
             rows.append((*label, len(group.runs), *NOT_EVALUATED))
             footer.append(f"P={group.procs}: no supersteps of {program or experiment.name} were loaded at this P")
@@ -166,7 +198,9 @@ def _experiment_table(session, statement: ast.Obsp, experiment: Experiment) -> l
             if not same_p:
                 raise ObspError(f"{statement.obj.text} has no runs at P={group.procs} to learn from")
             extra = _memory_extra(*memory, group) if memory is not None else None
-            predicted = predict_run(experiment, trace, same_p, group.values, settings, extra,
+            if group.procs not in traces:
+                raise ObspError(f"no supersteps of {statement.obj.text}'s runs were loaded at P={group.procs}")
+            predicted = predict_run(experiment, traces[group.procs], same_p, group.values, settings, extra,
                                     fits.setdefault(group.procs, {}))
             result = evaluate_with(predicted.steps, predicted.template, costs, statement.combine)
             rows.append((*label, used, *_figures(result, chosen.measured), *costs))

@@ -9,7 +9,7 @@ from cll_grammar.span import suggest
 from llac import ast
 from llac.commands import command
 from llac.commands.modeling import save_figure
-from llac.commands.obsp import machine_parameters, program_supersteps
+from llac.commands.obsp import machine_parameters, program_supersteps, superstep_traces
 from llac.commands.results import Text
 from llac.errors import LlacError
 from llac.experiment import Experiment
@@ -135,7 +135,7 @@ def _experiment_run(session, statement: ast.Timeline, experiment: Experiment):
     ordered = sorted(chosen, key=lambda g: (g.procs, g.values), reverse=True)
     group = ordered[0]
     program = experiment.header.get("program", "")
-    traces = session.supersteps.get(program, {})
+    traces = superstep_traces(session, experiment, statement.obj.span)
     trace = traces.get(group.procs)
     if trace is None:
         raise LlacError(f"no supersteps of {program or experiment.name} were loaded at P={group.procs}",
