@@ -165,7 +165,7 @@ def _evaluate(expression: str, known: dict[str, str | None]) -> bool | None:
     if unknown and len(unknown) <= 4:
         values = {_evaluate(expression, {**known, **dict(zip(unknown, choice))})
                   for choice in _choices(len(unknown))}
-        return values.pop() if len(values) == 1 else None
+        return values.pop() if len(values) == 1 else None   # None among them: undecided too
     expanded = _expand(expression, known, frozenset())
     return None if expanded is None else truth(expanded)
 
@@ -190,7 +190,7 @@ def _expand(text: str, known: dict[str, str | None], active: frozenset[str]) -> 
         if name is None:
             out.append(match.group())
             continue
-        if name not in known or name in active or known[name] == "(":
+        if name not in known or name in active or known[name] in ("(", _SOME_VALUE):
             return None
         replacement = "0" if known[name] is None else _expand(known[name], known, active | {name})
         if replacement is None:
@@ -199,9 +199,13 @@ def _expand(text: str, known: dict[str, str | None], active: frozenset[str]) -> 
     return "".join(out)
 
 
+# a macro taken as defined with a value call does not know: `defined(X)` is 1, X itself undecided
+_SOME_VALUE = "\x00"
+
+
 def _choices(count: int) -> list[tuple[str | None, ...]]:
-    """Every way `count` macros can be defined ('1') or not (None)."""
-    return [tuple("1" if bits >> i & 1 else None for i in range(count)) for bits in range(2 ** count)]
+    """Every way `count` macros can be defined (with a value not known) or not (None)."""
+    return [tuple(_SOME_VALUE if bits >> i & 1 else None for i in range(count)) for bits in range(2 ** count)]
 
 
 def _defined(name: str, known: dict[str, str | None]) -> str:

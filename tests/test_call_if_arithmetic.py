@@ -150,3 +150,16 @@ def test_a_digraph_if_is_decided_as_the_directive_is():
     text = "%:if 0\nno\n%:else\nyes\n%:endif\n"
     items, undecided = kept(lex(text), text.splitlines(), {})
     assert [t.text for t in items if isinstance(t, CodeToken)] == ["yes"] and not undecided
+
+
+@pytest.mark.parametrize("expression", ["defined(X) && X > 200000", "defined(X) && X == 0", "!defined(X)",
+                                        "defined(_OPENMP) && _OPENMP >= 201307"])
+def test_a_macro_call_does_not_know_is_undecided_in_a_value_not_only_in_defined(expression):
+    """Review 42: an unknown X was tried as defined *to 1* and as undefined; both made
+    `defined(X) && X > 200000` false, so call dropped an arm gcc keeps (-DX=300000, or
+    `_OPENMP` under -fopenmp) and its pragmas were never translated: a trace without records."""
+    assert call_keeps(expression) is None
+
+
+def test_defined_alone_still_decides_where_every_choice_agrees():
+    assert call_keeps("defined(X) && 0") is False and call_keeps("defined(X) || 1") is True
