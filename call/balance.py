@@ -32,6 +32,7 @@ class Balance:
         # is open there
         self.labels: list[tuple[CodeToken, list[Begin | For]]] = []
         self.gotos: list[tuple[CodeToken, CodeToken, list[Begin | For]]] = []
+        self.setjmp_inside: set[int] = set()   # id() of the experiments a setjmp is called in
 
     def innermost(self) -> Begin | For | None:
         """The experiment or sampling loop begun last and still open."""
@@ -97,7 +98,15 @@ class Balance:
         after = (target.line, target.column) if target else (0, 0)
         crossed = [o.pragma for o in self.stack if isinstance(o.pragma, For) and _at(o.pragma) > after]
         if not crossed:
-            return False
+            left = [o.pragma for o in self.stack if isinstance(o.pragma, Begin) and _at(o.pragma) > after]
+            if left:
+                self.findings.warn(use.line, use.column,
+                                   f"macro {use.text!r} expands to a '{kind}' that leaves experiment "
+                                   f"{left[-1].name!r}: on that path the experiment is never ended "
+                                   f"(that run of it has no record)",
+                                   [self.findings.note(left[-1], f"experiment {left[-1].name!r} begins here"),
+                                    definition])
+            return bool(left)
         self.findings.warn(use.line, use.column,
                            f"macro {use.text!r} expands to a '{kind}' that leaves the body of "
                            f"'#pragma cll for': in the instrumented program it leaves only the "
@@ -107,20 +116,28 @@ class Balance:
                            [self.findings.note(crossed[-1], "the 'for' is here"), definition])
         return True
 
+    def set_jump(self) -> None:
+        """A call of `setjmp` (`sigsetjmp`...): a `longjmp` inside the innermost open experiment
+        may return into it, so that one is not warned about."""
+        experiments = [o.pragma for o in self.stack if isinstance(o.pragma, Begin)]
+        if experiments:
+            self.setjmp_inside.add(id(experiments[-1]))
+
     def long_jump(self, token: CodeToken) -> None:
         """A call of `longjmp` (`siglongjmp`...) inside an open experiment: one to a `setjmp`
-        outside it leaves it open, a warning."""
+        outside it leaves it open, a warning (none where a `setjmp` inside it came first)."""
         experiments = [o.pragma for o in self.stack if isinstance(o.pragma, Begin)]
-        if not experiments:
+        if not experiments or id(experiments[-1]) in self.setjmp_inside:
             return
         inner = experiments[-1]
         self.findings.warn(token.line, token.column,
                            f"'{token.text}' inside experiment {inner.name!r}: a {token.text} to a "
                            f"setjmp outside the experiment leaves it open: this run of it has no "
                            f"record (the runtime counts it as left open); to a setjmp in this same "
-                           f"function (or one it is inlined into), the program then stops at the next 'end' of an experiment "
-                           f"open around it (status 70: it does not match the open "
-                           f"{inner.name!r}); end {inner.name!r} before the {token.text}",
+                           f"function (or one it is inlined into), the program then stops at the "
+                           f"next 'end' of an experiment open around it (status 70: it does not "
+                           f"match the open {inner.name!r}); end {inner.name!r} before the "
+                           f"{token.text}, or call the setjmp inside it",
                            [self.findings.note(inner, f"experiment {inner.name!r} begins here")]
                            + self.findings.undecided_notes(inner))
 
@@ -152,7 +169,9 @@ class Balance:
                                                                        f"{outer[-1].name!r} begins here")])
         else:
             caller = (f": this run of it has no record (the next 'end' in a calling function, "
-                      f"or the exit, counts it as left open)" if token.text == "return" else "")
+                      f"or the exit, counts it as left open; not where the compiler inlines this "
+                      f"function: the caller's 'end' then stops the run, status 70, or, of "
+                      f"{inner.name!r} itself, records this call's values)" if token.text == "return" else "")
             self.findings.warn(token.line, token.column,
                                f"'{token.text}' inside experiment {inner.name!r}: on this path the "
                                f"experiment is never ended{caller}", notes)

@@ -266,6 +266,9 @@ class _Checker:
         if token.text == "(" and previous is not None and previous.kind == "IDENT" \
                 and previous.text in LONG_JUMPS:
             self.balance.long_jump(previous)
+        if token.text == "(" and previous is not None and previous.kind == "IDENT" \
+                and previous.text in SET_JUMPS:
+            self.balance.set_jump()
         if token.text == "}" and self.context.depth == 0:
             self.close_function(token)
         elif token.text == "return" and token.kind == "IDENT":
@@ -505,6 +508,7 @@ def _definitions(stream: list[CodeToken | Directive], lines: list[str]) -> dict[
 SIGNAL_FUNCTIONS = {"signal", "sigset", "bsd_signal", "sysv_signal"}   # f(SIG, HANDLER)
 HANDLER_FIELDS = {"sa_handler", "sa_sigaction"}                       # struct sigaction's
 LONG_JUMPS = {"longjmp", "siglongjmp", "_longjmp", "__builtin_longjmp"}
+SET_JUMPS = {"setjmp", "sigsetjmp", "_setjmp", "__builtin_setjmp"}
 
 
 def _signal_handlers(code: list[CodeToken]) -> dict[str, CodeToken]:
