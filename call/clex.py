@@ -17,6 +17,8 @@ from cll_grammar.grammars import open_grammar
 from cll_grammar.span import Span
 
 SIGNIFICANT = {"IDENT", "PUNCT", "NUMBER", "STRING", "CHAR", "STRAY", "HASH"}
+# the digraphs of C95 (gcc reads them as the punctuators they stand for; `%:` is a `#`, _digraph)
+DIGRAPHS = {"<%": "{", "%>": "}", "<:": "[", ":>": "]"}
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,7 @@ def lex(text: str) -> list[CodeToken | Directive]:
         if first is not None and (first.type == "HASH" or _digraph(line_tokens, first)):
             stream.append(_directive(text, line_tokens, end, place))
         else:
-            stream.extend(CodeToken(t.type, str(t), t.line, t.column)
+            stream.extend(CodeToken(t.type, DIGRAPHS.get(str(t), str(t)), t.line, t.column)
                           for t in line_tokens if t.type in SIGNIFICANT)
     return stream
 

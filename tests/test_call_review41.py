@@ -380,3 +380,30 @@ def test_a_macro_that_breaks_out_of_an_experiment_is_warned_as_a_break_there_is(
     assert err.startswith("prog.c:7:9: warning: macro 'STOP_IF' expands to a 'break' that leaves "
                           "experiment 'A': on that path the experiment is never ended"), err
     assert "prog.c:1:9: note: macro 'STOP_IF' is defined here" in err, err
+
+
+DIGRAPH_BRACES = """%:include <stdio.h>
+static volatile double s;
+int main(void)
+<%
+    int a<:3:> = {0};
+    for (int N = 1; N <= 3; N++) <%
+        %:pragma cll A A[0] + A[1]*N
+        a<:N - 1:> = N;
+        %:pragma cll end A
+    %>
+    printf("%d\\n", a<:2:>);
+    return 0;
+%>
+"""
+
+
+def test_digraph_braces_are_braces(tmp_path):
+    """Review 42: with `<% %>` every pragma was "at file scope"; gcc reads them as `{ }`."""
+    (tmp_path / "d.c").write_text(DIGRAPH_BRACES)
+    built = subprocess.run([sys.executable, "-m", "call", "cc", "d.c", "-o", "d"], cwd=tmp_path,
+                           capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    ran = subprocess.run(["./d"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert (ran.returncode, ran.stdout) == (0, "3\n"), ran.stderr
+    assert (tmp_path / "d.cll.1.dat").read_text().count("\nA ") == 3
