@@ -144,10 +144,12 @@ void cll_store_mark_(void);
 int cll_store_each_marked_(cll_record_fn fn, void *ctx);
 
 /* The experiments still open, for the header and stderr: calls fn(experiment, thread,
- * times, ctx) once per experiment open on a thread, `times` its open frames there (more
- * than 1 when jumps left it open again and again), outermost first. */
-void cll_store_each_open_(void (*fn)(const cll_experiment *e, int thread, uint64_t times, void *ctx),
-                          void *ctx);
+ * times, stacked, ctx) once per experiment open on a thread, `times` its open frames there
+ * (more than 1 when jumps left it open again and again), `stacked` how many of them are still
+ * on the thread's stack (the others were left by calls that returned, or cut from a full
+ * stack), outermost first. */
+void cll_store_each_open_(void (*fn)(const cll_experiment *e, int thread, uint64_t times,
+                                     uint64_t stacked, void *ctx), void *ctx);
 
 /* Make (or grow to the experiments registered so far) what cll_store_each_open_ counts
  * with: called at each registration, so that it allocates nothing after a signal. */

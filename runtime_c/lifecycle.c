@@ -46,11 +46,14 @@ static int write_or_complain(const char *status, const char *const *names, int n
     return -1;
 }
 
-static void warn_open(const cll_experiment *e, int thread, uint64_t times, void *ctx)
+static void warn_open(const cll_experiment *e, int thread, uint64_t times, uint64_t stacked, void *ctx)
 {
     (void)ctx;
     const char *source = e->source ? e->source : "?";
-    if (times == 1)
+    if (times == 1 && stacked == 0)     /* its frame was left by a call that has returned */
+        fprintf(stderr, "cll: warning: experiment '%s' (begun at %s) was left open once in thread %d "
+                "(a jump out of it skipped its end; that run has no record)\n", e->name, source, thread);
+    else if (times == 1)
         fprintf(stderr, "cll: warning: experiment '%s' (begun at %s) still open at exit in thread %d\n",
                 e->name, source, thread);
     else

@@ -597,6 +597,7 @@ int cll_store_each_marked_(cll_record_fn fn, void *ctx)
  * that a trace written after a signal allocates nothing). */
 static struct {
     uint64_t *count;    /* open frames of each experiment on the slot being counted */
+    uint64_t *stacked;  /* of those, the ones still on its stack (not left by returned calls) */
     int *order;         /* the experiments with open frames, outermost first */
     int capacity;
 } tally;
@@ -606,16 +607,19 @@ void cll_store_reserve_(void)
     int n = cll_experiment_count_();
     if (n <= tally.capacity)
         return;
-    uint64_t *count = calloc((size_t)n, sizeof *count);
+    uint64_t *count = calloc((size_t)n, sizeof *count), *stacked = calloc((size_t)n, sizeof *stacked);
     int *order = malloc((size_t)n * sizeof *order);
-    if (!count || !order) {
+    if (!count || !stacked || !order) {
         free(count);
+        free(stacked);
         free(order);
         return;
     }
     free(tally.count);
+    free(tally.stacked);
     free(tally.order);
     tally.count = count;
+    tally.stacked = stacked;
     tally.order = order;
     tally.capacity = n;
 }
@@ -630,8 +634,8 @@ static void tally_add(int id, uint64_t frames, int *listed)
     tally.count[id] += frames;
 }
 
-void cll_store_each_open_(void (*fn)(const cll_experiment *e, int thread, uint64_t times, void *ctx),
-                          void *ctx)
+void cll_store_each_open_(void (*fn)(const cll_experiment *e, int thread, uint64_t times,
+                                     uint64_t stacked, void *ctx), void *ctx)
 {
     for (cll_slot *s = slots; s; s = s->next) {
         int listed = 0;
@@ -639,16 +643,18 @@ void cll_store_each_open_(void (*fn)(const cll_experiment *e, int thread, uint64
             tally_add(id, s->dropped[id], &listed);
         for (size_t at = 0; at < s->top;) {
             const cll_frame *f = (const cll_frame *)(s->stack + at);
-            if (f->e->id < tally.capacity)
+            if (f->e->id < tally.capacity) {
                 tally_add(f->e->id, 1, &listed);
-            else    /* registered after the tally was made: one line per frame */
-                fn(f->e, s->thread, 1, ctx);
+                tally.stacked[f->e->id]++;
+            } else {    /* registered after the tally was made: one line per frame */
+                fn(f->e, s->thread, 1, 1, ctx);
+            }
             at += FRAME_BYTES(slot_values(s, f->e));
         }
         for (int i = 0; i < listed; i++) {
             int id = tally.order[i];
-            fn(cll_experiment_at_(id), s->thread, tally.count[id], ctx);
-            tally.count[id] = 0;
+            fn(cll_experiment_at_(id), s->thread, tally.count[id], tally.stacked[id], ctx);
+            tally.count[id] = tally.stacked[id] = 0;
         }
     }
 }

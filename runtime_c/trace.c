@@ -135,8 +135,9 @@ typedef struct open_list {
     int n;
 } open_list;
 
-static void list_open(const cll_experiment *e, int thread, uint64_t times, void *ctx)
+static void list_open(const cll_experiment *e, int thread, uint64_t times, uint64_t stacked, void *ctx)
 {
+    (void)stacked;
     open_list *list = ctx;
     if (list->f) {
         fprintf(list->f, "%s%s (thread %d, begun at %s", list->n ? ", " : "#open: ", e->name,

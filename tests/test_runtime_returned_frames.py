@@ -187,3 +187,25 @@ def test_a_pub_run_whose_sync_experiment_a_return_left_open_is_said_to_have_no_e
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert ("experiment 'S', which began the run of its BSP machine, was left open by a return or "
             "longjmp out of it (found at owner.c:15:5): the run has no end") in done.stderr, done.stderr
+
+
+COUNTDOWN = """#include <stdio.h>
+static int f(int n) {
+    #pragma cll R R[0] + R[1]*n
+    if (n == 0) return 0;
+    f(n - 1);
+    #pragma cll end R
+    return n;
+}
+int main(void) { f(3); return 0; }
+"""
+
+
+def test_a_frame_left_once_by_a_returned_call_is_said_to_be_left_open_not_open_at_exit(tmp_path):
+    """Review 42: the base case's frame, popped by its caller's end, was reported "still open
+    at exit"."""
+    run = build_and_run(tmp_path, "countdown", COUNTDOWN, "-O0")
+    assert run.returncode == 0, run.stderr
+    assert run.stderr == ("cll: warning: experiment 'R' (begun at countdown.c:3:5) was left open once in "
+                          "thread 0 (a jump out of it skipped its end; that run has no record)\n")
+    assert values(tmp_path, "countdown.cll.1.dat", "R", "n") == [1, 2, 3]
