@@ -317,10 +317,11 @@ def spacing_fault(line: bytes) -> str:
 
 
 def plain_float(word: bytes) -> float:
-    """`float(word)`, but refusing the digit separators (`1_000`) that float() reads and the
-    bulk converter (strtod) does not: both paths accept the same numbers."""
-    if b"_" in word:
-        raise ValueError(f"digit separator in {word!r}")
+    """`float(word)`, but refusing the digit separators (`1_000`) and the non-ASCII digits and
+    spaces (`１６`, a no-break space) that float() reads and the bulk converter (strtod) does
+    not: both paths accept the same numbers."""
+    if b"_" in word or not word.isascii():
+        raise ValueError(f"not a plain number: {word!r}")
     return float(word)
 
 

@@ -140,3 +140,13 @@ def test_a_csv_load_with_nothing_to_fit_says_why(tmp_path):
     (tmp_path / "z2.csv").write_text(Z2)
     status, out, err = llac(tmp_path, f'load "z2.csv" as k {FORMULA}')
     assert status == 0 and err == "", err
+
+
+def test_csv_hexadecimal_and_nan_payloads_are_not_numbers_either(tmp_path):
+    """Review 42: the docs called hexadecimal one of Python's extras (it is strtod's); llac
+    refuses it, and strtod's nan(123), as the docs now say."""
+    (tmp_path / "hex.csv").write_text("N,time\n1,0x10\n2,5e-6\n3,nan(1)\n4,3e-6\n")
+    status, out, err = llac(tmp_path, f'load "hex.csv" as f {FORMULA}; show f')
+    assert status == 0 and "created f: 2 records" in out, out + err
+    assert "hex.csv:2: '0x10' in column 'time' is not a number; the row is ignored" in err, err
+    assert "hex.csv:4: 'nan(1)' in column 'time' is not a number; the row is ignored" in err, err
