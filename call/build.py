@@ -77,15 +77,27 @@ NEEDS_C99 = ("the code call generates needs C99 or later: an experiment's begin 
              "time, and the generated header has inline functions")
 
 
+# warnings that the generated code itself triggers (a begin is a statement before the
+# declarations after it; the header has inline functions): as errors, they fail the
+# instrumented program though the plain one builds
+GENERATED_CODE_WARNINGS = {"declaration-after-statement": "each '#pragma cll' line becomes a statement, so a "
+                                                          "declaration after one",
+                           "c90-c99-compat": "the generated code uses C99 (a statement before "
+                                             "declarations, inline functions), so it"}
+
+
 def standard_problem(flags: list[str]) -> str | None:
     """Why compiler `flags` cannot build the instrumented program, though they build the plain
     one, or None: a C89/C90 standard (`-std=c89`, `-ansi`: the last -std/-ansi counts; GNU
-    C89, `-std=gnu89`, builds, unless its pedantic warnings are errors), or
-    -Wdeclaration-after-statement as an error (each pragma becomes a statement, and a
-    declaration after one is then such an error)."""
+    C89, `-std=gnu89`, builds, unless its pedantic warnings are errors), or a warning the
+    generated code triggers made an error (GENERATED_CODE_WARNINGS: -Wdeclaration-after-statement
+    or -Wc90-c99-compat with -Werror, or -Werror=... of them)."""
     standard, pedantic, pedantic_errors, werror = None, False, False, False
-    after, after_error = False, None      # -Wdeclaration-after-statement; as an error (None: as -Werror says)
+    enabled: dict[str, bool] = {}              # each such warning: on or off
+    as_error: dict[str, bool] = {}             # made an error (or not) by name, whatever -Werror says
     for flag in flags:
+        warning = flag[len("-Wno-"):] if flag.startswith("-Wno-") else flag[len("-W"):] if flag.startswith("-W") else ""
+        erring = flag.split("=", 1)[1] if flag.startswith(("-Werror=", "-Wno-error=")) else ""
         if flag == "-ansi" or flag.startswith("-std="):
             standard = flag
         elif flag in ("-pedantic", "-Wpedantic"):
@@ -94,12 +106,11 @@ def standard_problem(flags: list[str]) -> str | None:
             pedantic = pedantic_errors = True
         elif flag in ("-Werror", "-Wno-error"):
             werror = flag == "-Werror"
-        elif flag in ("-Wdeclaration-after-statement", "-Wno-declaration-after-statement"):
-            after = flag == "-Wdeclaration-after-statement"
-        elif flag == "-Werror=declaration-after-statement":
-            after, after_error = True, True
-        elif flag == "-Wno-error=declaration-after-statement":
-            after_error = False
+        elif warning in GENERATED_CODE_WARNINGS:
+            enabled[warning] = not flag.startswith("-Wno-")
+        elif erring in GENERATED_CODE_WARNINGS:
+            as_error[erring] = flag.startswith("-Werror=")
+            enabled[erring] = enabled.get(erring, False) or as_error[erring]
     name = "c90" if standard == "-ansi" else standard[len("-std="):] if standard else None
     choose = "compile with -std=c99, -std=gnu99, -std=c11 or a later standard (or none: gcc's default is gnu17)"
     if name in C89_STANDARDS:
@@ -108,11 +119,10 @@ def standard_problem(flags: list[str]) -> str | None:
         errors = "-pedantic-errors" if pedantic_errors else "-pedantic with -Werror"
         return (f"{standard} with {errors} makes an error of each GNU extension of C89, but "
                 f"{NEEDS_C99}; {choose}, or drop {errors.split()[0]}")
-    if after and (after_error if after_error is not None else werror):
-        return ("-Wdeclaration-after-statement with -Werror: each '#pragma cll' line becomes a "
-                "statement, so a declaration after one fails in the instrumented program though "
-                "the plain program builds; build it without them, or add "
-                "-Wno-error=declaration-after-statement")
+    for warning, why in GENERATED_CODE_WARNINGS.items():
+        if enabled.get(warning) and as_error.get(warning, werror):
+            return (f"-W{warning} with -Werror: {why} fails in the instrumented program though "
+                    f"the plain program builds; build it without them, or add -Wno-error={warning}")
     return None
 
 

@@ -224,18 +224,23 @@ def test_a_c89_standard_is_refused_up_front_by_check_cc_and_run(tmp_path, flags)
     assert status == 1 and err.startswith("call run: error: ") and NEEDS_C99 in err, err
 
 
-@pytest.mark.parametrize("flags", ["-Wdeclaration-after-statement -Werror", "-Werror=declaration-after-statement"])
-def test_declaration_after_statement_as_an_error_is_refused_up_front(tmp_path, flags):
+@pytest.mark.parametrize("flags, warning", [("-Wdeclaration-after-statement -Werror", "declaration-after-statement"),
+                                            ("-Werror=declaration-after-statement", "declaration-after-statement"),
+                                            ("-Wc90-c99-compat -Werror", "c90-c99-compat"),
+                                            ("-Werror=c90-c99-compat", "c90-c99-compat")])
+def test_a_warning_of_the_generated_code_as_an_error_is_refused_up_front(tmp_path, flags, warning):
+    """-Wc90-c99-compat -Werror failed inside the generated code (review 42)."""
     (tmp_path / "prog.c").write_text(DECLARATION)
     for command in (["check", "--cflags", flags, "prog.c"], ["cc", *flags.split(), "-c", "prog.c"]):
         status, _, err = call(*command, cwd=tmp_path)
-        assert status == 1 and "error: -Wdeclaration-after-statement with -Werror: each '#pragma cll' line " \
-                               "becomes a statement" in err, err
+        assert status == 1 and f"error: -W{warning} with -Werror: " in err and \
+            "fails in the instrumented program though the plain program builds" in err, err
 
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
 @pytest.mark.parametrize("flags", ["-std=gnu89", "-std=c89 -std=c99", "-std=c11 -Wdeclaration-after-statement",
-                                   "-Wdeclaration-after-statement -Werror -Wno-error=declaration-after-statement"])
+                                   "-Wdeclaration-after-statement -Werror -Wno-error=declaration-after-statement",
+                                   "-Wc90-c99-compat"])
 def test_flags_that_build_the_instrumented_program_are_not_refused(tmp_path, flags):
     (tmp_path / "prog.c").write_text(DECLARATION)
     status, _, err = call("check", "--cflags", flags, "prog.c", cwd=tmp_path)
