@@ -533,12 +533,29 @@ def _signal_handlers(code: list[CodeToken]) -> dict[str, CodeToken]:
                     start = j + 1
                 j += 1
         if start is not None:
+            start = _past_cast(code, start)
             start += start < len(code) and code[start].text == "&"
             name = code[start] if start < len(code) else None
             after = code[start + 1].text if start + 1 < len(code) else None
             if name is not None and name.kind == "IDENT" and after in (")", ";", ",", "}"):
                 found.setdefault(name.text, name)
     return found
+
+
+def _past_cast(code: list[CodeToken], at: int) -> int:
+    """Where the expression at `at` goes on after a cast to a function pointer
+    (`(void (*)(int))on_usr1`): the token after its closing parenthesis; `at` itself when no
+    such cast stands there."""
+    if at >= len(code) or code[at].text != "(" or at + 1 >= len(code) or code[at + 1].kind != "IDENT":
+        return at
+    depth, j = 0, at
+    while j < len(code):
+        depth += (code[j].text == "(") - (code[j].text == ")")
+        if depth == 0:
+            break
+        j += 1
+    inside = [t.text for t in code[at:j]]
+    return j + 1 if "*" in inside and j + 1 < len(code) else at
 
 
 INCLUDE = re.compile(r'\s*#\s*include\s*[<"](?:.*/)?([^/>"]+)[>"]')   # the header an #include line names

@@ -412,3 +412,30 @@ def test_digraph_braces_are_braces(tmp_path):
     ran = subprocess.run(["./d"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert (ran.returncode, ran.stdout) == (0, "3\n"), ran.stderr
     assert (tmp_path / "d.cll.1.dat").read_text().count("\nA ") == 3
+
+
+CAST_HANDLER = """#include <signal.h>
+#include <string.h>
+static volatile double s;
+static void on_usr1(int sig) {
+    #pragma cll H H[0]
+    s += sig;
+    #pragma cll end H
+}
+int main(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = (void (*)(int))on_usr1;
+    sigaction(SIGUSR1, &sa, 0);
+    signal(SIGUSR2, (void (*)(int)) &on_usr1);
+    return 0;
+}
+"""
+
+
+def test_a_handler_installed_through_a_cast_is_seen(tmp_path):
+    """Review 42: `sa.sa_handler = (void (*)(int))on_usr1` was not warned about."""
+    status, _, err = check(tmp_path, CAST_HANDLER)
+    assert status == 0, err
+    assert err.startswith("prog.c:5:5: warning: experiment 'H' in 'on_usr1', which this file installs as "
+                          "a signal handler (line 12)"), err
