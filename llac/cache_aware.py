@@ -22,9 +22,12 @@ predicts it,
 (the plain prediction keeps w₀'s cost per access; the memory term adds what the new level
 costs more), and within the fitted working sets t_aware = t_plain. On another machine M
 (`predict ... on M`), with r M's cost of the basic operations relative to this machine's
-and m, m_M the memory term costed by the two mountains:
+and m, m_M the memory term costed by the two mountains, the memory part being at most the
+whole, m' = min(m(w), t_aware):
 
-    t_on = r · max(0, t_aware − m(w)) + m_M(w)
+    t_on = r · (t_aware − m') + m' · m_M(w) / m(w)
+
+(on this machine itself, r = 1 and m_M = m: t_on = t_aware).
 """
 from __future__ import annotations
 
@@ -294,10 +297,15 @@ def aware_prediction(model, view: MemoryView, columns: dict[str, np.ndarray], va
     if other is None:
         return here, notes
     notes += _mixed_kinds(view, other, other_name)
-    # the memory term costed by the other machine's mountain, the rest by its basic operations
-    with np.errstate(invalid="ignore"):
+    # the memory part costed by the other machine's mountain, the rest by its basic operations;
+    # the memory part is at most the whole prediction (the memory term's β is fitted over all
+    # the points at once, the plain prediction per interval), so that on this very machine the
+    # what-if is the machine-aware prediction itself
+    with np.errstate(invalid="ignore", divide="ignore"):
         mine, theirs = view.memory(view.run, lead, sets), view.memory(other, lead, sets)
-        return compute_ratio(view.run, other) * np.maximum(here - mine, 0.0) + theirs, notes
+        memory = np.clip(mine, 0.0, np.maximum(here, 0.0))
+        scale = np.where(mine > 0, theirs / mine, 1.0)
+        return compute_ratio(view.run, other) * (here - memory) + memory * scale, notes
 
 
 def _mixed_kinds(view: MemoryView, other: ProbeRun, other_name: str) -> list[str]:

@@ -218,3 +218,15 @@ def test_without_what_it_needs_the_plain_prediction_stands_alone(workdir):
 def test_predict_on_a_machine_it_cannot_use_is_a_clear_error(workdir, command, message):
     done = llac(workdir, command)
     assert done.returncode == 1 and message in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("trace, name, sizes", [("train", "stream", "1048576, 16777216, 67108864"),
+                                                ("chase", "stream", "65536, 2097152, 8388608")])
+def test_on_the_data_s_own_probe_run_the_what_if_is_the_machine_aware_prediction(workdir, trace, name, sizes):
+    """Review 45: `on` the run the data were measured on gave up to 2.5 times the machine-aware
+    column (max(0, t - m) + m where the memory term m exceeded the interval's prediction t)."""
+    done = llac(workdir, f'load "{trace}.cll.1.dat"; fit {name}; predict {name} N={sizes}; '
+                         f'predict {name} N={sizes} on node1@1')
+    assert done.returncode == 0, done.stderr
+    aware, on_own_run = column(done.stdout, "machine-aware [s]"), column(done.stdout, "on node1@1 [s]")
+    assert len(aware) == 3 and aware == on_own_run, done.stdout
