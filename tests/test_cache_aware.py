@@ -230,3 +230,15 @@ def test_on_the_data_s_own_probe_run_the_what_if_is_the_machine_aware_prediction
     assert done.returncode == 0, done.stderr
     aware, on_own_run = column(done.stdout, "machine-aware [s]"), column(done.stdout, "on node1@1 [s]")
     assert len(aware) == 3 and aware == on_own_run, done.stdout
+
+
+def test_where_a_quadratic_working_set_leaves_a_level_is_its_root_in_fit_and_plot(workdir, tmp_path):
+    """Review 45: `bytes 16*N*N` left 32 KiB at N≈45.13 by `fit` (interpolated between sample
+    points) and at 45.25 (the root) by `plot`; both say the root now."""
+    sizes = [16, 24, 32, 39, 47, 64, 96, 128, 192, 243, 289, 384, 512, 1024]
+    write_stream_trace(workdir / "square.cll.1.dat", sizes, working_set="16*N*N")
+    done = llac(workdir, f'load "square.cll.1.dat"; fit stream; plot stream to "{tmp_path / "p.txt"}" replace')
+    assert done.returncode == 0, done.stderr
+    root = (32 * 1024 / 16) ** 0.5                                   # 45.25
+    assert f"L1 (32 KiB) left at N≈{root:.4g}" in done.stdout, done.stdout
+    assert f"N≈{root:.4g}" in (tmp_path / "p.txt").read_text()
