@@ -178,6 +178,10 @@ def test_list_show_and_compare(db_path):
               if line.startswith(("read ", "random "))}
     assert ratios["read memory (134217728 B)"] == "1.5" and ratios["read L1 (16384 B)"] == "1"
     assert ratios["random chase memory (134217728 B)"] == "1.5" == ratios["random gather memory (134217728 B)"]
+    writes = [line for line in out.splitlines() if line.startswith("write ")]   # as `show` has them (review 45)
+    reads = [line.split(",")[0] for line in out.splitlines() if line.startswith("read ") and "stride 8," in line]
+    assert [line.split(",")[0] for line in writes] == [r.replace("read", "write") for r in reads], writes
+    assert len(writes) == 4 and writes[-1].split()[-1] == "1.5", writes
 
 
 def test_a_run_probed_before_the_chase_and_the_gather_shows_none(tmp_path):

@@ -156,9 +156,9 @@ def _compare(first, second) -> Table:
     rows = []
     levels = a if level_edges(a) or not level_edges(b) else b      # the same rows in either order
     for label, ws in _level_sets(levels) if a.mountain and b.mountain else ():
-        for stride in READ_STRIDES:
-            x, y = (float(access_cost(r, ws, stride)) * NANO for r in (a, b))
-            rows.append((f"read {label} ({int(ws)} B), stride {stride}, ns", x, y, y / x))
+        for access, stride in (*(("read", s) for s in READ_STRIDES), ("write", 8)):   # as `machine show`
+            x, y = (float(access_cost(r, ws, stride, access)) * NANO for r in (a, b))
+            rows.append((f"{access} {label} ({int(ws)} B), stride {stride}, ns", x, y, y / x))
         for kind, name in RANDOM_CURVES:
             x, y = _random_ns(a, ws, kind), _random_ns(b, ws, kind)
             if x and y:
