@@ -246,14 +246,15 @@ static uint64_t cll_mpi_bytes_(int count, MPI_Datatype type)
     return (uint64_t)(count > 0 ? count : 0) * (uint64_t)(size > 0 ? size : 0);
 }
 
-/* A completed receive described by `status`: bytes from the status itself. */
+/* A completed receive described by `status`: bytes from the status itself (MPI_Get_elements_x:
+ * MPI_Get_count's int says MPI_UNDEFINED beyond 2 GiB). */
 static void cll_mpi_received_(MPI_Comm comm, const MPI_Status *status)
 {
-    int bytes = 0;
+    MPI_Count bytes = 0;
     if (status->MPI_SOURCE == MPI_PROC_NULL || status->MPI_SOURCE == MPI_ANY_SOURCE)
         return;
-    PMPI_Get_count(status, MPI_BYTE, &bytes);
-    cll_mpi_count_(comm, status->MPI_SOURCE, 0, bytes == MPI_UNDEFINED ? 0 : (uint64_t)bytes);
+    PMPI_Get_elements_x(status, MPI_BYTE, &bytes);
+    cll_mpi_count_(comm, status->MPI_SOURCE, 0, bytes == MPI_UNDEFINED || bytes < 0 ? 0 : (uint64_t)bytes);
 }
 
 /* ------------------------------------------------------------------ collectives */
@@ -411,14 +412,17 @@ static int *cll_mpi_neighbors_(MPI_Comm comm, int *nsources, int *ndestinations)
 }
 
 /* A neighbourhood collective: block i of `out` to destination i, block i of `in` from
- * source i (MPI_PROC_NULL neighbours are no one; every other neighbour counts, itself too). */
+ * source i (MPI_PROC_NULL neighbours are no one; every other neighbour counts, itself too;
+ * an empty block moves nothing and is no message, as in the other collectives). */
 static void cll_mpi_count_neighbors_(MPI_Comm comm, cll_mpi_blocks out, cll_mpi_blocks in)
 {
     int n, m, *list = cll_mpi_neighbors_(comm, &n, &m);
     for (int i = 0; i < m; i++)
-        cll_mpi_count_(comm, list[n + i], 1, cll_mpi_block_(out, i));
+        if (cll_mpi_block_(out, i))
+            cll_mpi_count_(comm, list[n + i], 1, cll_mpi_block_(out, i));
     for (int i = 0; i < n; i++)
-        cll_mpi_count_(comm, list[i], 0, cll_mpi_block_(in, i));
+        if (cll_mpi_block_(in, i))
+            cll_mpi_count_(comm, list[i], 0, cll_mpi_block_(in, i));
     free(list);
 }
 

@@ -184,3 +184,37 @@ def test_comm_warns_when_any_trace_of_a_sweep_has_uncounted_calls(uncounted, fam
         text.replace("#procs: 2\n", "#procs: 4\n#mpi_uncounted: MPI-IO (MPI_File_*)\n", 1))
     done = llac(tmp_path, 'load "a.cll.*.dat"; comm sends by P')
     assert "warning: sends: the program used MPI communication that is not counted (MPI-IO (MPI_File_*))" in done.stderr
+
+
+EMPTY_NEIGHBOR_BLOCKS = """#include <mpi.h>
+#pragma cll parallel MPI procs = 4:4:2
+int main(int argc, char **argv) {
+    int me, np;
+    double buf[8] = {0}, rbuf[8];
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    int dims[1] = {np}, periodic[1] = {0};
+    MPI_Comm line;
+    MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periodic, 0, &line);
+    int even = me % 2 == 0;               /* even ranks send 2 doubles up; every other block is empty */
+    int sc[2] = {0, even ? 2 : 0}, rc[2] = {even ? 0 : 2, 0}, d[2] = {0, 4};
+    #pragma cll nb nb[0]
+    MPI_Neighbor_alltoallv(buf, sc, d, MPI_DOUBLE, rbuf, rc, d, MPI_DOUBLE, line);
+    #pragma cll end nb
+    #pragma cll report all
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+def test_an_empty_neighbourhood_block_is_no_message(tmp_path):
+    """Review 44: a neighbourhood collective counted its count-0 blocks as messages and
+    partners (rank 1: 2 sent, 2 received, 2 partners, where it received 16 bytes from rank 0)."""
+    (tmp_path / "nb.c").write_text(EMPTY_NEIGHBOR_BLOCKS)
+    done = call("run", "nb.c", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    _, records, _ = header_and_records(tmp_path / "nb.cll.4.dat")
+    by_rank = {int(r["rank"]): measured(r) for r in records["nb"]}
+    assert by_rank == {0: (1, 16, 0, 0, 1), 1: (0, 0, 1, 16, 1), 2: (1, 16, 0, 0, 1), 3: (0, 0, 1, 16, 1)}
