@@ -98,6 +98,9 @@ extern int (*cll_thread_id_)(void);                 /* NULL: numbered by first r
 /* ---- files.c ---- */
 void cll_paths_init_(void);        /* fixes cwd, CLL_TRACE, the umask at start-up */
 int cll_trace_folder_check_(void); /* 0 if the trace's folder can take it, else -1 (errno) */
+/* From now on this process's trace path is its own records' file, `.rank<r>` for rank 0 too:
+ * after rank 0 gathered a report there, a trace of its own records must not replace it. */
+void cll_own_file_(void);
 const char *cll_program_name_(void);
 /* Create "<dir>/.<trace file name>.<what>.XXXXXX" next to the trace (mkostemp: a new file,
  * O_EXCL so never through a symbolic link, close-on-exec, 0600); its path in `out`.

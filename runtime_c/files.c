@@ -16,6 +16,7 @@
 #include "cll_internal.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@ static char cwd[4096] = ".";
 static char trace_env[4096];        /* CLL_TRACE made absolute, or "" */
 static char trace_path[8192];       /* returned by cll_trace_path */
 static char diverted[8192];         /* this run's own unique trace name, once needed */
+static volatile sig_atomic_t own_file;   /* rank 0 writes its own records as .rank0 (cll_own_file_) */
 static mode_t file_mode = 0644;     /* 0666 less the umask: what a plain fopen would give */
 
 /* A file's identity: who wrote it, as far as rename/link can tell. */
@@ -59,7 +61,8 @@ static int replaceable(const struct stat *st)
 }
 
 /* The path every process of this run would write: CLL_TRACE or <cwd>/<prog>.cll.<P>.dat,
- * with ".rank<r>" before ".dat" (or at the end) for MPI rank r > 0. */
+ * with ".rank<r>" before ".dat" (or at the end) for MPI rank r > 0, and for rank 0 too once
+ * its own records must not go to the gathered trace's path (cll_own_file_). */
 static void canonical_path(char *out, size_t size)
 {
     char base[8192];
@@ -69,7 +72,7 @@ static void canonical_path(char *out, size_t size)
         snprintf(base, sizeof base, "%s/%s.cll.%d.dat", cwd, cll_program_name_(), cll_procs_());
     size_t len = strlen(base);
     int dat = len > 4 && !strcmp(base + len - 4, ".dat");
-    if (cll_rank_() > 0)
+    if (cll_rank_() > 0 || own_file)
         snprintf(out, size, "%.*s.rank%d%s", (int)(len - 4 * dat), base, cll_rank_(),
                  dat ? ".dat" : "");
     else
@@ -109,6 +112,12 @@ int cll_trace_folder_check_(void)
     char folder[8192];
     snprintf(folder, sizeof folder, "%.*s", slash && slash > path ? (int)(slash - path) : 1, path);
     return access(folder, W_OK | X_OK);
+}
+
+void cll_own_file_(void)
+{
+    own_file = 1;
+    trace_baseline();
 }
 
 void cll_set_procs(int procs, int rank)

@@ -125,9 +125,22 @@ static void at_quick_exit_handler(void)
     end_of_program("quick_exit", "quick_exit");
 }
 
+/* Whether the records must be written by a process that dies now: never written yet, or
+ * measured after the last report that rank 0 gathered (`kept`: the gathered trace holds the
+ * others); those then go to the process's own file (.rank<r>, rank 0's too), every record of
+ * it, which llac merges with the gathered trace, counting each record once. */
+static int must_save(void)
+{
+    if (finished || (kept && cll_record_count() == reported_records))
+        return 0;
+    if (kept)
+        cll_own_file_();
+    return 1;
+}
+
 void cll_save_records(const char *status)
 {
-    if (!finished && !kept) {
+    if (must_save()) {
         finished = 1;
         write_or_complain(status, NULL, 0, 0);
         cll_store_remove_spills_();
@@ -186,6 +199,7 @@ void cll_mark_reported(void)
 {
     reported = 1;
     kept = 1;
+    reported_records = cll_record_count();
 }
 
 void cll_fail(const char *msg, const char *status) { cll_fatal_(msg, status); }
@@ -346,7 +360,7 @@ static void on_signal(int sig, siginfo_t *info, void *context)
         deferred = sig;
         return;
     }
-    if (!finished && !kept && (by_default || always_fatal(sig))) {
+    if ((by_default || always_fatal(sig)) && must_save()) {
         finished = 1;
         char status[48] = "signal ";
         signal_name(sig, status + 7, sizeof status - 7);

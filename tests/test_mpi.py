@@ -458,3 +458,46 @@ def test_the_notes_name_the_variables_of_the_implementation_run():
             assert extra == {} and notes == [f"P={cores() + 1} > {cores()} cores: oversubscribing; ranks "
                                              f"share cores, so times are not those of {cores() + 1} "
                                              f"dedicated processors"]
+
+
+ABORT_AFTER_REPORT = """#include <mpi.h>
+#pragma cll parallel MPI procs = 2:2:2
+static volatile double sink;
+int main(int argc, char **argv) {
+    int me;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    for (long k = 0; k < 5; k++) {
+        #pragma cll fx fx[0] + fx[1]*k
+        sink = k;
+        #pragma cll end fx
+    }
+    #pragma cll report all
+    for (long k = 1000; k < 1003; k++) {
+        #pragma cll fx fx[0] + fx[1]*k
+        sink = k;
+        #pragma cll end fx
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me == 1)
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    MPI_Barrier(MPI_COMM_WORLD);
+    #pragma cll report all
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+def test_records_measured_after_a_gathered_report_survive_an_abort(tmp_path):
+    """Review 44: after rank 0 had gathered a report, the 3 records per rank measured before
+    MPI_Abort vanished (the trace said `complete`); each rank now writes its own file (rank 0's
+    as .rank0, beside the gathered trace), and llac reads every record once."""
+    write(tmp_path, "late.c", ABORT_AFTER_REPORT)
+    done = call("run", "late.c", cwd=tmp_path)
+    assert done.returncode != 0 and "late.cll.2.rank0.dat" in done.stderr and "late.cll.2.rank1.dat" in done.stderr
+    header, records, _ = header_and_records(tmp_path / "late.cll.2.dat")
+    assert header["status"] == "complete" and len(records["fx"]) == 10          # the gathered report
+    loaded = subprocess.run([sys.executable, "-m", "llac", "-c", 'load "late.cll.2*.dat"; describe fx'],
+                            cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert "created fx: 16 records" in loaded.stdout, loaded.stdout + loaded.stderr
