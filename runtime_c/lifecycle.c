@@ -100,9 +100,13 @@ static void end_of_program(const char *unreported, const char *again)
     uint64_t later = cll_record_count() - reported_records;
     if (!reported)
         write_or_complain(unreported, NULL, 0, 0);
-    else if (later && kept)
-        fprintf(stderr, "cll: warning: %llu records measured after the last report are not in "
-                "the trace: report again before MPI_Finalize\n", (unsigned long long)later);
+    else if (later && kept) {     /* rank 0 gathered the report: the later ones go to this rank's file */
+        cll_own_file_();
+        if (write_or_complain(unreported, NULL, 0, 0) == 0)
+            fprintf(stderr, "cll: warning: %llu records measured after the last report are not in the "
+                    "gathered trace: this rank's records are in %s (report again before MPI_Finalize to "
+                    "gather them)\n", (unsigned long long)later, cll_trace_path());
+    }
     else if (later)
         write_or_complain(again, (const char *const *)reported_names, reported_nnames, 0);
     cll_store_remove_spills_();
