@@ -79,6 +79,7 @@ typedef struct cll_mpi_process {
     double *clock_offsets;   /* rank 0: each rank's CLOCK_MONOTONIC minus rank 0's, seconds */
     double own_offset;       /* this rank's offset (rank 0 tells each rank its own) */
     char execution[64];      /* rank 0's pid and clock at start-up: the same on every rank */
+    uint64_t reports;        /* the reports this rank began: their sequence number */
     cll_mpi_tracked *tracked;   /* open-addressing hash table of tracked requests */
     size_t ntracked, cap_tracked;
     struct { MPI_Message message; MPI_Comm comm; } *probed;   /* matched by Mprobe/Improbe */
@@ -830,6 +831,20 @@ static double cll_mpi_timeout_(void)
     return t > 0 ? t : 60;
 }
 
+/* How long before a rank stops waiting for rank 0's go (cll_mpi_send_records_) rank 0 still
+ * sends it one: a quarter of the timeout, at most 1 s, so that no go reaches a rank that gave
+ * up (it would then wait for records that never come). */
+static double cll_mpi_margin_(void)
+{
+    double quarter = cll_mpi_timeout_() / 4;
+    return quarter < 1.0 ? quarter : 1.0;
+}
+
+/* What follows a rank's record counts in its counts message: its CLL_UNCOUNTED_* bits, the
+ * report's sequence number (cll_mpi_process.reports) and, as a double's bits, when the rank
+ * stops waiting for the go, on rank 0's clock. */
+enum { COUNTS_TAIL = 3 };
+
 /* Bytes per message of records (env CLL_MPI_CHUNK, default 1 MiB). */
 static size_t cll_mpi_chunk_(void)
 {
@@ -866,21 +881,26 @@ static int cll_mpi_send_chunk_(const char *text, size_t len, void *ctx)
 static void cll_mpi_send_records_(const char *const *names, int nnames)
 {
     cll_mpi_process *p = &cll_mpi_;
-    int n = cll_experiment_total(), go = 0, ack = 0;
-    uint64_t *counts = cll_mpi_alloc_(NULL, (size_t)(n + 1) * sizeof *counts);
+    int n = cll_experiment_total(), go = 0, ack = 0, said[2];
+    uint64_t *counts = cll_mpi_alloc_(NULL, (size_t)(n + COUNTS_TAIL) * sizeof *counts);
     MPI_Status status;
+    double deadline = cll_mpi_clock_() + cll_mpi_timeout_();
     if (cll_record_counts(names, nnames, counts))
         cll_mpi_fail_("report: cannot read this rank's spilled records");
     counts[n] = p->uncounted;   /* what this rank used that is not counted, for the header */
-    PMPI_Send(counts, n + 1, MPI_UINT64_T, 0, CLL_TAG_COUNTS, p->comm);
+    counts[n + 1] = ++p->reports;
+    double on_rank0 = deadline - p->own_offset;   /* until when this rank waits, on rank 0's clock */
+    memcpy(&counts[n + 2], &on_rank0, sizeof on_rank0);
+    PMPI_Send(counts, n + COUNTS_TAIL, MPI_UINT64_T, 0, CLL_TAG_COUNTS, p->comm);
     free(counts);
     if (cll_mpi_extension_) {   /* this rank's own times, of which rank 0 takes the earliest */
         const double *mine = NULL;
         int nmine = cll_mpi_extension_->references(&mine);
         PMPI_Send(mine, nmine, MPI_DOUBLE, 0, CLL_TAG_STARTS, p->comm);
     }
-    if (cll_mpi_wait_message_(0, CLL_TAG_GO, cll_mpi_clock_() + cll_mpi_timeout_(), &status)) {
-        PMPI_Recv(&go, 1, MPI_INT, 0, CLL_TAG_GO, p->comm, MPI_STATUS_IGNORE);
+    while (!go && cll_mpi_wait_message_(0, CLL_TAG_GO, deadline, &status)) {
+        PMPI_Recv(said, 2, MPI_INT, 0, CLL_TAG_GO, p->comm, MPI_STATUS_IGNORE);
+        go = said[1] == (int)p->reports && said[0];   /* a go of an earlier report is stale */
     }
     if (go) {
         const cll_mpi_extension *x = cll_mpi_extension_;
@@ -946,7 +966,7 @@ static char *cll_mpi_header_(const int *present, unsigned uncounted, const doubl
 }
 
 /* Rank 0, with an extension: receive rank r's own reference times and lower the common ones
- * (`reference`, n of them, on rank 0's clock) to the earliest. */
+ * (`reference`, n of them, on rank 0's clock) to the earliest (n = 0: received, unused). */
 static void cll_mpi_earliest_references_(int r, double *reference, int n)
 {
     MPI_Status status;
@@ -984,11 +1004,11 @@ static int cll_mpi_append_chunk_(const char *text, size_t len, void *f)
 static void cll_mpi_gather_records_(const char *const *names, int nnames)
 {
     cll_mpi_process *p = &cll_mpi_;
-    int n = cll_experiment_total(), P = p->world_size, arrived = 1, go = 1;
+    int n = cll_experiment_total(), P = p->world_size, arrived = 1, go[2] = {1, (int)++p->reports};
     unsigned uncounted = p->uncounted;
     uint64_t *counts = cll_mpi_zeroed_((size_t)(n + 1) * sizeof *counts);
-    uint64_t *theirs = cll_mpi_alloc_(NULL, (size_t)(n + 1) * sizeof *theirs);
-    int *present = cll_mpi_zeroed_((size_t)P * sizeof *present);
+    uint64_t *theirs = cll_mpi_alloc_(NULL, (size_t)(n + COUNTS_TAIL) * sizeof *theirs);
+    int *present = cll_mpi_zeroed_((size_t)P * sizeof *present), late = 0;
     present[0] = 1;
     double deadline = cll_mpi_clock_() + cll_mpi_timeout_();
     MPI_Status status;
@@ -999,13 +1019,24 @@ static void cll_mpi_gather_records_(const char *const *names, int nnames)
         memcpy(reference, own, (size_t)nreference * sizeof *reference);
     while (arrived < P && cll_mpi_wait_message_(MPI_ANY_SOURCE, CLL_TAG_COUNTS, deadline, &status)) {
         int r = status.MPI_SOURCE;
-        PMPI_Recv(theirs, n + 1, MPI_UINT64_T, r, CLL_TAG_COUNTS, p->comm, MPI_STATUS_IGNORE);
+        double gives_up;
+        PMPI_Recv(theirs, n + COUNTS_TAIL, MPI_UINT64_T, r, CLL_TAG_COUNTS, p->comm, MPI_STATUS_IGNORE);
+        memcpy(&gives_up, &theirs[n + 2], sizeof gives_up);
+        if (theirs[n + 1] != p->reports || cll_mpi_clock_() > gives_up - cll_mpi_margin_()) {
+            /* an earlier report's, or one whose rank stops waiting before a go would reach it:
+             * it keeps its records in its own file (cll_mpi_send_records_) */
+            if (cll_mpi_extension_)
+                cll_mpi_earliest_references_(r, NULL, 0);
+            late += theirs[n + 1] == p->reports;
+            arrived += theirs[n + 1] == p->reports;
+            continue;
+        }
         for (int i = 0; i < n; i++)
             counts[i] += theirs[i];
         uncounted |= (unsigned)theirs[n];
         present[r] = 1;
         arrived++;
-        PMPI_Send(&go, 1, MPI_INT, r, CLL_TAG_GO, p->comm);
+        PMPI_Send(go, 2, MPI_INT, r, CLL_TAG_GO, p->comm);
         if (cll_mpi_extension_)
             cll_mpi_earliest_references_(r, reference, nreference);
     }
@@ -1013,17 +1044,18 @@ static void cll_mpi_gather_records_(const char *const *names, int nnames)
         if (present[r])
             cll_mpi_send_references_(r, reference, nreference);
     char state[4096] = "complete";
-    if (arrived < P) {
+    if (arrived < P || late) {
         size_t used = (size_t)snprintf(state, sizeof state, "incomplete: ranks ");
         for (int r = 0, first = 1; r < P && used < sizeof state - 16; r++)
             if (!present[r]) {
                 used += (size_t)snprintf(state + used, sizeof state - used, "%s%d", first ? "" : ",", r);
                 first = 0;
             }
-        snprintf(state + used, sizeof state - used, " did not report");
-        fprintf(stderr, "cll: warning: report: %s within %g s (CLL_MPI_TIMEOUT); %s holds the "
-                "other ranks' records; a rank that never reports writes its own to a .rank<r> "
-                "file next to it when it ends\n", state + 12, cll_mpi_timeout_(), cll_trace_path());
+        snprintf(state + used, sizeof state - used, late ? " were not gathered" : " did not report");
+        fprintf(stderr, "cll: warning: report: %s within %g s (CLL_MPI_TIMEOUT%s); %s holds the "
+                "other ranks' records; a rank not gathered writes its own to a .rank<r> file next "
+                "to it\n", state + 12, cll_mpi_timeout_(),
+                late ? ": rank 0 reached report after some had stopped waiting for it" : "", cll_trace_path());
     }
     char *header = cll_mpi_header_(present, uncounted, reference, nreference);
     cll_trace_file *f = cll_trace_open(state, names, nnames, counts, header);

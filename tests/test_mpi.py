@@ -503,3 +503,45 @@ def test_records_measured_after_a_gathered_report_survive_an_abort_or_the_end(tm
     loaded = subprocess.run([sys.executable, "-m", "llac", "-c", 'load "late.cll.2*.dat"; describe fx'],
                             cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert "created fx: 16 records" in loaded.stdout, loaded.stdout + loaded.stderr
+
+
+LATE_RANK_0 = """#include <mpi.h>
+#include <stdlib.h>
+#include <unistd.h>
+#pragma cll parallel MPI procs = 3:3:2
+static volatile double sink;
+int main(int argc, char **argv) {
+    int me, reports = argc > 1 ? atoi(argv[1]) : 1;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    for (int rep = 0; rep < reports; rep++) {
+        for (long k = 0; k < 5; k++) {
+            long kk = k + 100 * rep;
+            #pragma cll fx fx[0] + fx[1]*kk
+            sink = kk;
+            #pragma cll end fx
+        }
+        if (me == 0 && rep == 0)
+            sleep(3);                       /* rank 0 reaches report after the others gave up */
+        #pragma cll report all
+    }
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("reports", ["1", "2"])
+def test_rank_0_late_at_report_neither_hangs_nor_loses_records(tmp_path, reports):
+    """Review 44: rank 0 reaching report after the others stopped waiting answered their counts
+    with a go and waited for their records forever (the run hung until killed; with two
+    reports a rank took the stale go of the first). Each rank now keeps its records in its
+    own file, rank 0's trace says which were not gathered, and llac reads every record."""
+    write(tmp_path, "late0.c", LATE_RANK_0)
+    done = call("run", "late0.c", "--", reports, cwd=tmp_path, env={"CLL_MPI_TIMEOUT": "1"})
+    assert done.returncode == 0, done.stderr
+    header, _, _ = header_and_records(tmp_path / "late0.cll.3.dat")
+    assert header["status"] == "incomplete: ranks 1,2 were not gathered", header
+    loaded = subprocess.run([sys.executable, "-m", "llac", "-c", 'load "late0.cll.3*.dat"'], cwd=tmp_path,
+                            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert f"created fx: {15 * int(reports)} records" in loaded.stdout, loaded.stdout + loaded.stderr
