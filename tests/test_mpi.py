@@ -545,3 +545,7 @@ def test_rank_0_late_at_report_neither_hangs_nor_loses_records(tmp_path, reports
     loaded = subprocess.run([sys.executable, "-m", "llac", "-c", 'load "late0.cll.3*.dat"'], cwd=tmp_path,
                             capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert f"created fx: {15 * int(reports)} records" in loaded.stdout, loaded.stdout + loaded.stderr
+    alone = subprocess.run([sys.executable, "-m", "llac", "-c", 'load "late0.cll.3.dat"'], cwd=tmp_path,
+                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert ("late0.cll.3.rank1.dat, late0.cll.3.rank2.dat next to late0.cll.3.dat hold records it lacks"
+            in alone.stderr), alone.stderr                     # the gathered trace alone says so

@@ -3,6 +3,7 @@ describe, rename, delete, export."""
 from __future__ import annotations
 
 import dataclasses
+import glob
 import os
 import sys
 from pathlib import Path
@@ -113,7 +114,41 @@ def load_traces(session, traces, name: str | None = None) -> list:
                 for note in store_supersteps(session, t.supersteps, stored)]
     if not groups and not any(t.supersteps for t in traces):
         results.append(Note("no experiments found", warning=True))
-    return results
+    return results + _rank_files_beside(traces)
+
+
+def _rank_files_beside(traces) -> list[Note]:
+    """A note for each gathered MPI trace loaded without the `.rank<r>` files of its execution
+    next to it: they hold the records of ranks it lacks, or measured after its report
+    (docs/mpi.md, Faults). Those of another execution (an earlier run's) are not meant."""
+    loaded = {str(Path(t.path).resolve()) for t in traces if t.path != "-"}
+    notes = []
+    for trace in traces:
+        path, execution = Path(trace.path), trace.header.get("execution")
+        if trace.path == "-" or path.suffix != ".dat" or ".rank" in path.name or not execution:
+            continue
+        beside = sorted(p.name for p in path.parent.glob(f"{glob.escape(path.stem)}.rank*.dat")
+                        if str(p.resolve()) not in loaded and _execution_of(p) == execution)
+        if beside:
+            pattern = path.with_name(f"{path.stem}*.dat")
+            notes.append(Note(f"{', '.join(beside)} next to {path.name} hold records it lacks (ranks not "
+                              f"gathered, or records measured after its report): load \"{pattern}\" reads "
+                              f"them together", warning=True))
+    return notes
+
+
+def _execution_of(path: Path) -> str | None:
+    """The `#execution:` of a trace file's header (None when unreadable or absent)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if not line.startswith("#") or line.startswith("#data"):
+                    return None
+                if line.startswith("#execution: "):
+                    return line[len("#execution: "):].strip()
+    except OSError:
+        return None
+    return None
 
 
 def _merged_parts(members: list, programs: dict) -> list[tuple[list, str, str]]:
@@ -412,7 +447,8 @@ def show(session, statement: ast.Show):
          differ (procs, date, ...). Like a fit, it counts only the records whose time is a
          positive finite number: the others (NaN, inf, 0, negative) are left out of the ranges,
          repetitions and spreads, and a line counts them and names any sample point left with
-         none.""",
+         none (when no record is left at all, the line says so and there are no sample points
+         to name).""",
          ["describe colinit", "describe colinit.model"], ast.Describe)
 def describe(session, statement: ast.Describe):
     if model := _model(session, statement.obj):
