@@ -824,11 +824,27 @@ CLL_WEAK int MPI_Abort(MPI_Comm comm, int errorcode)
 /* ------------------------------------------------------------------ report: gather */
 
 /* Seconds rank 0 waits for the other ranks at report (env CLL_MPI_TIMEOUT, default 60). */
+/* The number an environment variable gives, or `fallback` when it is unset; one that is not a
+ * number of at least `least` (and above 0), `what` says which, is said once on stderr, and
+ * `fallback` stands. */
+static double cll_mpi_env_number_(const char *name, double fallback, double least, const char *what,
+                                  int *said)
+{
+    const char *env = getenv(name);
+    char *end = NULL;
+    double value = env ? strtod(env, &end) : fallback;
+    if (!env || (end != env && *end == '\0' && value >= least && value > 0))
+        return value;
+    if (!*said)
+        fprintf(stderr, "cll: warning: %s=%s is not %s: %.15g is used\n", name, env, what, fallback);
+    *said = 1;
+    return fallback;
+}
+
 static double cll_mpi_timeout_(void)
 {
-    const char *env = getenv("CLL_MPI_TIMEOUT");
-    double t = env ? atof(env) : 0;
-    return t > 0 ? t : 60;
+    static int said;
+    return cll_mpi_env_number_("CLL_MPI_TIMEOUT", 60, 0, "a number of seconds above 0", &said);
 }
 
 /* How long before a rank stops waiting for rank 0's go (cll_mpi_send_records_) rank 0 still
@@ -845,12 +861,12 @@ static double cll_mpi_margin_(void)
  * stops waiting for the go, on rank 0's clock. */
 enum { COUNTS_TAIL = 3 };
 
-/* Bytes per message of records (env CLL_MPI_CHUNK, default 1 MiB). */
+/* Bytes per message of records (env CLL_MPI_CHUNK, at least 4096; default 1 MiB). */
 static size_t cll_mpi_chunk_(void)
 {
-    const char *env = getenv("CLL_MPI_CHUNK");
-    long n = env ? atol(env) : 0;
-    return n >= 4096 ? (size_t)n : (size_t)1 << 20;
+    static int said;
+    return (size_t)cll_mpi_env_number_("CLL_MPI_CHUNK", (double)(1 << 20), 4096,
+                                       "a number of bytes of at least 4096", &said);
 }
 
 /* Wait for a message with `tag` from `source` (MPI_ANY_SOURCE allowed) until `deadline`

@@ -549,3 +549,32 @@ def test_rank_0_late_at_report_neither_hangs_nor_loses_records(tmp_path, reports
                            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert ("late0.cll.3.rank1.dat, late0.cll.3.rank2.dat next to late0.cll.3.dat hold records it lacks"
             in alone.stderr), alone.stderr                     # the gathered trace alone says so
+
+
+TINY = """#include <mpi.h>
+#pragma cll parallel MPI procs = 2:2:2
+static volatile double sink;
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    for (long k = 0; k < 3; k++) {
+        #pragma cll fx fx[0] + fx[1]*k
+        sink = k;
+        #pragma cll end fx
+    }
+    #pragma cll report all
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+def test_a_report_setting_that_is_no_number_is_said_once_and_the_default_stands(tmp_path):
+    """Review 44: CLL_MPI_CHUNK=100 or CLL_MPI_TIMEOUT=abc fell back to the default silently."""
+    write(tmp_path, "tiny.c", TINY)
+    done = call("run", "tiny.c", cwd=tmp_path, env={"CLL_MPI_TIMEOUT": "abc", "CLL_MPI_CHUNK": "100"})
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("cll: warning: CLL_MPI_CHUNK=100 is not a number of bytes of at least 4096: "
+                             "1048576 is used") == 1, done.stderr
+    assert "cll: warning: CLL_MPI_TIMEOUT=abc is not a number of seconds above 0: 60 is used" in done.stderr
+    _, records, _ = header_and_records(tmp_path / "tiny.cll.2.dat")
+    assert len(records["fx"]) == 6
