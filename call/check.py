@@ -53,7 +53,7 @@ def check_file(file: str, text: str, macros: dict[str, str | None] | None = None
     definitions = _definitions(stream, lines)
     jumping = frozenset(m.name for m in definitions.values() if m.jumps)
     _Checker(findings, jump_targets(code), partial_constructs(stream), definitions,
-             macro_uses(code, jumping)).run(stream)
+             macro_uses(code, jumping)).run(stream, code)
     if findings.errors:
         found = sorted(findings.errors + findings.program.warnings, key=lambda d: (d.line, d.column))
         raise CallError(found, lines)
@@ -126,8 +126,9 @@ class _Checker:
         self.order = Order(findings)
         self.rejected_models: list[str] = []   # the model word of each `parallel` line that did not parse
 
-    def run(self, stream):
-        """Check every item of the lexed file, then what is still open at its end."""
+    def run(self, stream, code: list[CodeToken]):
+        """Check every item of the lexed file (`code`: its code tokens alone), then what is
+        still open at its end."""
         for index, item in enumerate(stream):
             if isinstance(item, CodeToken):
                 self.code(item)
@@ -147,7 +148,6 @@ class _Checker:
             self.context.directive(item)
         self.close_function(None)
         self.sync_needs_machine()
-        code = [t for t in stream if isinstance(t, CodeToken)]
         self.sync_reaches_team(code)
         self.mpi_include_needs_parallel(stream)
         self.reports_name_experiments()

@@ -230,6 +230,8 @@ def instrumented_header(program: Program) -> str:
                 " * that no two threads of one region share a number. */",
                 "static int cll_omp_thread(void) {",
                 "    int id = 0, level = omp_get_level();",
+                "    if (level <= 1)   /* not nested: its number in the team, as fast as before */",
+                "        return omp_get_thread_num();",
                 "    for (int l = 1; l <= level; l++)",
                 "        id = id * omp_get_team_size(l) + omp_get_ancestor_thread_num(l);",
                 "    return id;", "}"]

@@ -1043,8 +1043,10 @@ static void cll_mpi_gather_records_(const char *const *names, int nnames)
              * it keeps its records in its own file (cll_mpi_send_records_) */
             if (cll_mpi_extension_)
                 cll_mpi_earliest_references_(r, NULL, 0);
-            late += theirs[n + 1] == p->reports;
-            arrived += theirs[n + 1] == p->reports;
+            if (theirs[n + 1] == p->reports) {   /* this report's: the rank is done with it */
+                late++;
+                arrived++;
+            }
             continue;
         }
         for (int i = 0; i < n; i++)
