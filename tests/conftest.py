@@ -11,10 +11,14 @@ a temporary directory, never the user's: tests that need one set LLAC_MACHINE_DB
 (mpirun's grace times, timeouts that are the behaviour under test, Open MPI's start-up), and
 the extra worker keeps the cores busy meanwhile (9:01 -> 7:20 on 2 cores).
 """
+import atexit
 import os
+import shutil
 import tempfile
 
-os.environ["LLAC_MACHINE_DB"] = os.path.join(tempfile.mkdtemp(prefix="llac-test-db-"), "machines.sqlite")
+_DATABASE_FOLDER = tempfile.mkdtemp(prefix="llac-test-db-")
+atexit.register(shutil.rmtree, _DATABASE_FOLDER, True)     # each run left one behind in /tmp
+os.environ["LLAC_MACHINE_DB"] = os.path.join(_DATABASE_FOLDER, "machines.sqlite")
 
 from hypothesis import HealthCheck, settings
 
