@@ -426,7 +426,7 @@ def test_noise_table_lists_median_worst_and_false_splits():
 
 
 @pytest.mark.parametrize("argv, parts, runs", [
-    ([], {"synthetic", "samples", "kernels", "noise"}, 2), (["--noise"], {"noise"}, 2),
+    ([], {"synthetic", "samples", "kernels", "heldout", "noise"}, 2), (["--noise"], {"noise"}, 2),
     (["--only", "kernels", "--only", "samples", "--runs", "3"], {"kernels", "samples"}, 3),
     (["--quick"], {"synthetic", "samples", "noise"}, 1)])
 def test_command_line_parts_and_runs(argv, parts, runs):

@@ -16,13 +16,16 @@ from typing import Iterator
 from call.probe import available_memory
 from cll_grammar.machinedb import ENVIRONMENT_VARIABLE
 
-from .catalogue import KERNEL_SAMPLES, QUICK_SAMPLES, SAMPLES, program_cases, synthetic_cases
+from .catalogue import (HELDOUT_KERNELS, HELDOUT_SAMPLES, KERNEL_SAMPLES, QUICK_SAMPLES, SAMPLES, program_cases,
+                        synthetic_cases)
 from .evaluate import extrap_rows, llac_rows
 from .extrap_tool import ExtrapUnavailable, venv_python
 from .noise import noise_mode
 from .report import noise_table, table, targets, targets10
 
-PARTS = ("synthetic", "samples", "kernels", "noise")
+PARTS = ("synthetic", "samples", "kernels", "heldout", "noise")
+HELDOUT_HEADING = "kernels, held out (session 34)"
+HELDOUT_CASE = HELDOUT_KERNELS.name + "/"     # how their cases' names begin
 PROBE_LARGEST = 2 * 1024 ** 3    # bytes: the machine-aware prediction's mountain reaches this far
 
 
@@ -49,7 +52,7 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--runs and --loaded-runs must be at least 1")
     args.parts = set(args.only or ()) | ({"noise"} if args.noise else set()) or set(PARTS)
     if args.quick:
-        args.parts -= {"kernels"}
+        args.parts -= {"kernels", "heldout"}
         args.runs, args.loaded_runs = 1, 2
     return args
 
@@ -88,10 +91,10 @@ def probed_machine(wanted: bool) -> Iterator[list[str]]:
     """While open, llac's machine database is a temporary one holding a fresh `call probe` (full)
     of this machine, its memory mountain measured up to PROBE_LARGEST (the kernels' largest
     held-out working sets, 1.5 GB, lie below it) or half the available memory, so that the
-    kernels, which state their working sets, get llac's machine-aware prediction. Yields notes
-    for the report: why there is none when the probe fails (the database then stays empty,
-    and each kernel's machine-aware row says why it has none). Nothing is probed unless
-    `wanted`."""
+    kernels (and the held-out ones), which state their working sets, get llac's machine-aware
+    prediction. Yields notes for the report: why there is none when the probe fails (the
+    database then stays empty, and each kernel's machine-aware row says why it has none).
+    Nothing is probed unless `wanted`."""
     if not wanted:
         yield []
         return
@@ -115,10 +118,11 @@ def probed_machine(wanted: bool) -> Iterator[list[str]]:
 
 
 def run(args: argparse.Namespace, python: Path | None) -> list[str]:
-    """The report's lines for the parts in `args.parts`."""
+    """The report's lines for the parts in `args.parts`. The held-out kernels have a table of
+    their own and are left out of the targets, which keep the cases they were set on."""
     programs = ((QUICK_SAMPLES if args.quick else SAMPLES) if "samples" in args.parts else []) + \
-        (KERNEL_SAMPLES if "kernels" in args.parts else [])
-    with probed_machine("kernels" in args.parts) as notes:
+        (KERNEL_SAMPLES if "kernels" in args.parts else []) + (HELDOUT_SAMPLES if "heldout" in args.parts else [])
+    with probed_machine(bool({"kernels", "heldout"} & args.parts)) as notes:
         with tempfile.TemporaryDirectory(prefix="accuracy-") as tmp:
             real, run_notes = program_cases(programs, args.traces or Path(tmp) / "programs", args.runs,
                                             reuse=args.traces is not None)
@@ -131,7 +135,11 @@ def run(args: argparse.Namespace, python: Path | None) -> list[str]:
             if python and (i == 0 or not args.quick):
                 rows += extrap_rows(case, python, modelers=["Default"] if args.quick else None)
     notes = notes + run_notes
+    heldout = [r for r in rows if r.case.startswith(HELDOUT_CASE)]
+    rows = [r for r in rows if not r.case.startswith(HELDOUT_CASE)]
     lines = [table(rows), ""] if rows else []
+    if heldout:
+        lines += [f"{HELDOUT_HEADING}, not in the targets below:", "", table(heldout), ""]
     if "noise" in args.parts:
         lines += ["Noise mode: llac (defaults) fitted on each loaded run, error at about 4x beyond "
                   "against the run without load:", "", noise_table(noise_results), "",
