@@ -237,8 +237,8 @@ def spearman(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     n = len(a)
     if not np.isfinite(rho):
         return rho, 1.0
-    if abs(rho) >= 1:
-        return rho, min(1.0, 2.0 * math.exp(-math.lgamma(n + 1)))
+    if abs(rho) >= 1 - 1e-12:     # a perfect order (corrcoef gives 0.9999999999999999 for 5 values)
+        return math.copysign(1.0, rho), min(1.0, 2.0 * math.exp(-math.lgamma(n + 1)))
     t = rho * math.sqrt((n - 2) / (1 - rho * rho))
     return rho, float(student_t.two_sided_p(np.array([t]), n - 2)[0])
 

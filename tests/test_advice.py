@@ -299,4 +299,8 @@ def test_spearman_gives_tied_values_their_average_rank_and_a_perfect_order_its_e
     assert advice.spearman(n, residual)[0] == pytest.approx(0.0, abs=1e-12)
     rho, p = advice.spearman(np.arange(6.0), np.arange(6.0) ** 2)
     assert rho == 1.0 and p == pytest.approx(2 / 720)
+    # five values in order: corrcoef gives 0.9999999999999999, and the t approximation then
+    # said p = 1.4e-24 (a trend printed with it), where the exact chance is 2/5! = 0.017
+    assert advice.spearman(np.arange(5.0), np.arange(5.0) ** 2) == (1.0, pytest.approx(2 / 120))
+    assert advice.spearman(np.arange(5.0), -np.arange(5.0) ** 2) == (-1.0, pytest.approx(2 / 120))
     assert advice.spearman(np.ones(5), np.arange(5.0))[1] == 1.0      # no order at all: no trend
