@@ -294,6 +294,9 @@ def aware_prediction(model, view: MemoryView, columns: dict[str, np.ndarray], va
     gave each), on this machine or, with `other`, on another machine's probe run (named
     `other_name`, NAME@ID); with notes on the points whose working set leaves the levels the
     fitted points reached or the working sets the probe run measured."""
+    # the memory term scales the constants' prediction: a rise continued beyond the data
+    # (llac.trend) is the same growth of the cost per access, measured instead of probed
+    values = values / model.trend_factors(columns, piece)
     sets, fitted = working_set_bytes(model, columns), fitted_sets(model)
     largest = np.array([_piece_reference(model, i, fitted) for i in range(len(model.pieces))])
     reference = np.where(piece >= 0, largest[np.clip(piece, 0, None)], fitted.max())

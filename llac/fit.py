@@ -35,6 +35,7 @@ class FitSettings:
     maxpieces: int = 16
     prune: bool = True
     constants: str = "nonnegative"
+    trend: bool = False
 
 
 CONSTANT_BOUNDS = ("nonnegative", "free")   # the values of the setting `constants`

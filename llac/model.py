@@ -26,6 +26,7 @@ from llac.extrapolation import drift_rates, log_distance
 from llac.noise import descheduled_warning, fastest_by, spread_warning, unit_warning
 from llac.numbers import number_text
 from llac.split import Cut, Leaf, split_points
+from llac.trend import Trend, rising_trend
 
 __all__ = ["FitSettings", "FitError", "Piece", "Cut", "Prediction", "Model", "fit_experiment"]
 
@@ -54,6 +55,7 @@ class Piece:
     df: int = 0                     # residual degrees of freedom
     dropped: tuple[str, ...] = ()   # constants set to 0 here: not significant (their p-value kept)
     at_bound: tuple[str, ...] = ()  # constants held at their bound 0 (the free fit is negative)
+    trend: Trend | None = None      # a rise against the formula continued beyond the data (llac.trend)
 
     def contains(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
         """Which points (variable -> array) lie in this piece's region."""
@@ -127,11 +129,14 @@ class Model:
                 values[rows] = x @ p.constants
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 relative_var = np.einsum("ij,jk,ik->i", x, p.cov, x) / values[rows] ** 2 + p.scale ** 2
+                if p.trend is not None:
+                    relative_var += p.trend.log_variance(columns[p.trend.variable][rows])
                 for v, rate in self.drift.items():
                     data = self.sample_points[v]
                     relative_var += (rate * log_distance(columns[v][rows], data.min(), data.max())) ** 2
                 q = student_t.quantile(self.settings.alpha / 2, p.df) if p.df > 0 else np.nan
                 spread[rows] = q * np.sqrt(relative_var)
+        values *= self.trend_factors(columns, piece)
         values[~np.all(np.isfinite(design), axis=1)] = np.nan    # no value there: no prediction (said below)
         with np.errstate(invalid="ignore", over="ignore"):   # 0 with an infinite spread: no bounds (nan)
             bounds = np.sort(np.stack([values * np.exp(-spread), values * np.exp(spread)]), axis=0)
@@ -140,11 +145,23 @@ class Model:
         floor_notes = self._measured_floor(columns, design, values, bounds, piece)
         extrapolated, notes = self._extrapolation(columns, piece)
         return Prediction(values, bounds[0], bounds[1], piece, extrapolated,
-                          tuple(notes + self._gap_notes(columns) + self._drift_notes(columns) + floor_notes
+                          tuple(notes + self._trend_notes(columns, piece) + self._gap_notes(columns)
+                                + self._drift_notes(columns) + floor_notes
                                 + self._timer_notes(columns, values)
                                 + self._wide_notes(columns, bounds)
                                 + self._no_value_notes(columns, design, values, bounds, intervals)
                                 + self._no_time_notes(columns, design, values, piece)))
+
+    def trend_factors(self, columns: Mapping[str, np.ndarray], piece: np.ndarray) -> np.ndarray:
+        """The factor by which each point's prediction (in the piece `piece` gives) continues
+        its piece's rise beyond the data (llac.trend); 1 where there is none."""
+        factor = np.ones(len(piece))
+        for i, p in enumerate(self.pieces):
+            if p.trend is not None:
+                rows = piece == i
+                x = np.broadcast_to(np.asarray(columns[p.trend.variable], dtype=float), piece.shape)
+                factor[rows] = np.exp(p.trend.log_factor(x[rows]))
+        return factor
 
     def _measured_floor(self, columns: dict, design: np.ndarray, values: np.ndarray,
                         bounds: np.ndarray, piece: np.ndarray) -> list[str]:
@@ -371,6 +388,23 @@ class Model:
                                  f"(docs/method.md §6)")
         return notes
 
+    def _trend_notes(self, columns: dict, piece: np.ndarray) -> list[str]:
+        """One note per piece whose rise some point's prediction continues (llac.trend)."""
+        notes = []
+        for i, p in enumerate(self.pieces):
+            if p.trend is None:
+                continue
+            x = columns[p.trend.variable]
+            beyond = np.unique(x[(piece == i) & (x > p.trend.end)])
+            if len(beyond):
+                shown = ", ".join(f"{p.trend.variable}={number_text(u)}" for u in beyond[:3]) + \
+                    (", ..." if len(beyond) > 3 else "")
+                notes.append(f"{shown}: interval {i + 1}'s rise against the formula continued beyond the "
+                             f"measured {p.trend.variable} = {number_text(p.trend.end)} "
+                             f"({2 ** p.trend.slope - 1:.1%} per doubling; `set trend off` and fit again for "
+                             f"its constants alone; docs/method.md §6)")
+        return notes
+
     def _extrapolation(self, columns: dict, piece: np.ndarray) -> tuple[np.ndarray, list[str]]:
         """Flag points outside their piece's measured range, with one note per variable and piece."""
         flagged = np.zeros(len(piece), dtype=bool)
@@ -555,6 +589,8 @@ def _fit_points(name: str, formula: Formula, points: SamplePoints, settings: Fit
         if settings.prune:
             leaves = [_prune(leaf, design, points.time, settings.alpha, bounded, noise) for leaf in leaves]
         pieces = tuple(_piece(leaf, design, points, formula) for leaf in leaves)
+        if settings.trend:
+            pieces = tuple(_with_trend(piece, leaf, design, points, settings) for piece, leaf in zip(pieces, leaves))
         if len(pieces) == 1:
             whole = pieces[0]
         else:
@@ -653,6 +689,21 @@ def _piece(leaf: Leaf, design: np.ndarray, points: SamplePoints, formula: Formul
                  leaf.fit.max_rel_error, stats.r2, measured, stats.scale, stats.df,
                  tuple(formula.constants[i] for i, _ in leaf.dropped),
                  tuple(formula.constants[i] for i in sorted(leaf.at_bound)))
+
+
+def _with_trend(piece: Piece, leaf: Leaf, design: np.ndarray, points: SamplePoints,
+                settings: FitSettings) -> Piece:
+    """`piece` with the rise its points show against its fit along a variable in which it is
+    unbounded above, continued beyond the data (llac.trend); unchanged when there is none."""
+    unbounded = [v for v, (_, high) in piece.region.items() if high == np.inf]
+    if not unbounded:
+        return piece
+    rows = leaf.rows
+    trend = rising_trend({v: x[rows] for v, x in points.variables.items()}, points.time[rows],
+                         design[rows] @ piece.constants, points.spread[rows], unbounded,
+                         {v: float(np.max(x)) for v, x in points.variables.items()},
+                         settings.alpha, settings.threshold)
+    return replace(piece, trend=trend) if trend else piece
 
 
 def _bound_notes(pieces: tuple[Piece, ...]) -> list[str]:

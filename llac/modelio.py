@@ -138,6 +138,9 @@ def _checked(model, says_constants: bool):
         if strangers:
             raise NoFitWrites(f"an interval names {sorted(strangers)[0]!r} among its dropped or bounded "
                               f"constants, which is not one of {model.formula}")
+        if piece.trend and (piece.trend.variable not in variables or piece.region[piece.trend.variable][1] != np.inf):
+            raise NoFitWrites(f"interval {number}: its trend runs along {piece.trend.variable!r}, which is not a "
+                              f"variable of {model.formula} in which the interval is unbounded above")
     lacking = sorted((variables | {"time", "count"}) - set(model.sample_points))
     if lacking:
         raise NoFitWrites(f"its sample points lack {lacking[0]!r}, which {model.formula} needs")
@@ -227,7 +230,19 @@ def _piece(p: dict):
                     "region": _region(p["region"]), "measured_range": _region(p["measured_range"]),
                     **{k: _whole(k, p[k], least) for k, least in (("npoints", 1), ("nrecords", 1), ("df", 0))},
                     "dropped": _texts("dropped", p["dropped"]),
-                    "at_bound": _texts("at_bound", p.get("at_bound", []))})
+                    "at_bound": _texts("at_bound", p.get("at_bound", [])),
+                    "trend": _read("trend", p.get("trend"), _trend)})
+
+
+def _trend(value):
+    """An interval's rise continued beyond the data (llac.trend), or None (files before it)."""
+    if value is None:
+        return None
+    from llac.trend import Trend
+    numbers = {k: _number(value[k]) for k in ("slope", "intercept", "centre", "end", "stderr", "p_value")}
+    if not (isinstance(value["variable"], str) and all(np.isfinite(v) for v in numbers.values())):
+        raise ValueError("not a trend")
+    return Trend(value["variable"], **numbers)
 
 
 def _optional_cost(value) -> float | None:

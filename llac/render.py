@@ -83,6 +83,7 @@ def _(result: ModelReport) -> str:
             values = ", ".join(f"{name} = {value:.4g}"
                                for name, value in zip(model.formula.constants, piece.constants))
             out.append(f"  interval {i + 1}: {region_text(piece.region)}: {values}")
+            out += [f"    beyond the data: {piece.trend.text()}"] if piece.trend else []
         out += [f"  {line}" for line in _hint(result) + _noisy(model)] + [f"  warning: {w}" for w in model.warnings]
         return "\n".join(out)
     for i, piece in enumerate(model.pieces):
@@ -91,6 +92,7 @@ def _(result: ModelReport) -> str:
                    f"max {piece.max_rel_error:.2%}, R² {piece.r2:.4f})")
         for name, value, err, p in zip(model.formula.constants, piece.constants, piece.stderr, piece.pvalues):
             out.append(f"  {name:<14} = {_constant_text(name, value, err, p, piece)}")
+        out += [f"  beyond the data: {piece.trend.text()}"] if piece.trend else []
     for cut in model.cuts:
         out.append(f"cut at {cut.variable} = {number_text(cut.value)}: {_test_text(cut)}, "
                    f"ΔBIC = {cut.delta_bic:.3g}, RMS error {cut.error_before:.2%} -> {cut.error_after:.2%}")

@@ -85,7 +85,7 @@ def test_synthetic_case_is_seeded_and_llac_recovers_the_truth():
     case = make()
     assert np.array_equal(case.data.columns["time"], make().data.columns["time"])
     rows = llac_rows(case)
-    assert [r.tool for r in rows] == ["llac", ADVISED_TOOL, "llac-1-interval"]
+    assert [r.tool for r in rows] == ["llac", ADVISED_TOOL, "llac-1-interval", "llac-trend"]
     assert rows[0].median_truth < 0.03 and rows[0].median < 0.05 and "*N" in rows[0].model
 
 
@@ -93,7 +93,7 @@ def test_llac_finds_a_regime_change_the_single_interval_misses():
     truth = lambda c: np.where(c["N"] <= 2 ** 11, 1e-6 + 1e-9 * c["N"], 1e-6 + 3e-9 * c["N"])  # noqa: E731
     case = synthetic("r", "f[0] + f[1]*N", truth, {"N": np.round(2.0 ** (np.arange(8, 33) / 2))},
                      {"N": 2.0 ** 14}, 0.02, seed=1)
-    split, _, single = llac_rows(case)
+    split, _, single, _ = llac_rows(case)
     assert "cuts N=" in split.model and "cuts" not in single.model
     assert split.median_truth < 0.05 < single.median_truth
 
@@ -188,7 +188,7 @@ def test_a_kernel_with_a_working_set_gets_the_machine_aware_prediction(tmp_path,
         db.store(probe_run())
     monkeypatch.setenv("LLAC_MACHINE_DB", str(tmp_path / "machines.sqlite"))
     rows = {row.tool: row for row in llac_rows(stream_case(tmp_path))}
-    assert rows.keys() == {"llac", AWARE_TOOL, ADVISED_TOOL, "llac-1-interval"}
+    assert rows.keys() == {"llac", AWARE_TOOL, ADVISED_TOOL, "llac-1-interval", "llac-trend"}
     aware, plain = rows[AWARE_TOOL], rows["llac"]
     assert aware.median < 0.05 < 0.2 < plain.median, (aware, plain)   # memory came; only aware saw it
     assert re.fullmatch(r"sequential reads, one per 64-byte line, 9\d% of the time", aware.model)
@@ -354,7 +354,7 @@ def test_targets10_meets_every_target_with_good_figures():
                       [NoiseResult("chain", 4e6, (0.01, 0.03), (False, False))])
     assert lines == [
         "ok   noise chain: worst error at N=4000000 3.0%, median 2.0% (target <= 5.0%); "
-        "false splits in 0 of 2 loaded runs (target 0)",
+        "false splits or rises in 0 of 2 loaded runs (target 0)",
         "ok   kernels/k: llac median 4.0% / 5.0% (target <= 10.0% and <= half of Extra-P default's 20.0% / 30.0%)",
         "ok   kernels, the median over the 1: llac 4.0% / 5.0% (target <= 10.0% and <= half of Extra-P default's "
         "20.0% / 30.0%)",

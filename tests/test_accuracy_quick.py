@@ -27,7 +27,7 @@ def test_quick_accuracy_run_prints_the_table_with_every_tool(tmp_path):
     rows = [line.split(" | ") for line in accuracy if "---" not in line][1:]
     assert {(r[0].lstrip("| "), r[1]) for r in rows} == {
         (case, tool) for case in ("nlogn-above-noise", "regime-slope-x3", "matinit/rowinit")
-        for tool in ("llac", "llac-advice-followed", "llac-1-interval")} | {("nlogn-above-noise", "extrap-default")}
+        for tool in ("llac", "llac-advice-followed", "llac-1-interval", "llac-trend")} | {("nlogn-above-noise", "extrap-default")}
     errors = [float(r[3].rstrip("%")) for r in rows]   # every tool predicted every held-out point
     assert all(e < 100 for e in errors)
     assert any(line.startswith("- ok   nlogn-above-noise") for line in lines)

@@ -217,11 +217,12 @@ def test_ctrl_c_cancels_a_running_fit_and_keeps_the_session(tmp_path):
 def test_completion_offers_settings_then_their_values(tmp_path, monkeypatch):
     session = loaded(tmp_path, monkeypatch)
     assert completions(session, "set ") == ["threshold", "maxintervals", "minpoints", "alpha", "aggregate",
-                                            "split", "seed", "bootstrap", "maxpieces", "prune", "constants"]
+                                            "split", "seed", "bootstrap", "maxpieces", "prune", "constants", "trend"]
     assert completions(session, "set aggregate ") == ["median", "min", "mean"]
     assert completions(session, "set constants ") == ["nonnegative", "free"]
     assert completions(session, "set aggregate m") == ["median", "min", "mean"]
     assert completions(session, "set split ") == ["on", "off"]
+    assert completions(session, "set trend ") == ["on", "off"]
     assert completions(session, "set threshold ") == []
 
 

@@ -20,7 +20,8 @@ from llac.suggest import suggest
 from .cases import Case
 from .extrap_tool import extrap_predict
 
-LLAC_TOOLS = {"llac": FitSettings(), "llac-1-interval": FitSettings(split=False)}
+LLAC_TOOLS = {"llac": FitSettings(), "llac-1-interval": FitSettings(split=False),
+              "llac-trend": FitSettings(trend=True)}     # `set trend on` (docs/method.md §6)
 AWARE_TOOL = "llac-machine-aware"
 ADVISED_TOOL = "llac-advice-followed"
 

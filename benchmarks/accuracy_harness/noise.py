@@ -51,7 +51,8 @@ CO_RUNNER_ORDERS = {"repetitions inside the size sweep": "noise_chain_inner",
 @dataclass(frozen=True)
 class NoiseResult:
     """A noise kernel's loaded runs: each one's relative error at the references' largest
-    size and whether its model has a cut (a false split: the cost is exactly linear); the
+    size and whether its model has a cut or a rise continued beyond the data (llac.trend; either
+    is false: the cost is exactly linear); the
     first reference run's own error, fitted on the loaded runs' sizes (how linear the kernel
     is on this machine without the benchmark's load); and how much the two references' times
     there differ (the machine's own drift over the loaded runs)."""
@@ -138,7 +139,7 @@ def loaded_runs(k: NoiseKernel, workdir: Path, runs: int) -> list[NoiseResult]:
                 failures.append(f"run {i + 1}: {error}")
                 continue
             predictions.append(float(model.predict({"N": target}).values[0]))
-            splits.append(bool(model.cuts))
+            splits.append(bool(model.cuts) or any(p.trend for p in model.pieces))
     _, second, _ = reference_run(k, workdir / k.name / "reference2")
     measured = min(first, second)
     return [NoiseResult(k.experiment, target, tuple(abs(p - measured) / measured for p in predictions),

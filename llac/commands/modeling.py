@@ -36,12 +36,14 @@ DROP_TOLERANCE = 1.2
          intervals), aggregate (median, min or mean of repetitions), split (on or off), prune
          (on or off: set constants that are not significant to 0 in each interval and refit
          the others), constants (nonnegative or free: whether constants of non-negative terms
-         may be fitted negative), seed, bootstrap (replicates of the split test), maxpieces. alpha
-         must be above 1/(bootstrap+1), the split test's smallest p-value: a pair that could
+         may be fitted negative), trend (off or on: on, a time per unit of work that rises
+         significantly through the last interval keeps rising beyond the data; off, the
+         default, the interval's constants hold there), seed, bootstrap (replicates of the
+         split test), maxpieces. alpha must be above 1/(bootstrap+1), the split test's smallest p-value: a pair that could
          never accept a cut is refused (docs/method.md §8). A fit that the interval budget
          (maxintervals, maxpieces) stopped says so and names the cut it kept out. Models
          already fitted keep their settings.""",
-         ["set", "set threshold 5%", "set split off", "set aggregate min", "set constants free"], ast.Set)
+         ["set", "set threshold 5%", "set split off", "set aggregate min", "set constants free", "set trend on"], ast.Set)
 def set_(session, statement: ast.Set):
     if statement.setting is not None:
         value = session.change_setting(statement.setting, statement.value, statement.value_span)

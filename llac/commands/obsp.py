@@ -295,7 +295,7 @@ def _memory_extra(model, view, target: RunGroup) -> tuple[int, float] | None:
     points = _points([target], target.procs)
     prediction = model.predict(points)
     aware, _ = aware_prediction(model, view, points, prediction.values, prediction.piece)
-    extra = float(aware[0] - prediction.values[0])
+    extra = float(aware[0] - prediction.values[0] / model.trend_factors(points, prediction.piece)[0])
     return (view.term, extra) if np.isfinite(extra) and extra > 0 else None
 
 
