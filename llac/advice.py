@@ -206,9 +206,13 @@ def trend(points, relative: np.ndarray, pieces, variable: str) -> str | None:
     if inside.sum() >= TREND_POINTS:
         rho, p_rho = spearman(x[inside], relative[inside])     # ranks: the same as log(x)'s
         if p_rho < TREND_ALPHA:
+            last = pieces[chain[-1]].trend
+            outcome = ("continue that rise (`trend on`): a formula that fits would need none"
+                       if rho > 0 and last is not None and last.variable == variable else
+                       f"will {'under' if rho > 0 else 'over'}estimate")
             return (f"in the last interval along {variable}, the residuals {'rise' if rho > 0 else 'fall'} "
                     f"with {variable} (Spearman {rho:.2f}, p={p_rho:.1g}): predictions beyond the "
-                    f"data will {'under' if rho > 0 else 'over'}estimate")
+                    f"data {outcome}")
     return None
 
 

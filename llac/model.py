@@ -401,7 +401,7 @@ class Model:
                     (", ..." if len(beyond) > 3 else "")
                 notes.append(f"{shown}: interval {i + 1}'s rise against the formula continued beyond the "
                              f"measured {p.trend.variable} = {number_text(p.trend.end)} "
-                             f"({2 ** p.trend.slope - 1:.1%} per doubling; `set trend off` and fit again for "
+                             f"({p.trend.per_doubling} per doubling; `set trend off` and fit again for "
                              f"its constants alone; docs/method.md §6)")
         return notes
 

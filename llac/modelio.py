@@ -22,7 +22,8 @@ from cll_grammar.workingset import parse_working_set
 from llac.errors import InputError
 
 FORMAT = "llac-model"
-VERSION = 1
+VERSION = 2          # 2: the setting `trend` and each interval's `trend` (llac.trend)
+READS = (1, 2)       # version 1 files are read as fitted with `trend off`
 
 
 class ModelFileError(InputError):
@@ -86,9 +87,9 @@ def read_model(path: str):
         raise ModelFileError(f"cannot read model file {path!r}: {err}") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ModelFileError(f"{path!r} is not a llac model file (written by export NAME \"FILE.json\")")
-    if document.get("version") != VERSION:
+    if document.get("version") not in READS:
         raise ModelFileError(f"{path!r} is a llac model file of version {document.get('version')!r}; "
-                             f"this llac reads version {VERSION}")
+                             f"this llac reads versions {' and '.join(map(str, READS))}")
     try:
         return _name(document["object"]), _checked(_model(document), "constants" in document["settings"])
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as err:
@@ -138,16 +139,32 @@ def _checked(model, says_constants: bool):
         if strangers:
             raise NoFitWrites(f"an interval names {sorted(strangers)[0]!r} among its dropped or bounded "
                               f"constants, which is not one of {model.formula}")
-        if piece.trend and (piece.trend.variable not in variables or piece.region[piece.trend.variable][1] != np.inf):
-            raise NoFitWrites(f"interval {number}: its trend runs along {piece.trend.variable!r}, which is not a "
-                              f"variable of {model.formula} in which the interval is unbounded above")
     lacking = sorted((variables | {"time", "count"}) - set(model.sample_points))
     if lacking:
         raise NoFitWrites(f"its sample points lack {lacking[0]!r}, which {model.formula} needs")
     if len({len(v) for v in model.sample_points.values()}) > 1:
         raise NoFitWrites("its sample points' columns differ in length")
+    for number, piece in enumerate(model.pieces, 1):
+        if piece.trend:
+            _check_trend(model, number, piece.trend)
     _check_sense(model, says_constants)
     return model
+
+
+def _check_trend(model, number: int, trend) -> None:
+    """Refuse a trend that no fit writes (llac.trend): along a variable the interval is not
+    unbounded in, not a rise, with a negative standard error or a p-value that is none, not
+    continued from the largest measured value, or in a model fitted with `trend off`."""
+    variable, region = trend.variable, model.pieces[number - 1].region
+    if variable not in region or region[variable][1] != np.inf:
+        raise NoFitWrites(f"interval {number}: its trend runs along {variable!r}, which is not a "
+                          f"variable of {model.formula} in which the interval is unbounded above")
+    if not (trend.slope > 0 and trend.stderr >= 0 and 0 <= trend.p_value <= 1):
+        raise NoFitWrites(f"interval {number}: its trend (slope {trend.slope:g}, stderr {trend.stderr:g}, "
+                          f"p {trend.p_value:g}) is not a significant rise")
+    if trend.end != np.max(model.sample_points[variable]) or not model.settings.trend:
+        raise NoFitWrites(f"interval {number}: its trend continues from {variable} = {trend.end:g}, not from "
+                          f"the largest measured {variable}, or its settings say trend off")
 
 
 class NoFitWrites(ValueError):

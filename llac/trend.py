@@ -28,8 +28,10 @@ import numpy as np
 
 from llac.advice import spearman
 from llac.fit import median
+from llac.numbers import number_text
 
 TREND_POINTS = 5     # fewest distinct values a trend is tested on (4 can never reach p < 0.05)
+TREND_SPAN = 2.0     # ... spanning at least this factor: a slope over 1000..1010 is no law
 
 
 @dataclass(frozen=True)
@@ -59,27 +61,38 @@ class Trend:
             spread = (self.stderr * (np.log(x) - self.centre)) ** 2
         return np.where(x > self.end, spread, 0.0)
 
+    @property
+    def per_doubling(self) -> str:
+        """The rise per doubling of the variable, as a percentage (2**slope - 1)."""
+        with np.errstate(over="ignore"):
+            return f"{100 * np.expm1(self.slope * np.log(2)):.1f}%"
+
     def text(self) -> str:
         """How `fit` says it: the rise per doubling of the variable."""
         return (f"the time per unit of work rises with {self.variable} through this interval "
-                f"({100 * (2 ** self.slope - 1):.1f}% per doubling, Spearman p = {self.p_value:.2g}): "
-                f"predictions beyond {self.variable} = {self.end:.6g} continue the rise (set trend off: "
-                f"the constants alone)")
+                f"({self.per_doubling} per doubling, Spearman p = {self.p_value:.2g}): predictions beyond "
+                f"{self.variable} = {number_text(self.end)} continue the rise (`set trend off` and fit "
+                f"again: the constants alone)")
 
 
 def rising_trend(variables: dict[str, np.ndarray], measured: np.ndarray, fitted: np.ndarray,
                  spread: np.ndarray, unbounded: list[str], ends: dict[str, float], alpha: float,
                  threshold: float) -> Trend | None:
-    """The first variable among `unbounded` (those in which the interval has no upper bound)
-    along which the interval's points (`variables`, their `measured` and `fitted` times and
-    repetition `spread`) rise significantly against the fit (module docstring), as a Trend
-    continued beyond `ends[variable]`; None when there is none."""
+    """The most significant rise against the fit (module docstring) of the interval's points
+    (`variables`, their `measured` and `fitted` times and repetition `spread`) along one of
+    `unbounded` (the variables in which the interval has no upper bound), as a Trend continued
+    beyond `ends[variable]`; None when there is none. The values must span at least a factor
+    TREND_SPAN: a log-log slope fitted over a narrow sweep (10000..12000) is magnified by every
+    step beyond it."""
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.log(measured / fitted)
     finite = np.isfinite(ratio)
+    noise = spread[np.isfinite(spread)]
+    floor = max(threshold / 2, median(noise) if len(noise) else 0.0)
+    found = []
     for v in unbounded:
         x, r = variables[v][finite], ratio[finite]
-        if not np.all(x > 0) or len(np.unique(x)) < TREND_POINTS:
+        if not np.all(x > 0) or len(np.unique(x)) < TREND_POINTS or not x.max() >= TREND_SPAN * x.min():
             continue
         rho, p_value = spearman(x, r)
         if not (rho > 0 and p_value < alpha):
@@ -87,11 +100,9 @@ def rising_trend(variables: dict[str, np.ndarray], measured: np.ndarray, fitted:
         logx = np.log(x)
         centre = float(np.mean(logx))
         slope, intercept, stderr = _line(logx - centre, r)
-        rise = np.expm1(slope * (logx.max() - logx.min()))
-        noise = spread[np.isfinite(spread)]
-        if slope > 0 and rise > max(threshold / 2, median(noise) if len(noise) else 0.0):
-            return Trend(v, slope, intercept, centre, float(ends[v]), stderr, p_value)
-    return None
+        if slope > 0 and np.expm1(slope * (logx.max() - logx.min())) > floor:
+            found.append(Trend(v, slope, intercept, centre, float(ends[v]), stderr, p_value))
+    return min(found, key=lambda t: t.p_value, default=None)
 
 
 def _line(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:

@@ -5,6 +5,7 @@ that keeps it."""
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -129,3 +130,67 @@ def test_two_variables_continue_along_the_unbounded_one():
     # 3-11% over 6 seeds, the constants alone 30-34% low
     assert abs(model.predict({"N": BEYOND, "P": 2}).values[0] / exact - 1) < 0.15 < 0.25 < \
         abs(flat.predict({"N": BEYOND, "P": 2}).values[0] / exact - 1)
+
+
+@pytest.mark.parametrize("field, value, says", [
+    ("slope", -0.5, "is not a significant rise"), ("stderr", -1, "is not a significant rise"),
+    ("p_value", 7, "is not a significant rise"), ("end", 1000, "not from the largest measured N"),
+    ("slope", "fast", "which no export writes there")])
+def test_a_model_file_with_a_trend_no_fit_writes_is_refused(tmp_path, field, value, says):
+    path = tmp_path / "m.json"
+    write_model(fit_experiment(rising(0.2, seed=3), ON), "m", str(path))
+    document = json.loads(path.read_text())
+    document["pieces"][-1]["trend"][field] = value
+    path.write_text(json.dumps(document))
+    with pytest.raises(Exception, match=says):
+        read_model(str(path))
+
+
+def test_a_model_file_with_a_trend_but_trend_off_is_refused_and_version_1_files_still_read(tmp_path):
+    path = tmp_path / "m.json"
+    write_model(fit_experiment(rising(0.2, seed=3), ON), "m", str(path))
+    document = json.loads(path.read_text())
+    assert document["version"] == 2
+    path.write_text(json.dumps({**document, "settings": {**document["settings"], "trend": False}}))
+    with pytest.raises(Exception, match="its settings say trend off"):
+        read_model(str(path))
+    # a file of version 1 (before the setting): read as fitted with trend off
+    old = fit_experiment(rising(0.2, seed=3))
+    write_model(old, "m", str(path))
+    document = json.loads(path.read_text())
+    del document["settings"]["trend"]
+    for piece in document["pieces"]:
+        del piece["trend"]
+    path.write_text(json.dumps({**document, "version": 1}))
+    _, again = read_model(str(path))
+    assert not again.settings.trend and again.predict({"N": BEYOND}).values[0] == old.predict({"N": BEYOND}).values[0]
+
+
+def test_a_narrow_sweep_gives_no_trend_and_the_strongest_variable_wins():
+    # 8 consecutive sizes rising 7% in all: a log-log slope in the thousands (1e36 s at +10%)
+    columns = {"N": np.arange(100000.0, 100008.0)}
+    narrow = synthetic("f[0] + f[1]*N", columns, np.column_stack(
+        [np.zeros(8), 1e-9 * (1 + 0.01 * np.arange(8))]), noise=0.0)
+    assert all(p.trend is None for p in fit_experiment(narrow, ON).pieces)
+    # the cost rises with P only (P^0.4); along N the constant term makes a weaker rise
+    rng = np.random.default_rng(5)
+    columns = grid(N=2.0 ** np.arange(12, 20), P=2.0 ** np.arange(6))
+    per = 1e-9 * columns["P"] ** 0.4 * (1 + 0.01 * rng.standard_normal(len(columns["N"])))
+    data = synthetic("e[0] + e[1]*N/P", columns, np.column_stack([np.zeros(len(per)), per]), noise=0.0)
+    (model_trend,) = [p.trend for p in fit_experiment(data, replace(ON, split=False)).pieces]
+    assert model_trend.variable == "P" and 0.2 < model_trend.slope < 0.5
+
+
+def test_the_formula_advice_says_that_the_rise_is_continued():
+    # A review saw "predictions beyond the data will underestimate" beside the line saying they
+    # continue the rise: with a trend in the last interval, the advice says so instead.
+    from llac import advice
+    from llac.fit_data import SamplePoints
+    last = fit_experiment(rising(0.2, seed=0), ON).pieces[-1]
+    x = np.linspace(1000, 20000, 24)
+    points = SamplePoints({"N": x}, x, np.ones(24), 0, np.zeros(24))
+    relative = 0.012 * np.arange(24) + 0.06 * (-1.0) ** np.arange(24) - 0.14   # rising, many sign changes
+    whole = replace(last, region={"N": (-np.inf, np.inf)})
+    assert advice.trend(points, relative, [whole], "N").endswith(
+        "predictions beyond the data continue that rise (`trend on`): a formula that fits would need none")
+    assert advice.trend(points, relative, [replace(whole, trend=None)], "N").endswith("will underestimate")
