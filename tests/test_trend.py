@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from llac.model import FitSettings, fit_experiment
 from llac.modelio import read_model, write_model
@@ -194,3 +195,27 @@ def test_the_formula_advice_says_that_the_rise_is_continued():
     assert advice.trend(points, relative, [whole], "N").endswith(
         "predictions beyond the data continue that rise (`trend on`): a formula that fits would need none")
     assert advice.trend(points, relative, [replace(whole, trend=None)], "N").endswith("will underestimate")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.integers(5, 30), st.floats(1.001, 3.0), st.floats(-1.0, 1.5),
+       st.floats(0.0, 0.3), st.sampled_from(["f[0] + f[1]*N", "f[0] + f[1]*N*log(N)", "f[0]*N + f[1]*N*N"]))
+def test_any_data_fitted_with_trend_on_predicts_inside_its_interval(seed, sizes, step, power, noise, formula):
+    """Whatever the data (sizes swept narrowly or widely, a cost per unit that rises or falls
+    at any rate, any noise), a fit with `trend on` gives no exception but FitError, and beyond
+    the data its prediction is a positive number inside its own interval, or said to be none."""
+    from llac.model import FitError
+    columns = grid(reps=3, N=np.round(1000 * step ** np.arange(sizes)))
+    per = (columns["N"] / 1000) ** power
+    try:
+        data = synthetic(formula, columns, np.column_stack([np.full(len(per), 1e-6), 1e-9 * per]), noise=noise, seed=seed)
+        data = data.replace(columns={**data.columns, "time": np.abs(data.columns["time"]) + 1e-9})
+        model = fit_experiment(data, ON)
+    except FitError:
+        return
+    beyond = columns["N"].max() * np.array([1.01, 2.0, 16.0])
+    prediction = model.predict({"N": beyond})
+    for value, low, high in zip(prediction.values, prediction.lower, prediction.upper):
+        assert np.isnan(value) or (value > 0 and (np.isnan(low) or low <= value <= high))
+    for piece in model.pieces:
+        assert piece.trend is None or (piece.trend.slope > 0 and np.isfinite(piece.trend.slope))
