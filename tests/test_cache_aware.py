@@ -33,6 +33,9 @@ def workdir(tmp_path):
     write_stream_trace(tmp_path / "thrice.cll.1.dat", IN_CACHE, passes=3)
     write_stream_trace(tmp_path / "thricebig.cll.1.dat", IN_MEMORY, passes=3)
     write_stream_trace(tmp_path / "chasebig.cll.1.dat", [n // 8 for n in IN_MEMORY], working_set="64*N", chase=True)
+    write_stream_trace(tmp_path / "rising.cll.1.dat", chase_in_cache, working_set="64*N", chase=True, rise=0.25)
+    write_stream_trace(tmp_path / "risingbig.cll.1.dat", [n // 8 for n in IN_MEMORY], working_set="64*N", chase=True,
+                       rise=0.25)
     return tmp_path
 
 
@@ -242,3 +245,15 @@ def test_where_a_quadratic_working_set_leaves_a_level_is_its_root_in_fit_and_plo
     root = (32 * 1024 / 16) ** 0.5                                   # 45.25
     assert f"L1 (32 KiB) left at N≈{root:.4g}" in done.stdout, done.stdout
     assert f"N≈{root:.4g}" in (tmp_path / "p.txt").read_text()
+
+
+def test_the_machine_aware_prediction_scales_the_constants_whether_the_rise_is_continued_or_not(workdir):
+    # The rise `set trend on` continues and the memory term are the same growth of the cost
+    # per access, measured and probed: the machine-aware column starts from the constants.
+    command = 'load "rising.cll.1.dat"; fit stream; load "risingbig.cll.1.dat" as big; predict stream at big'
+    off, on = llac(workdir, command), llac(workdir, "set trend on; " + command)
+    assert off.returncode == 0 and on.returncode == 0, off.stderr + on.stderr
+    assert "beyond the data: the time per unit of work rises with N" in on.stdout
+    plain_off, plain_on = column(off.stdout, "predicted [s]"), column(on.stdout, "predicted [s]")
+    assert len(plain_on) == 3 and all(b > 2 * a for a, b in zip(plain_off, plain_on))   # the rise is continued
+    assert column(on.stdout, "machine-aware [s]") == column(off.stdout, "machine-aware [s]") != []

@@ -41,20 +41,23 @@ def probe_run(host="node1", cpu="Test CPU 9000", date="2026-11-23T10:00:00Z", la
 
 
 def write_stream_trace(path, sizes, memory_factor=1.0, host="node1", cpu="Test CPU 9000",
-                       working_set="8*N", seed=1, chase=False, passes=1) -> None:
+                       working_set="8*N", seed=1, chase=False, passes=1, rise=0.0) -> None:
     """A trace of a streaming experiment over N doubles measured on the synthetic machine:
     per element 0.3 ns of computation plus 0.9 reads at the mountain's cost for 8·N bytes
     (three repetitions, 1% one-sided noise), its header stating the working set. With
     `chase`, a random chase instead: per element one access at the chase's cost for 64·N bytes
     (the working set should then be 64*N). `passes`: how many times the reads go through the
-    data (a kernel that reads it several times per record)."""
+    data (a kernel that reads it several times per record). `rise`: the cost per element also
+    grows as (N/2^14)^rise above N = 2^14 (a cost that keeps rising within a level, which `set
+    trend on` continues)."""
     import numpy as np
     rng = np.random.default_rng(seed)
 
     def per_element(n):
+        growth = max(1.0, n / 2 ** 14) ** rise
         if chase:
-            return step_cost(64 * n, memory_factor, CHASE_COSTS)
-        return 0.3e-9 + 0.9 * passes * step_cost(8 * n, memory_factor)
+            return step_cost(64 * n, memory_factor, CHASE_COSTS) * growth
+        return (0.3e-9 + 0.9 * passes * step_cost(8 * n, memory_factor)) * growth
     records = [f"stream 0 0 {2e-7 + n * per_element(n) * (1 + 0.01 * rng.random())!r} "
                f"{float(n)!r}" for _ in range(3) for n in sizes]
     bytes_line = f"#  bytes: {working_set}\n" if working_set else ""
