@@ -34,7 +34,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from llac.advice import spearman
-from llac.fit import FitSettings, RelativeFit, median, relative_fit
+from llac.fit import FitSettings, RelativeFit, relative_fit
+from llac.noise import typical
 
 EXTRAPOLATION_SPAN = 2.0   # the piece predictions beyond the data use spans at least this factor
 MAX_CANDIDATES = 48        # cut positions tried per variable and piece (evenly among valid ones)
@@ -281,9 +282,7 @@ def _accept(search: _Search, cut: Cut) -> None:
 
 def _spread(search: _Search, node: _Node) -> float:
     """The median repetition spread of the piece's points (0 where none has repetitions)."""
-    spread = search.spread[node.rows]
-    spread = spread[np.isfinite(spread)]
-    return median(spread) if len(spread) else 0.0
+    return float(np.nan_to_num(typical(search.spread[node.rows])))
 
 
 def _change(whole: RelativeFit, sides: tuple[RelativeFit, RelativeFit], masks) -> float:

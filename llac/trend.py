@@ -10,8 +10,8 @@ exponent search follows the rise on. So after the fit, each interval that predic
 the data use is tested for such a rise along each variable in which it is unbounded above:
 the log ratio of the measured to the fitted times is regressed on the log of the variable
 (`log(t / fitted) = intercept + slope * (log x - centre)`) and tested with Spearman's rank
-correlation (p < alpha, at least TREND_POINTS distinct values, as the trend cut of
-llac.split). A significant rise that also exceeds half the threshold and the repetitions'
+correlation (p < alpha, at least TREND_POINTS distinct values spanning a factor TREND_SPAN;
+the trend cut of llac.split asks for 6). A significant rise that also exceeds half the threshold and the repetitions'
 spread over the interval (on cores shared with busy programs descheduling slows the larger
 sizes more: the repetitions' disagreement shows that rise to be the load's) is kept as the
 interval's `Trend`, and predictions beyond the largest measured value of that variable are
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from llac.advice import spearman
-from llac.fit import median
+from llac.noise import typical
 from llac.numbers import number_text
 
 TREND_POINTS = 5     # fewest distinct values a trend is tested on (4 can never reach p < 0.05)
@@ -87,8 +87,7 @@ def rising_trend(variables: dict[str, np.ndarray], measured: np.ndarray, fitted:
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.log(measured / fitted)
     finite = np.isfinite(ratio)
-    noise = spread[np.isfinite(spread)]
-    floor = max(threshold / 2, median(noise) if len(noise) else 0.0)
+    floor = max(threshold / 2, np.nan_to_num(typical(spread)))      # no repetitions: no spread
     found = []
     for v in unbounded:
         x, r = variables[v][finite], ratio[finite]
