@@ -26,7 +26,8 @@ from accuracy_harness.evaluate import (ADVISED_TOOL, AWARE_TOOL, Row, extrap_row
                                        llac_rows, negative_constants, relative_errors)
 from accuracy_harness.load import background_load  # noqa: E402
 from accuracy_harness.noise import CPU_EVENT, QUICK_NOISE_KERNELS, NoiseKernel, NoiseResult, cpu_time  # noqa: E402
-from accuracy_harness.report import noise_table, percent, table, targets, targets10  # noqa: E402
+from accuracy_harness.report import noise_table, percent, swing_table, table, targets, targets10  # noqa: E402
+from accuracy_harness.stability import relative_change, swings  # noqa: E402
 from cll_grammar.formula import parse_formula  # noqa: E402
 from cll_grammar.machinedb import MachineDB  # noqa: E402
 from llac.experiment import Experiment  # noqa: E402
@@ -148,8 +149,13 @@ def test_negative_constants_are_counted_over_every_interval():
 def test_llac_rows_report_coverage_width_and_negatives():
     case = synthetic("lin", "f[0] + f[1]*N", lambda c: 1e-6 + 1e-9 * c["N"],
                      {"N": 2.0 ** np.arange(4, 16)}, {"N": 2.0 ** 12}, 0.02, seed=3)
+    held = case.heldout.columns
     for row in llac_rows(case):
         assert 0 <= row.coverage <= 1 and 0 < row.width < 1 and row.negatives >= 0
+        # what the run-to-run comparison needs: each held-out point, its prediction and its time
+        assert row.points == tuple((n,) for n in held["N"]) and row.measured == tuple(held["time"])
+        assert len(row.predicted) == len(row.points) and np.median(np.abs(
+            np.array(row.predicted) / held["time"] - 1)) == pytest.approx(row.median)
 
 
 def test_the_advice_followed_is_the_default_fit_where_llac_gives_none():
@@ -439,3 +445,40 @@ def test_command_line_errors_are_one_usage_message(argv, capsys):
     with pytest.raises(SystemExit) as exit_:
         cli.arguments(argv)
     assert exit_.value.code == 2 and "usage: benchmarks/accuracy" in capsys.readouterr().err
+
+
+def run_rows(case, tool, runs):
+    """Rows of `tool` on `case`, one per run: run -> (points, predicted, measured)."""
+    return [Row(case, tool, "m", run=run, points=tuple((n,) for n in points), predicted=tuple(predicted),
+                measured=tuple(measured)) for run, (points, predicted, measured) in runs.items()]
+
+
+def test_swings_compare_two_runs_at_the_held_out_points_both_hold():
+    # run 1 holds N = 100, 200, 300; run 2 N = 100, 200 (and 400): 300 and 400 are not compared
+    rows = run_rows("k", "llac", {1: ((100, 200, 300), (1.0, 2.0, 9.0), (1.0, 2.0, 3.0)),
+                                  2: ((100, 200, 400), (1.5, 2.0, 9.0), (1.1, 2.4, 4.0))}) + \
+        run_rows("k", "extrap-default", {1: ((100, 200, 300), (1.0, 2.0, 3.0), (1.0, 2.0, 3.0)),
+                                         2: ((100, 200, 400), (1.0, 2.2, 4.0), (1.1, 2.4, 4.0))}) + \
+        run_rows("k", "llac-1-interval", {1: ((100,), (1.0,), (1.0,))}) + \
+        run_rows("one-run", "llac", {1: ((100,), (1.0,), (1.0,))})
+    [change] = swings(rows)
+    assert change.case == "k" and change.measured == pytest.approx(np.median([0.1, 0.2]))
+    assert change.tools == pytest.approx({"llac": np.median([0.5, 0.0]), "extrap-default": np.median([0.0, 0.1])})
+    text = swing_table([change]).splitlines()
+    assert text[0] == "| case | measured times | llac | extrap-default |" and text[2] == "| k | 15.0% | 25.0% | 5.0% |"
+    assert list(relative_change([1.0, np.nan, 0.0], [2.0, 1.0, 1.0])) == [1.0, np.inf, np.inf]
+
+
+def test_targets10_judges_whether_llacs_predictions_move_more_than_the_measurements():
+    steady = run_rows("kernels/k", "llac", {1: ((100, 200), (1.0, 2.0), (1.0, 2.0)),
+                                            2: ((100, 200), (1.05, 2.0), (1.1, 2.2))})
+    moving = run_rows("kernels/k", "llac", {1: ((100, 200), (1.0, 2.0), (1.0, 2.0)),
+                                            2: ((100, 200), (1.5, 3.0), (1.1, 2.2))})
+    extrap = run_rows("kernels/k", "extrap-default", {1: ((100, 200), (1.0, 2.0), (1.0, 2.0)),
+                                                      2: ((100, 200), (2.0, 4.0), (1.1, 2.2))})
+    line = [l for l in targets10(steady + extrap, {}, []) if "move between runs" in l]
+    assert line == ["ok   llac's predictions beyond the data move between runs no more than the measured "
+                    "times in 1 of 1 real cases (Extra-P default: 0 of 1)"]
+    line = [l for l in targets10(moving, {}, []) if "move between runs" in l]
+    assert line == ["MISS llac's predictions beyond the data move between runs no more than the measured "
+                    "times in 0 of 1 real cases; more: kernels/k 50.0% against 10.0%"]

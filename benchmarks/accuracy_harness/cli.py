@@ -21,7 +21,8 @@ from .catalogue import (HELDOUT_KERNELS, HELDOUT_SAMPLES, KERNEL_SAMPLES, QUICK_
 from .evaluate import extrap_rows, llac_rows
 from .extrap_tool import ExtrapUnavailable, venv_python
 from .noise import noise_mode
-from .report import noise_table, table, targets, targets10
+from .report import noise_table, swing_table, table, targets, targets10
+from .stability import swings
 
 PARTS = ("synthetic", "samples", "kernels", "heldout", "noise")
 HELDOUT_HEADING = "kernels, held out (session 34)"
@@ -117,6 +118,17 @@ def probed_machine(wanted: bool) -> Iterator[list[str]]:
                 os.environ[ENVIRONMENT_VARIABLE] = before
 
 
+def run_to_run(rows: list) -> list[str]:
+    """The report's lines on how far the held-out points' measured times and each tool's
+    predictions moved between the runs of each real program (none with one run)."""
+    changes = swings(rows)
+    if not changes:
+        return []
+    return ["Run to run: the median change |run 1 - run 2| / min at the held-out points, of the measured "
+            "times and of each tool's predictions (issue 10: the predictions should move no more than "
+            "the measurements):", "", swing_table(changes), ""]
+
+
 def run(args: argparse.Namespace, python: Path | None) -> list[str]:
     """The report's lines for the parts in `args.parts`. The held-out kernels have a table of
     their own and are left out of the targets, which keep the cases they were set on."""
@@ -138,8 +150,9 @@ def run(args: argparse.Namespace, python: Path | None) -> list[str]:
     heldout = [r for r in rows if r.case.startswith(HELDOUT_CASE)]
     rows = [r for r in rows if not r.case.startswith(HELDOUT_CASE)]
     lines = [table(rows), ""] if rows else []
+    lines += run_to_run(rows)
     if heldout:
-        lines += [f"{HELDOUT_HEADING}, not in the targets below:", "", table(heldout), ""]
+        lines += [f"{HELDOUT_HEADING}, not in the targets below:", "", table(heldout), "", *run_to_run(heldout)]
     if "noise" in args.parts:
         lines += ["Noise mode: llac (defaults) fitted on each loaded run, error at about 4x beyond "
                   "against the run without load:", "", noise_table(noise_results), "",

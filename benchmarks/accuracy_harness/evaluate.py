@@ -40,6 +40,9 @@ class Row:
     width: float = float("nan")           # median (upper - lower) / predicted there (llac)
     negatives: int = 0                    # negative constants in the model (llac, all intervals)
     run: int = 1                          # which run of a real program
+    points: tuple = ()                    # the held-out points (tuples of the variables' values),
+    predicted: tuple = ()                 # the tool's prediction at each,
+    measured: tuple = ()                  # and the measured time there (to compare runs: stability.py)
 
 
 def relative_errors(predicted: np.ndarray, reference: np.ndarray) -> tuple[float, float]:
@@ -73,7 +76,10 @@ def score(case: Case, tool: str, model: str, predicted: np.ndarray, **llac_figur
     held = case.heldout.columns
     median, worst = relative_errors(predicted, held["time"])
     truth = relative_errors(predicted, case.truth(held)) if case.truth else (float("nan"),) * 2
-    return Row(case.name, tool, model, median, worst, *truth, run=case.run, **llac_figures)
+    points = tuple(zip(*(held[v].tolist() for v in case.data.formula.variables)))
+    return Row(case.name, tool, model, median, worst, *truth, run=case.run, points=points,
+               predicted=tuple(np.asarray(predicted, dtype=float).tolist()),
+               measured=tuple(np.asarray(held["time"], dtype=float).tolist()), **llac_figures)
 
 
 def llac_score(case: Case, tool: str, text: str, model: Model, prediction: Prediction) -> Row:

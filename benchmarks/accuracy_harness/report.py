@@ -10,6 +10,7 @@ import numpy as np
 
 from .evaluate import ADVISED_TOOL, AWARE_TOOL, Row
 from .noise import NoiseResult
+from .stability import Swing, swings
 
 HEADER = ("case", "tool", "model", "held-out median", "held-out max", "vs truth median",
           "vs truth max", "95% coverage", "95% width")
@@ -45,6 +46,17 @@ def table(rows: list[Row]) -> str:
                  *(runs_text([getattr(r, f) for r in runs])
                    for f in ("median", "max", "median_truth", "max_truth", "coverage", "width")))
         lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def swing_table(changes: list[Swing]) -> str:
+    """The run-to-run change at the held-out points as a markdown table: one line per case,
+    the measured times' change and each tool's predictions' (`-` where a tool has none)."""
+    tools = list(dict.fromkeys(tool for change in changes for tool in change.tools))
+    lines = ["| case | measured times | " + " | ".join(tools) + " |", "|" + "---|" * (len(tools) + 2)]
+    for change in changes:
+        cells = [percent(change.tools.get(tool, float("nan"))) for tool in tools]
+        lines.append(f"| {change.case} | {percent(change.measured)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -121,13 +133,31 @@ def _kernels_median(grouped: dict[tuple[str, int], dict[str, Row]]) -> list[str]
     return lines
 
 
+def _stability(changes: list[Swing]) -> list[str]:
+    """Issue 10's stable extrapolation: llac's predictions beyond the data move between two
+    runs no more than the measured times there, on every real case with two runs; Extra-P
+    default's count beside it (reported, not judged). No line without such cases."""
+    judged = [c for c in changes if "llac" in c.tools]
+    if not judged:
+        return []
+    worse = [f"{c.case} {percent(c.tools['llac'])} against {percent(c.measured)}"
+             for c in judged if not c.tools["llac"] <= c.measured]
+    extrap = [c for c in changes if "extrap-default" in c.tools]
+    steady = sum(c.tools["extrap-default"] <= c.measured for c in extrap)
+    return [_judged(not worse, f"llac's predictions beyond the data move between runs no more than the "
+                               f"measured times in {len(judged) - len(worse)} of {len(judged)} real cases"
+                               + (f" (Extra-P default: {steady} of {len(extrap)})" if extrap else "")
+                               + (f"; more: {'; '.join(worse)}" if worse else ""))]
+
+
 def targets10(rows: list[Row], noise: Mapping[tuple[str, int], float],
               noise_results: list[NoiseResult]) -> list[str]:
     """Issue 10's targets with the measured figures, one line each: the noise mode (worst
     error at 4x <= 5%, no false split nor a rise continued beyond the data); the real kernels
     (llac's median held-out error <= 10% and <= half of Extra-P default's); on every real case llac no worse than one interval by
     more than the case's `noise` ((case, run) -> relative spread of the held-out repetitions);
-    the kernels' machine-aware prediction, where there is one, judged as llac's;
+    the kernels' machine-aware prediction, where there is one, judged as llac's; predictions
+    beyond the data that move between runs no more than the measured times (`_stability`);
     coverage of the 95% interval >= 85% beyond the data; no negative constant."""
     lines = []
     for r in noise_results:
@@ -158,6 +188,7 @@ def targets10(rows: list[Row], noise: Mapping[tuple[str, int], float],
         lines.append(_judged(not worse, f"llac no worse than one interval by more than the noise on "
                                         f"{len(real) - len(worse)} of {len(real)} real cases and runs"
                                         + (f"; worse: {'; '.join(worse)}" if worse else "")))
+    lines += _stability(swings(rows))
     llac_rows = [r for r in rows if r.tool == "llac"]
     coverage = [r.coverage for r in llac_rows if not math.isnan(r.coverage)]
     if coverage:
