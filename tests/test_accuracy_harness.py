@@ -482,3 +482,33 @@ def test_targets10_judges_whether_llacs_predictions_move_more_than_the_measureme
     line = [l for l in targets10(moving, {}, []) if "move between runs" in l]
     assert line == ["MISS llac's predictions beyond the data move between runs no more than the measured "
                     "times in 0 of 1 real cases; more: kernels/k 50.0% against 10.0%"]
+
+
+def test_kept_traces_keep_their_probe_and_a_refit_uses_it_again(tmp_path, monkeypatch):
+    # the probe itself (minutes) is tested in test_probe.py; here, when the harness probes
+    probes = []
+    def probe(database):
+        probes.append(database)
+        database.write_text("a probe")
+        return []
+    monkeypatch.setattr(cli, "_probe", probe)
+    with cli.probed_machine(True, tmp_path) as notes:
+        assert os.environ[cli.ENVIRONMENT_VARIABLE] == str(tmp_path / "machines.sqlite") and notes == []
+    assert probes == [tmp_path / "machines.sqlite"] and (tmp_path / "machines.sqlite").exists()
+    with cli.probed_machine(True, tmp_path) as notes:       # the re-fit: the same probe, not a new one
+        assert os.environ[cli.ENVIRONMENT_VARIABLE] == str(tmp_path / "machines.sqlite")
+        assert len(probes) == 1 and "used again (not probed anew)" in notes[0]
+    assert cli.ENVIRONMENT_VARIABLE not in os.environ or os.environ[cli.ENVIRONMENT_VARIABLE] != str(
+        tmp_path / "machines.sqlite")
+
+
+def test_a_failed_probe_is_not_kept_for_the_next_run(tmp_path, monkeypatch):
+    def failing(database):
+        database.write_text("half a probe")
+        return ["call probe failed, no machine-aware predictions: no memory"]
+    monkeypatch.setattr(cli, "_probe", failing)
+    with cli.probed_machine(True, tmp_path) as notes:
+        assert notes[0].startswith("call probe failed")
+    assert not (tmp_path / "machines.sqlite").exists()
+    with cli.probed_machine(True, None) as notes:             # without kept traces: a temporary one
+        assert os.environ[cli.ENVIRONMENT_VARIABLE] != str(tmp_path / "machines.sqlite")

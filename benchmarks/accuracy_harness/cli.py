@@ -46,8 +46,10 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-extrap", action="store_true", help="compare the llac variants only")
     parser.add_argument("--output", type=Path, help="also write the report (markdown) here")
     parser.add_argument("--traces", type=Path, metavar="DIR",
-                        help="keep the real programs' traces in DIR; a run whose traces DIR already "
-                             "holds is re-fitted, not run again (two fitting methods, same measurements)")
+                        help="keep the real programs' traces in DIR, and the probe of the machine-aware "
+                             "predictions (DIR/machines.sqlite); a run whose traces DIR already holds is "
+                             "re-fitted, not run again, with the probe kept there (two fitting methods, "
+                             "same measurements)")
     args = parser.parse_args(argv)
     if args.runs < 1 or args.loaded_runs < 1:
         parser.error("--runs and --loaded-runs must be at least 1")
@@ -88,25 +90,24 @@ def main(argv: list[str] | None = None) -> int:
 
 
 @contextlib.contextmanager
-def probed_machine(wanted: bool) -> Iterator[list[str]]:
-    """While open, llac's machine database is a temporary one holding a fresh `call probe` (full)
-    of this machine, its memory mountain measured up to PROBE_LARGEST (the kernels' largest
-    held-out working sets, 1.5 GB, lie below it) or half the available memory, so that the
-    kernels (and the held-out ones), which state their working sets, get llac's machine-aware
-    prediction. Yields notes for the report: why there is none when the probe fails (the
-    database then stays empty, and each kernel's machine-aware row says why it has none).
-    Nothing is probed unless `wanted`."""
+def probed_machine(wanted: bool, keep: Path | None = None) -> Iterator[list[str]]:
+    """While open, llac's machine database is one holding a fresh `call probe` (full) of this
+    machine, its memory mountain measured up to PROBE_LARGEST (the kernels' largest held-out
+    working sets, 1.5 GB, lie below it) or half the available memory, so that the kernels (and
+    the held-out ones), which state their working sets, get llac's machine-aware prediction.
+    The database is temporary, or `keep` (the folder of kept traces' machines.sqlite): there a
+    database already made is used again, not probed anew, so that a re-fit of kept traces
+    compares two fitting methods on the same probe too. Yields notes for the report: why there
+    is no probe when it fails (the database then stays empty, and each kernel's
+    machine-aware row says why it has none). Nothing is probed unless `wanted`."""
     if not wanted:
         yield []
         return
-    available = available_memory()
-    largest = min(PROBE_LARGEST, available // 2) if available else PROBE_LARGEST
     with tempfile.TemporaryDirectory(prefix="accuracy-machine-") as tmp:
-        database = Path(tmp) / "machines.sqlite"
-        done = subprocess.run([sys.executable, "-m", "call", "probe", "--db", str(database),
-                               "--largest", str(largest)], capture_output=True, text=True)
-        notes = [f"call probe failed, no machine-aware predictions: {done.stderr.strip()[-300:]}"
-                 ] if done.returncode else []
+        database = keep / "machines.sqlite" if keep else Path(tmp) / "machines.sqlite"
+        reused = database.exists()
+        notes = [f"the machine database of the kept traces, {database}, was used again (not probed anew)"
+                 ] if reused else _probe(database)
         before = os.environ.get(ENVIRONMENT_VARIABLE)
         os.environ[ENVIRONMENT_VARIABLE] = str(database)   # even empty: never the user's database
         try:
@@ -116,6 +117,21 @@ def probed_machine(wanted: bool) -> Iterator[list[str]]:
                 del os.environ[ENVIRONMENT_VARIABLE]
             else:
                 os.environ[ENVIRONMENT_VARIABLE] = before
+            if notes and not reused:
+                database.unlink(missing_ok=True)    # a failed probe is not kept for the next run
+
+
+def _probe(database: Path) -> list[str]:
+    """Probe this machine (the full `call probe`) into `database`; a note when it fails (the
+    end of what it said)."""
+    available = available_memory()
+    largest = min(PROBE_LARGEST, available // 2) if available else PROBE_LARGEST
+    database.parent.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run([sys.executable, "-m", "call", "probe", "--db", str(database),
+                           "--largest", str(largest)], capture_output=True, text=True)
+    if not done.returncode:
+        return []
+    return [f"call probe failed, no machine-aware predictions: {done.stderr.strip()[-300:]}"]
 
 
 def run_to_run(rows: list) -> list[str]:
@@ -134,7 +150,7 @@ def run(args: argparse.Namespace, python: Path | None) -> list[str]:
     their own and are left out of the targets, which keep the cases they were set on."""
     programs = ((QUICK_SAMPLES if args.quick else SAMPLES) if "samples" in args.parts else []) + \
         (KERNEL_SAMPLES if "kernels" in args.parts else []) + (HELDOUT_SAMPLES if "heldout" in args.parts else [])
-    with probed_machine(bool({"kernels", "heldout"} & args.parts)) as notes:
+    with probed_machine(bool({"kernels", "heldout"} & args.parts), args.traces) as notes:
         with tempfile.TemporaryDirectory(prefix="accuracy-") as tmp:
             real, run_notes = program_cases(programs, args.traces or Path(tmp) / "programs", args.runs,
                                             reuse=args.traces is not None)
