@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 from call.stop import stop_program
+from cll_grammar.spillfiles import spill_files_for
 
 
 # A trace this large is worth a word on its trace line: llac loads about 10^6 records a
@@ -104,6 +105,16 @@ def ending(status: int) -> str:
     return f"exited with status {status}"
 
 
+def spilled_note(trace: Path) -> str:
+    """What to say after a run that did not write `trace` but left spill files: what they hold
+    and how llac reads them (docs/trace-format.md, "Spill files"); nothing without them."""
+    spills = spill_files_for(trace)
+    if not spills:
+        return ""
+    return (f"; the records it had spilled to disk are in {', '.join(spills)} (those still in its memory "
+            f"were lost): llac's load \"{trace}\" reads them")
+
+
 def label(count: int | None) -> str:
     """How messages name the run with `count` processors: ` (P=4)`, nothing for a sequential run."""
     return f" (P={count})" if count is not None else ""
@@ -149,9 +160,10 @@ class Launch:
         """Remove what an ended run leaves that holds no records (nothing here)."""
 
     def failed(self, source: str, count: int | None, status: int, said: str, kept: list[Path]) -> str:
-        """What to say when the run ended with `status` != 0 (`said`: its stderr)."""
+        """What to say when the run ended with `status` != 0 (`said`: its stderr): where its
+        records are, its trace or, when it wrote none (SIGKILL), the spill files it left."""
         records = f"; records kept in: {kept[0].resolve()}{status_note(kept[0])}" if kept else ""
-        return f"{source}{label(count)}: the program {ending(status)}{records}"
+        return f"{source}{label(count)}: the program {ending(status)}{records or spilled_note(self.trace(count))}"
 
     def exit_status(self, status: int) -> int:
         """call run's exit status after a run that ended with `status` != 0 (a signal's

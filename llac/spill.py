@@ -15,43 +15,56 @@ from __future__ import annotations
 import glob
 import os
 import struct
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
+from cll_grammar.spillfiles import is_spill_file, spill_files_for, spilled_trace
 from llac.trace import (DATA_LINE, Problem, Trace, TraceError, _layouts, _parse_header,
                         declared_experiment, expand_paths, read_file_bytes, read_trace)
 
-MAGIC = b"#cll-spill"
 FIXED = 16   # bytes of a record before its variables
 RECORD_START = ("rank", "thread", "time")   # the columns a record's fixed part gives
 
 
-def is_spill_file(path: str | os.PathLike) -> bool:
-    """Whether `path` is a spill file (by its first line)."""
-    try:
-        with open(path, "rb") as f:
-            return f.read(len(MAGIC)) == MAGIC
-    except OSError:
-        return False
-
-
-def spill_files_for(trace_path: str) -> list[str]:
-    """The spill files left next to `trace_path` by runs that did not write it, sorted."""
-    path = Path(trace_path)
-    pattern = os.path.join(glob.escape(str(path.parent)), f".{glob.escape(path.name)}.spill*")
-    return sorted(p for p in glob.glob(pattern) if is_spill_file(p))
+def unwritten_spills(pattern: str) -> list[str]:
+    """The spill files of traces that the glob `pattern` would match had their runs written
+    them: runs killed before their trace was written (a killed P of a sweep), sorted."""
+    directory, name = os.path.split(pattern)
+    candidates = glob.glob(os.path.join(directory, f".{name}.spill*"))
+    return sorted(c for c in candidates if not os.path.exists(spilled_trace(c)) and is_spill_file(c))
 
 
 def expand_with_spills(paths_or_globs: Sequence[str], set_aside: list[str] | None = None) -> list[str]:
-    """`trace.expand_paths` (the traces its globs leave out go into `set_aside`), except that
-    a trace path that does not exist but has spill files next to it stands for those spill files."""
+    """`trace.expand_paths` (the traces its globs leave out go into `set_aside`), except that a
+    trace path that does not exist but has spill files next to it stands for those spill files,
+    and a glob also takes the spill files of the traces it would match that were never written
+    (`prog.cll.*.dat` after a sweep whose P = 4 run was killed: P = 4's spilled records too;
+    a glob that matches only such spill files takes them)."""
     expanded = []
     for pattern in paths_or_globs:
-        spills = [] if glob.has_magic(pattern) or os.path.exists(pattern) else spill_files_for(pattern)
-        expanded += spills or [pattern]
-    return expand_paths(expanded, set_aside)
+        if not glob.has_magic(pattern):
+            spills = [] if os.path.exists(pattern) else spill_files_for(pattern)
+            expanded += expand_paths(spills or [pattern], set_aside)
+            continue
+        spills = unwritten_spills(pattern)
+        try:
+            expanded += expand_paths([pattern], set_aside)
+        except TraceError:
+            if not spills:
+                raise
+        expanded += spills
+    return expanded
+
+
+def newer_spills(trace_path: str) -> list[str]:
+    """The spill files next to the trace `trace_path` that are newer than it: a later run of the
+    program was killed before it wrote this trace, which is an earlier run's."""
+    try:
+        written = os.path.getmtime(trace_path)
+    except OSError:
+        return []
+    return [s for s in spill_files_for(trace_path) if os.path.getmtime(s) > written]
 
 
 def read_input(path: str) -> Trace:

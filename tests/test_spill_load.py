@@ -136,3 +136,88 @@ def test_a_damaged_spill_file_is_read_or_refused_in_one_message(tmp_path_factory
     assert not trace.complete and trace.problems
     for experiment in trace.experiments.values():
         assert set(experiment.columns) >= {"rank", "thread", "time"}
+
+
+def earlier_then_killed(tmp_path, kill_first: bool = False):
+    """A program run twice in one folder: once to its end (it writes prog.cll.1.dat, 5 records)
+    and once SIGKILLed after spilling (an argument makes it record RECORDS and wait); the
+    killed run first when `kill_first`. Returns the killed run's spill files."""
+    body = (f"long n = argc > 1 ? {RECORDS} : 5; for (long i = 0; i < n; i++) {{ {begin('s', 'i')} {end('s')} }} "
+            'if (argc > 1) { puts("ready"); fflush(stdout); for (;;) pause(); } return 0;')
+    exe = build(tmp_path, {"prog.c": c_program({"s": ("s[0] + s[1]*i", ["i"])}, body,
+                                               prelude="#include <unistd.h>")})
+    def to_end():
+        subprocess.run([str(exe)], cwd=tmp_path, check=True, timeout=60)
+    def to_kill():
+        process = subprocess.Popen([str(exe), "wait"], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+        assert process.stdout.readline() == "ready\n"
+        process.kill()
+        process.wait(timeout=30)
+    first, second = (to_kill, to_end) if kill_first else (to_end, to_kill)
+    first()
+    second()
+    spills = spill_files_for(str(tmp_path / "prog.cll.1.dat"))
+    assert len(spills) == 1 and (tmp_path / "prog.cll.1.dat").exists()
+    return spills
+
+
+def test_a_trace_with_a_later_killed_runs_spill_files_beside_it_says_it_is_the_earlier_run(tmp_path):
+    [spill] = earlier_then_killed(tmp_path)
+    result = llac(tmp_path, 'load "prog.cll.1.dat"; list')
+    assert result.returncode == 0, result.stderr
+    assert "created s: 5 records" in result.stdout          # the trace is still what load reads
+    name = spill.rsplit("/", 1)[-1]
+    assert (f'warning: prog.cll.1.dat is an earlier run\'s: spill files next to it are newer, the records of '
+            f'a later run killed before it wrote its trace; load "{name}" reads them') in result.stderr
+    later = llac(tmp_path, f'load "{name}"; list')          # as the warning says
+    assert later.returncode == 0 and f"created s: {len(read_spill(spill).experiments['s'])} records" in later.stdout
+
+
+def test_spill_files_older_than_the_trace_are_an_earlier_killed_runs_and_pass_without_a_word(tmp_path):
+    earlier_then_killed(tmp_path, kill_first=True)
+    result = llac(tmp_path, 'load "prog.cll.1.dat"')
+    assert result.returncode == 0 and "spill" not in result.stderr, result.stderr
+
+
+def test_a_glob_takes_the_spill_files_of_a_trace_it_would_match_that_was_never_written(tmp_path):
+    [spill] = earlier_then_killed(tmp_path)
+    (tmp_path / "prog.cll.1.dat").rename(tmp_path / "prog.cll.2.dat")     # P = 2 finished, P = 1 was killed
+    spilled = len(read_spill(spill).experiments["s"])
+    result = llac(tmp_path, 'load "prog.cll.*.dat"; describe s')
+    assert result.returncode == 0, result.stderr
+    assert "that did not finish" in result.stderr and f"{spilled + 5} records" in result.stdout
+    (tmp_path / "prog.cll.2.dat").unlink()                                 # only the killed run's records
+    alone = llac(tmp_path, 'load "prog.cll.*.dat"; list')
+    assert alone.returncode == 0 and f"created s: {spilled} records" in alone.stdout, alone.stderr
+    none = llac(tmp_path, 'load "other.cll.*.dat"')
+    assert none.returncode == 1 and "no file matches 'other.cll.*.dat'" in none.stderr
+
+
+KILLED_PROGRAM = """#include <signal.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    int N, n = atoi(argv[1]);
+    volatile double x = 0;
+#pragma cll for(N = 1; N <= n; N++)
+    #pragma cll f f[0] + f[1]*N
+    x += N;
+    #pragma cll end f
+#pragma cll end for
+    raise(SIGKILL);
+#pragma cll report all
+    return 0;
+}
+"""
+
+
+def test_call_run_says_where_a_killed_runs_spilled_records_are_and_llac_reads_them_so(tmp_path):
+    (tmp_path / "prog.c").write_text(KILLED_PROGRAM)
+    run = subprocess.run([sys.executable, "-m", "call", "run", "prog.c", "--", str(RECORDS)], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    [spill] = spill_files_for(str(tmp_path / "prog.cll.1.dat"))
+    name = spill.rsplit("/", 1)[-1]
+    assert run.returncode == 128 + signal.SIGKILL
+    assert (f"prog.c: the program was killed by SIGKILL; the records it had spilled to disk are in {name} "
+            f"(those still in its memory were lost): llac's load \"prog.cll.1.dat\" reads them") in run.stderr
+    loaded = llac(tmp_path, 'load "prog.cll.1.dat"; list')          # as call run says
+    assert loaded.returncode == 0 and f"created f: {len(read_spill(spill).experiments['f'])} records" in loaded.stdout

@@ -39,7 +39,9 @@ EXPORT_SUFFIXES = {"extrap": "txt"}        # a file name's suffix by format, whe
          overwritten. Damaged records are reported as warnings
          with file:line and the good ones are kept. A trace that is missing but has spill files
          next to it (its run was killed by SIGKILL) loads what they hold, with a warning; so
-         does a spill file's own path. A PUB program's supersteps are kept per program and P;
+         does a spill file's own path, and a glob takes the spill files of the traces it would
+         match that were never written (a killed P of a sweep). A trace loaded with newer spill
+         files beside it is said to be an earlier run's (a later one was killed). A PUB program's supersteps are kept per program and P;
          those of the `.rank<r>` traces of ranks that were not gathered join the gathered trace's
          of the same execution (load "prog.cll.4*.dat"). A CSV file needs `as NAME` and a formula; its columns are
          time and the formula's variables (not time, rank or thread, as for `formula`), its
@@ -114,7 +116,7 @@ def load_traces(session, traces, name: str | None = None) -> list:
                 for note in store_supersteps(session, t.supersteps, stored)]
     if not groups and not any(t.supersteps for t in traces):
         results.append(Note("no experiments found", warning=True))
-    return results + _rank_files_beside(traces)
+    return results + _rank_files_beside(traces) + _newer_spills_beside(traces)
 
 
 def _rank_files_beside(traces) -> list[Note]:
@@ -134,6 +136,25 @@ def _rank_files_beside(traces) -> list[Note]:
             notes.append(Note(f"{', '.join(beside)} next to {path.name} hold records it lacks (ranks not "
                               f"gathered, or records measured after its report): load \"{pattern}\" reads "
                               f"them together", warning=True))
+    return notes
+
+
+def _newer_spills_beside(traces) -> list[Note]:
+    """A warning for each trace loaded with spill files next to it that are newer than it: the
+    records of a later run, killed before it wrote its trace, which `load` would otherwise
+    pass over in silence while the user takes the earlier run's trace for that run."""
+    from llac.spill import is_spill_file, newer_spills
+    notes = []
+    for trace in traces:
+        if trace.path == "-" or is_spill_file(trace.path):
+            continue
+        later = newer_spills(trace.path)
+        if later:
+            name = Path(trace.path).name
+            files = ", ".join(f'"{path}"' for path in later)
+            notes.append(Note(f"{name} is an earlier run's: spill files next to it are newer, the records of "
+                              f"a later run killed before it wrote its trace; load {files} reads them",
+                              warning=True))
     return notes
 
 
