@@ -19,7 +19,7 @@ from cll_grammar.outputs import missing_folder
 from call.check import Program, check_file, check_together, settle_reports
 from call.conditions import compiler_macros, macros_of
 from call.diagnostics import CallError, Diagnostic
-from call.generate import instrumented_header, instrumented_source
+from call.generate import header_name, instrumented_header, instrumented_source
 from call.progress import Progress
 
 
@@ -56,14 +56,12 @@ def translate(source: str, out_dir: str | Path | None = None, warn: Warn = None,
     program = check_file(source, read_source(source), macros)
     if warn is not None:
         warn(program)
-    src = Path(source)
-    directory = Path(out_dir) if out_dir is not None else src.parent
-    stem = src.name[:-2] if src.name.endswith(".c") else src.name
-    header = directory / f"{stem}.cll.h"
-    output = directory / f"{stem}.cll.c"
+    directory = Path(out_dir) if out_dir is not None else Path(source).parent
+    header = directory / header_name(source)
+    output = header.with_name(header.name[:-len(".h")] + ".c")
+    text = instrumented_source(program, header.name)     # first: a name #include cannot hold writes nothing
     header.write_text(instrumented_header(program), encoding="utf-8", errors="surrogateescape")
-    output.write_text(instrumented_source(program, header.name), encoding="utf-8",
-                      errors="surrogateescape")
+    output.write_text(text, encoding="utf-8", errors="surrogateescape")
     return output, program
 
 
@@ -454,7 +452,7 @@ def expected_build(program: Program, cflags: list[str], executable: Path) -> dic
     source = program.file
     placeholder = Path("<translation>") / (Path(source).stem + ".cll.c")
     command = build_command([*cflags, source, "-o", str(executable)], {source: (placeholder, program)})
-    header = Path(source).stem + ".cll.h"
+    header = header_name(source)
     return {"command": command, "cflags": " ".join(cflags), "compiler": manifest.compiler_identity(command),
             "environment": {name: os.environ[name] for name in manifest.ENVIRONMENT if name in os.environ},
             "runtime": manifest.digest(static_library()), "source_path": os.path.abspath(source),

@@ -11,6 +11,7 @@ import traceback
 
 from call.build import added_flags, compile_program, known_macros, read_source, refuse_standard, translate
 from call.check import Program, check_file, check_together, settle_reports
+from call.generate import header_name, include_line
 from call.diagnostics import CallError, Diagnostic
 from cll_grammar.span import printable, suggest
 
@@ -54,7 +55,9 @@ def check_files(sources: list[str], macros) -> list[Program] | None:
     checked: list[Program | CallError] = []
     for source in sources:
         try:
-            checked.append(check_file(source, read_source(source), macros))
+            program = check_file(source, read_source(source), macros)
+            include_line(header_name(source), source)    # a name the generated #include cannot hold
+            checked.append(program)
         except CallError as err:
             checked.append(err)
     programs = [item for item in checked if isinstance(item, Program)]

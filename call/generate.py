@@ -3,6 +3,8 @@ replaced, on the same line, by calls into the runtime) and `prog.cll.h` (the exp
 their registration), following runtime_c/cll.h."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from call import shuffle
 from call.check import Program
 from call.diagnostics import CallError, Diagnostic
@@ -23,6 +25,12 @@ def c_string(text: str) -> str:
         else:
             out.extend(f"\\{b:03o}" for b in ch.encode("utf-8", "surrogateescape"))
     return '"' + "".join(out) + '"'
+
+
+def header_name(source: str) -> str:
+    """The file name of the header generated for `source`: `PROG.cll.h` for `dir/PROG.c`."""
+    name = Path(source).name
+    return (name[:-2] if name.endswith(".c") else name) + ".cll.h"
 
 
 def include_line(header_name: str, source: str) -> str:

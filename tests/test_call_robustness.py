@@ -179,11 +179,13 @@ def test_pragma_byte_that_is_not_utf8_is_shown_as_its_bytes_at_its_column(tmp_pa
                            "                    ^^^^\n")
 
 
-def test_source_name_an_include_cannot_hold_is_one_error(tmp_path):
+@pytest.mark.parametrize("command", ["translate", "check"])
+def test_source_name_an_include_cannot_hold_is_one_error_and_writes_nothing(tmp_path, command):
     (tmp_path / 'q"x.c').write_text("int main(void) { return 0; }\n")
-    done = run("call", "translate", 'q"x.c', cwd=tmp_path)
+    done = run("call", command, 'q"x.c', cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr == """q"x.c: error: the generated header 'q"x.cll.h' cannot be #included: its name holds '"'; rename the file\n"""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['q"x.c']      # no header left behind
 
 
 @pytest.mark.parametrize("args, words", [
