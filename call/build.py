@@ -281,7 +281,7 @@ def command_parts(arguments: list[str], translated: dict[str, tuple[Path, Progra
             extra.append("-fopenmp")
         if models & {"MPI", "PUB"}:
             compiler, note = mpi_compiler(needs="a 'parallel MPI' or 'parallel PUB' program"), None
-            extra += ["-I", str(mpi_include_dir())]
+            extra += ["-I", str(mpi_include_dir())] if mpi_include_dir() != include_dir() else []   # once
             layers = [mpi_layer_source()] + ([pub_source(), pub_layer_source()] if "PUB" in models else [])
             libraries = [str(layer) for layer in layers] + libraries if libraries else []
         else:

@@ -250,6 +250,7 @@ def test_objects_of_mpi_files_link_with_mpicc_and_the_mpi_layer(work):
     if shutil.which("mpicxx"):
         flags = call("cc", "--print-flags", "main.o", "helper.o", cwd=work).stdout.split()
         assert flags[flags.index("-x") : flags.index("-x") + 2] == ["-x", "c"], flags
+        assert flags.count("-I") == 1, flags          # the MPI layer's headers are cll.h's folder
         cxx = run("mpicxx", "main.o", "helper.o", *flags, "-o", "prog_cxx", cwd=work)
         assert cxx.returncode == 0, cxx.stderr
 
